@@ -1,0 +1,39 @@
+"""User-facing errors: each carries one line that names the problem and the fix.
+
+The entry points catch :class:`WgangpError`, print its message as a single line and exit
+non-zero; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class WgangpError(Exception):
+    """An error the user caused and can fix; ``str(err)`` is the one line shown."""
+
+    exit_code = 2
+    reason = "error"
+
+
+class ConfigError(WgangpError):
+    """The configuration is invalid (unknown key, bad value)."""
+
+    reason = "config"
+
+
+class DataError(WgangpError):
+    """The input data is missing, malformed or fails schema validation."""
+
+    reason = "data"
+
+
+class TrackingError(WgangpError):
+    """The MLflow tracking store is unreachable or unusable."""
+
+    reason = "tracking"
+
+
+class NonFiniteError(WgangpError):
+    """Training produced a non-finite loss or gradient (``trainer.on_nan=raise``)."""
+
+    exit_code = 3
+    reason = "nan"
