@@ -1,0 +1,61 @@
+"""Shared fixtures: tiny configs, real-sample location, quiet TensorFlow."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import pytest  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CONF_DIR = REPO / "conf"
+
+
+def real_sample_path() -> Path:
+    """The real-rows sample beside the repo (or $WGANGP_REAL_SAMPLE)."""
+    env = os.environ.get("WGANGP_REAL_SAMPLE")
+    return Path(env) if env else REPO.parent / "shared" / "data" / "creditcard_real_sample.csv.gz"
+
+
+@pytest.fixture
+def real_sample() -> Path:
+    path = real_sample_path()
+    if not path.exists():
+        pytest.skip(f"real-rows sample not found at {path} (set WGANGP_REAL_SAMPLE to its path)")
+    return path
+
+
+def compose(overrides: list[str] | None = None):
+    """Compose the real Hydra config (as the CLI would) with overrides."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    from wgangp.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose(config_name="config", overrides=overrides or [])
+
+
+TINY = [
+    "data=simulated",
+    "data.simulated_rows=4000",
+    "model.latent_dim=8",
+    "model.generator.hidden=[16,16]",
+    "model.critic.hidden=[16,16]",
+    "trainer.batch_size=32",
+    "trainer.steps=6",
+    "trainer.steps_per_call=3",
+    "trainer.checkpoint_every=3",
+    "trainer.progress=false",
+    "trainer.sample_rows=50",
+    "tracking.log_every=2",
+    "evaluate.enabled=false",
+]
+
+
+@pytest.fixture
+def tiny_overrides() -> list[str]:
+    return list(TINY)

@@ -1,0 +1,50 @@
+"""Generator G(z, onehot(y)) and critic D(x, onehot(y)): plain Keras functional MLPs.
+
+Only built-in layers, so the generator saves in Keras' native format and loads in safe mode.
+The critic has no batch normalization (the penalty is per row) and a linear output, unless
+``output="tanh"`` is asked for to reproduce the original failing code, whose tanh saturates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import keras
+
+N_CLASSES = 2
+
+
+def _mlp(
+    x: keras.KerasTensor, hidden: Sequence[int], slope: float, prefix: str
+) -> keras.KerasTensor:
+    for i, width in enumerate(hidden):
+        x = keras.layers.Dense(width, name=f"{prefix}_dense_{i}")(x)
+        x = keras.layers.LeakyReLU(negative_slope=slope, name=f"{prefix}_leaky_{i}")(x)
+    return x
+
+
+def build_generator(
+    latent_dim: int, n_features: int, hidden: Sequence[int], negative_slope: float = 0.2
+) -> keras.Model:
+    z = keras.Input((latent_dim,), name="z")
+    y = keras.Input((N_CLASSES,), name="label_onehot")
+    h = keras.layers.Concatenate(name="generator_concat")([z, y])
+    h = _mlp(h, hidden, negative_slope, "generator")
+    # float32 output keeps samples exact under mixed precision.
+    out = keras.layers.Dense(n_features, dtype="float32", name="generator_out")(h)
+    return keras.Model([z, y], out, name="generator")
+
+
+def build_critic(
+    n_features: int, hidden: Sequence[int], negative_slope: float = 0.2, output: str = "linear"
+) -> keras.Model:
+    x = keras.Input((n_features,), name="x")
+    y = keras.Input((N_CLASSES,), name="label_onehot")
+    h = keras.layers.Concatenate(name="critic_concat")([x, y])
+    h = _mlp(h, hidden, negative_slope, "critic")
+    out = keras.layers.Dense(1, dtype="float32", name="critic_out")(h)
+    if output == "tanh":
+        out = keras.layers.Activation("tanh", dtype="float32", name="critic_tanh")(out)
+    elif output != "linear":
+        raise ValueError(f"unknown critic output {output!r}")
+    return keras.Model([x, y], out, name="critic")
