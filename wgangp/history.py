@@ -1,0 +1,88 @@
+"""Per-step metrics kept on the host: windows for MLflow points, a CSV and a loss plot."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from wgangp.trainer import METRICS
+
+
+class MetricHistory:
+    """Collects the [steps, M] blocks returned by the trainer and forms logging windows."""
+
+    def __init__(self, log_every: int) -> None:
+        self.log_every = log_every
+        self.rows: list[np.ndarray] = []
+        self.steps: list[int] = []
+        self._window: list[np.ndarray] = []
+        self._window_start = time.perf_counter()
+
+    def add(self, start_step: int, block: np.ndarray) -> list[tuple[int, dict[str, float]]]:
+        """Add steps ``start_step..``; return the (step, metrics) points due for logging.
+
+        A point is due every ``log_every`` completed steps; it averages the window, except
+        ``grad_norm_min`` (the window's minimum) and ``zero_grad_rows`` (the window's total).
+        """
+        due = []
+        for offset, row in enumerate(block):
+            step = start_step + offset + 1  # steps completed
+            self.rows.append(row)
+            self.steps.append(step)
+            self._window.append(row)
+            if step % self.log_every == 0:
+                due.append((step, self._close_window()))
+        return due
+
+    def flush(self) -> tuple[int, dict[str, float]] | None:
+        """The partial window at the end of training, if any."""
+        return (self.steps[-1], self._close_window()) if self._window else None
+
+    def _close_window(self) -> dict[str, float]:
+        window = np.stack(self._window)
+        now = time.perf_counter()
+        elapsed = max(now - self._window_start, 1e-9)
+        with np.errstate(invalid="ignore"):
+            values = dict(zip(METRICS, window.mean(axis=0).tolist(), strict=True))
+        values["grad_norm_min"] = float(window[:, METRICS.index("grad_norm_min")].min())
+        values["zero_grad_rows"] = float(window[:, METRICS.index("zero_grad_rows")].sum())
+        values["steps_per_sec"] = len(window) / elapsed
+        self._window = []
+        self._window_start = now
+        return values
+
+    def frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(np.asarray(self.rows).reshape(-1, len(METRICS)), columns=list(METRICS))
+        frame.insert(0, "step", self.steps)
+        return frame
+
+    def save_csv(self, path: Path) -> Path:
+        self.frame().to_csv(path, index=False)
+        return path
+
+    def plot(self, path: Path) -> Path:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        frame = self.frame()
+        fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+        for name in ("critic_loss", "generator_loss"):
+            axes[0].plot(frame["step"], frame[name], label=name, linewidth=0.8)
+        axes[0].set_title("losses")
+        axes[1].plot(frame["step"], frame["wasserstein_estimate"], color="C2", linewidth=0.8)
+        axes[1].set_title("Wasserstein estimate")
+        axes[2].plot(frame["step"], frame["gradient_penalty"], color="C3", linewidth=0.8)
+        axes[2].set_title("gradient penalty")
+        for ax in axes:
+            ax.set_xlabel("generator step")
+            ax.grid(alpha=0.3)
+        axes[0].legend()
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path

@@ -1,0 +1,48 @@
+"""Process-wide TensorFlow settings: seed, determinism, precision policy, device placement."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+import keras
+import tensorflow as tf
+
+from wgangp.config import TrainerConfig
+from wgangp.errors import ConfigError
+
+log = logging.getLogger("wgangp.runtime")
+
+
+def select_device(device: str) -> str:
+    """Apply ``trainer.device`` and return the device actually used ("cpu" or "gpu")."""
+    gpus = tf.config.list_physical_devices("GPU")
+    if device == "gpu" and not gpus:
+        raise ConfigError(
+            "trainer.device=gpu but TensorFlow sees no GPU; install tensorflow[and-cuda] and run "
+            "with --gpus all, or use trainer.device=auto"
+        )
+    if device == "cpu" and gpus:
+        with contextlib.suppress(RuntimeError):  # already initialized: keep going on CPU by scope
+            tf.config.set_visible_devices([], "GPU")
+        return "cpu"
+    for gpu in gpus:
+        with contextlib.suppress(RuntimeError):  # must be set before the GPU is initialized
+            tf.config.experimental.set_memory_growth(gpu, True)
+    return "gpu" if gpus else "cpu"
+
+
+@contextlib.contextmanager
+def training_runtime(tc: TrainerConfig, seed: int) -> Iterator[str]:
+    """Seed everything, set determinism and the dtype policy; restore the policy afterwards."""
+    device = select_device(tc.device)
+    keras.utils.set_random_seed(seed)
+    if tc.deterministic:
+        tf.config.experimental.enable_op_determinism()
+    previous = keras.config.dtype_policy().name
+    keras.mixed_precision.set_dtype_policy(tc.precision)
+    try:
+        yield device
+    finally:
+        keras.mixed_precision.set_dtype_policy(previous)
