@@ -1,0 +1,192 @@
+"""Find, read and validate the training table: a user file, Kaggle's file, or simulated data.
+
+The policy when the configured file is absent is explicit (``fallback``): fail, or fall back to
+Kaggle (when credentials exist) and then to simulated data with a loud warning, so a run never
+trains on simulated rows without saying so.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from wgangp.data import kaggle
+from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.validation import validate_frame
+from wgangp.errors import ConfigError, DataError
+
+logger = logging.getLogger("wgangp.data")
+
+FALLBACKS = ("simulated", "error")
+KAGGLE_PAGE = "https://www.kaggle.com/datasets/mlg-ulb/creditcardfraud"
+_CORRUPT = (EOFError, zlib.error, zipfile.BadZipFile, gzip.BadGzipFile, OSError)
+
+
+@dataclass(frozen=True)
+class LoadedData:
+    """A validated table and where it came from (recorded with the run)."""
+
+    frame: pd.DataFrame
+    source: str  # "file" | "kaggle" | "simulated"
+    origin: str  # path of the file read, or "simulated(seed=..., rows=...)"
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """Read a .csv, .csv.gz/.gz or Kaggle .zip as it is (no validation); errors are one line."""
+    path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path} is a directory, not a file; set data.path to the CSV file itself")
+    if not path.exists():
+        raise DataError(f"data file not found: {path}; check data.path")
+    try:
+        if path.stat().st_size == 0:
+            raise DataError(f"{path} is empty (0 bytes, no rows); replace it with creditcard.csv")
+        frame = _read_any(path)
+    except PermissionError as err:
+        raise DataError(f"cannot read {path}: permission denied; make it readable") from err
+    except pd.errors.EmptyDataError as err:
+        raise DataError(f"{path} has no header and no rows; use creditcard.csv") from err
+    except pd.errors.ParserError as err:
+        raise DataError(
+            f"{path} is not a well-formed CSV ({_one_line(err)}); every row needs 31 "
+            "comma-separated values"
+        ) from err
+    except UnicodeDecodeError as err:
+        raise DataError(
+            f"{path} is not a UTF-8 text CSV ({_one_line(err)}); "
+            "use a .csv, .csv.gz or Kaggle's .zip"
+        ) from err
+    except _CORRUPT as err:
+        raise DataError(
+            f"{path} is truncated or corrupt ({_one_line(err)}); download it again"
+        ) from err
+
+    if frame.shape[1] == 1:
+        header = str(frame.columns[0])
+        for separator, name in ((";", "semicolon"), ("\t", "tab")):
+            if separator in header:
+                shown = repr(header) if len(header) <= 40 else repr(header[:37]) + "..."
+                raise DataError(
+                    f"{path} looks {name}-separated (a single column {shown}); "
+                    "save it comma-separated"
+                )
+    if len(frame) == 0:
+        raise DataError(f"{path} has a header but no rows; replace it with creditcard.csv")
+    return frame
+
+
+def load_creditcard(
+    path: str | None,
+    *,
+    launch_dir: Path,
+    fallback: str = "simulated",
+    cache_dir: Path,
+    seed: int = 0,
+    simulated_rows: int = 284_807,
+    min_rows_per_class: int = 2,
+    kaggle_download: Callable[[Path], Path] | None = None,
+    credentials_available: Callable[[], bool] | None = None,
+) -> LoadedData:
+    """Load ``path`` (relative to ``launch_dir``), else follow the ``fallback`` policy.
+
+    Absent file: ``"error"`` raises; ``"simulated"`` uses a previously downloaded Kaggle file in
+    ``cache_dir``, else downloads it when Kaggle credentials exist, else simulates data and logs
+    a WARNING on logger ``wgangp.data``.
+    """
+    if fallback not in FALLBACKS:
+        raise ConfigError(f"data.fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}")
+    download = kaggle_download or kaggle.download_creditcard
+    has_credentials = credentials_available or kaggle.kaggle_credentials_available
+    launch_dir = Path(launch_dir)
+
+    wanted = resolve_path(path, launch_dir) if path else None
+    if wanted is not None and wanted.exists():
+        return _load_file(wanted, "file", min_rows_per_class)
+    where = f"data file not found at {wanted}" if wanted else "no data file configured (data.path)"
+    if fallback == "error":
+        raise DataError(
+            f"{where}; put creditcard.csv there, set data.path=/path/to/creditcard.csv, "
+            "or use data=simulated"
+        )
+
+    cache_dir = resolve_path(cache_dir, launch_dir)
+    cached = cache_dir / kaggle.CSV_NAME
+    if cached.is_file():
+        logger.info("%s; using the Kaggle file downloaded earlier: %s", where, cached)
+        return _load_file(cached, "kaggle", min_rows_per_class)
+    if has_credentials():
+        logger.info("%s; downloading %s from Kaggle into %s", where, kaggle.DATASET, cache_dir)
+        return _load_file(download(cache_dir), "kaggle", min_rows_per_class)
+
+    logger.warning(
+        "TRAINING ON SIMULATED DATA, NOT REAL TRANSACTIONS: %s and no Kaggle credentials found. "
+        "For the real data download creditcard.csv from %s and set data.path=/path/to/"
+        "creditcard.csv, or set KAGGLE_USERNAME and KAGGLE_KEY to download it automatically; "
+        "set data.fallback=error to fail instead.",
+        where,
+        KAGGLE_PAGE,
+    )
+    return load_simulated(seed=seed, rows=simulated_rows, min_rows_per_class=min_rows_per_class)
+
+
+def load_simulated(*, seed: int, rows: int, min_rows_per_class: int = 2) -> LoadedData:
+    """The built-in simulated table (see :mod:`wgangp.data.simulated`), validated like a file."""
+    origin = f"simulated(seed={seed}, rows={rows})"
+    frame = validate_frame(
+        simulate_creditcard(n_rows=rows, seed=seed),
+        min_rows_per_class=min_rows_per_class,
+        source=origin,
+    )
+    return LoadedData(frame=frame, source="simulated", origin=origin)
+
+
+def resolve_path(path: str | Path, launch_dir: Path) -> Path:
+    """``path`` with ``~`` expanded, relative paths taken from where the user launched the run."""
+    resolved = Path(path).expanduser()
+    return resolved if resolved.is_absolute() else Path(launch_dir) / resolved
+
+
+def _load_file(path: Path, source: str, min_rows_per_class: int) -> LoadedData:
+    raw = read_table(path)
+    frame = validate_frame(raw, min_rows_per_class=min_rows_per_class, source=str(path))
+    return LoadedData(frame=frame, source=source, origin=str(path))
+
+
+def _read_any(path: Path) -> pd.DataFrame:
+    if path.name.lower().endswith(".zip"):
+        with zipfile.ZipFile(path) as archive:
+            member = _csv_member(archive, path)
+            with archive.open(member) as handle:
+                return pd.read_csv(handle, low_memory=False)
+    return pd.read_csv(path, compression="infer", low_memory=False)
+
+
+def _csv_member(archive: zipfile.ZipFile, path: Path) -> str:
+    """Kaggle's ``creditcard.csv`` member, or the archive's only .csv member."""
+    members = [
+        name
+        for name in archive.namelist()
+        if name.lower().endswith(".csv") and not name.startswith("__MACOSX/")
+    ]
+    for name in members:
+        if Path(name).name == kaggle.CSV_NAME:
+            return name
+    if len(members) == 1:
+        return members[0]
+    listed = ", ".join(members[:5]) or "none"
+    raise DataError(
+        f"{path} has no {kaggle.CSV_NAME} and not exactly one .csv member (found: {listed}); "
+        "extract the right file and set data.path to it"
+    )
+
+
+def _one_line(err: BaseException | str) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 160 else text[:157] + "..."
