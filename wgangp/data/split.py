@@ -62,12 +62,12 @@ def stratified_split(
 
 def _check_fractions(val_fraction: float, test_fraction: float) -> None:
     if not 0.0 <= val_fraction < 1.0:
-        raise ConfigError(f"val_fraction must be in [0, 1), got {val_fraction}")
+        raise ConfigError(f"data.val_fraction must be in [0, 1), got {val_fraction}")
     if not 0.0 < test_fraction < 1.0:
-        raise ConfigError(f"test_fraction must be in (0, 1), got {test_fraction}")
+        raise ConfigError(f"data.test_fraction must be in (0, 1), got {test_fraction}")
     if val_fraction + test_fraction >= 1.0:
         raise ConfigError(
-            f"val_fraction + test_fraction must be below 1 to leave training rows, got "
+            f"data.val_fraction + data.test_fraction must be below 1 to leave training rows, got "
             f"{val_fraction} + {test_fraction}"
         )
 
