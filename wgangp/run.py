@@ -263,8 +263,13 @@ def _train_tracked(
 
         synthesizer = Synthesizer(trainer.generator, transformer, cfg.model.latent_dim)
         synth_dir = synthesizer.save(output_dir / ARTIFACT_PATH)
-        if cfg.tracking.log_model:
+        if cfg.tracking.log_model and tracker.run_id:
+            from wgangp.serving import log_sampler_model
+
             tracker.log_artifact(synth_dir, ARTIFACT_PATH)
+            tracker.flush()
+            model_uri = log_sampler_model(synth_dir, tracker.run_id, tracker.uri)
+            tracker.set_tags({"model.uri": model_uri})
         if tc.sample_rows:
             samples = synthesizer.sample(tc.sample_rows, label=1, seed=cfg.seed)
             samples.to_csv(output_dir / "fraud_samples.csv", index=False)
