@@ -1,0 +1,2 @@
+"""Shared test harnesses: a real MLflow server and headless Chromium (fixtures re-exported by
+tests/conftest.py)."""
