@@ -1,0 +1,104 @@
+"""The typed schema: composition, unknown keys and bad values fail with one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, compose
+
+from wgangp.cli import check_overrides
+from wgangp.config import Config, flatten, to_config
+from wgangp.errors import ConfigError
+
+
+def test_default_config_composes_to_the_schema() -> None:
+    cfg = to_config(compose())
+    assert isinstance(cfg, Config)
+    assert cfg.gp.norm == "safe_sqrt" and cfg.gp.eps == 1e-12 and cfg.gp.dtype == "float32"
+    assert (cfg.gp.weight, cfg.trainer.n_critic) == (10.0, 5)
+    opt = cfg.trainer.critic_optimizer
+    assert (opt.lr, opt.beta1, opt.beta2) == (1e-4, 0.0, 0.9)
+    assert cfg.model.critic.output == "linear"
+    assert cfg.trainer.label_sampling == "balanced"
+
+
+def test_experiment_is_selected_with_plus() -> None:
+    cfg = to_config(compose(["+experiment=stable_gp"]))
+    assert cfg.name == "stable_gp"
+
+
+def test_interface_names_override() -> None:
+    cfg = to_config(
+        compose(
+            [
+                "trainer.steps=7",
+                "seed=3",
+                "model.critic.hidden=[512,512]",
+                "data.path=/x.csv",
+                "tracking.uri=sqlite:///m.db",
+                "tracking.experiment=abc",
+            ]
+        )
+    )
+    assert (cfg.trainer.steps, cfg.seed, cfg.model.critic.hidden) == (7, 3, [512, 512])
+    assert (cfg.data.path, cfg.tracking.uri, cfg.tracking.experiment) == (
+        "/x.csv",
+        "sqlite:///m.db",
+        "abc",
+    )
+
+
+def test_unknown_key_names_the_closest_valid_one() -> None:
+    with pytest.raises(ConfigError) as err:
+        check_overrides(["+experiment=stable_gp", "trainer.stepz=5"])
+    assert "trainer.stepz" in str(err.value) and "trainer.steps" in str(err.value)
+    assert "\n" not in str(err.value)
+    check_overrides(["trainer.steps=5", "data=simulated", "hydra.run.dir=x", "-m", "seed=0,1"])
+
+
+def test_hydra_itself_rejects_unknown_keys() -> None:
+    with pytest.raises(Exception, match="stepz"):
+        compose(["trainer.stepz=5"])
+
+
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        ("trainer.critic_optimizer.lr=0", "trainer.critic_optimizer.lr"),
+        ("trainer.generator_optimizer.lr=-1", "trainer.generator_optimizer.lr"),
+        ("trainer.n_critic=0", "trainer.n_critic"),
+        ("trainer.batch_size=1", "trainer.batch_size"),
+        ("gp.eps=0", "gp.eps"),
+        ("gp.norm=l1", "gp.norm"),
+        ("trainer.on_nan=ignore", "trainer.on_nan"),
+        ("trainer.steps=0", "trainer.steps"),
+    ],
+)
+def test_bad_values_fail_with_one_line(override: str, fragment: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        to_config(compose([override]))
+    assert fragment in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_flatten_gives_dotted_params() -> None:
+    params = flatten(to_config(compose()))
+    assert params["trainer.steps"] == 2000
+    assert params["model.generator.hidden"] == [256, 256]
+    assert "evaluate.enabled" in params
+
+
+def test_cli_unknown_key_exits_with_one_line() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "wgangp.train", "+experiment=stable_gp", "trainer.stepz=5"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1].startswith("wgangp: error: unknown config key 'trainer.stepz'")
+    assert "Traceback" not in proc.stderr
