@@ -1,0 +1,107 @@
+"""End to end: train() in process, the real command in a subprocess, and the real rows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import TINY, compose
+from mlflow.tracking import MlflowClient
+
+from wgangp.data.schema import COLUMNS
+from wgangp.synthesizer import Synthesizer
+from wgangp.train import train
+
+CURVES = (
+    "critic_loss",
+    "generator_loss",
+    "gradient_penalty",
+    "wasserstein_estimate",
+    "grad_norm_mean",
+    "grad_norm_min",
+    "zero_grad_rows",
+    "steps_per_sec",
+)
+
+
+def _run_of(uri: str, experiment: str = "wgangp"):
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name(experiment)
+    assert exp is not None
+    runs = client.search_runs([exp.experiment_id])
+    assert len(runs) == 1
+    return client, runs[0]
+
+
+def _check_run(client: MlflowClient, run, steps: int, log_every: int) -> None:
+    assert run.info.status == "FINISHED"
+    for name in CURVES:
+        history = client.get_metric_history(run.info.run_id, name)
+        assert [m.step for m in history] == list(range(log_every, steps + 1, log_every)), name
+        assert all(np.isfinite(m.value) for m in history), name
+    assert run.data.params["trainer.steps"] == str(steps)
+    assert run.data.params["gp.norm"] == "safe_sqrt"
+    tags = run.data.tags
+    assert tags["data.source"] == "simulated"
+    assert {"git.commit", "tensorflow.version", "device", "experiment"} <= set(tags)
+    artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert {"synthesizer", "fraud_samples.csv", "loss_curves.png", "config"} <= artifacts
+
+
+def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    cfg = compose(TINY + [f"tracking.uri={uri}", "+experiment=stable_gp", "trainer.steps=6"])
+    result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
+    assert result.status == "FINISHED" and result.steps_completed == 6
+    assert all(np.isfinite(v) for v in result.final_metrics.values())
+    client, run = _run_of(uri)
+    assert run.info.run_id == result.run_id
+    _check_run(client, run, steps=6, log_every=2)
+    assert run.data.tags["experiment"] == "stable_gp"
+    samples = (tmp_path / "out" / "fraud_samples.csv").read_text().splitlines()
+    assert samples[0].split(",") == list(COLUMNS) and len(samples) == 51
+    synthesizer = Synthesizer.from_uri(f"runs:/{result.run_id}", tracking_uri=uri)
+    rows = synthesizer.sample(20, label=1, seed=1)
+    assert list(rows.columns) == list(COLUMNS) and len(rows) == 20
+    assert (rows["Class"] == 1).all() and (rows["Amount"] >= 0).all()
+    assert np.isfinite(rows.drop(columns="Class").to_numpy()).all()
+
+
+@pytest.mark.slow
+def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    overrides = [o for o in TINY if not o.startswith(("trainer.steps=", "data="))]
+    cmd = [sys.executable, "-m", "wgangp.train", "+experiment=stable_gp", *overrides]
+    cmd += ["trainer.steps=8", f"tracking.uri={uri}", f"hydra.run.dir={tmp_path / 'run'}"]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "KAGGLE_CONFIG_DIR": str(tmp_path / "none")}
+    env.pop("KAGGLE_USERNAME", None)
+    env.pop("KAGGLE_KEY", None)
+    env.pop("KAGGLE_API_TOKEN", None)
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "SIMULATED" in proc.stderr + proc.stdout
+    client, run = _run_of(uri)
+    _check_run(client, run, steps=8, log_every=2)
+    synthesizer = Synthesizer.from_uri(f"runs:/{run.info.run_id}/synthesizer", tracking_uri=uri)
+    rows = synthesizer.sample(5)
+    assert list(rows.columns) == list(COLUMNS)
+    assert (tmp_path / "run" / "synthesizer" / "generator.keras").exists()
+
+
+@pytest.mark.slow
+def test_real_rows(tmp_path: Path, real_sample: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    overrides = [o for o in TINY if not o.startswith(("data=", "data."))]
+    extra = [f"data.path={real_sample}", f"tracking.uri={uri}", "trainer.steps=6"]
+    cfg = compose(overrides + extra)
+    result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
+    assert result.status == "FINISHED"
+    client, run = _run_of(uri)
+    assert run.data.tags["data.source"] == "file"
+    assert run.data.tags["data.origin"].endswith("creditcard_real_sample.csv.gz")
+    history = client.get_metric_history(run.info.run_id, "critic_loss")
+    assert len(history) == 3 and all(np.isfinite(m.value) for m in history)
