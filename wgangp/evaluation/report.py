@@ -1,0 +1,180 @@
+"""Short human report of an evaluation: ``report.md`` and a self-contained-looking ``report.html``.
+
+One explanation line per metric family says what the numbers mean and which direction is good;
+the tables are the ones written as CSV beside the report.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import pandas as pd
+
+#: (title, explanation, metric names without the ``eval.`` prefix, tables shown)
+SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
+    (
+        "Utility: fraud detector trained with the synthetic frauds vs SMOTE",
+        "Detectors (gradient boosting = main, logistic regression = `_logreg`) trained on real "
+        "rows plus added frauds, scored on the held-out real test rows; PR-AUC is the headline "
+        "(higher is better; lift = augmented minus baseline, > 0 means the synthetic frauds help). "
+        "`augmented` = the headline ratio, fixed in advance; SMOTE and random oversampling add the "
+        "same number of frauds. Mean ± std over repeats.",
+        [
+            "pr_auc_real",
+            "pr_auc_augmented",
+            "pr_auc_smote",
+            "pr_auc_ros",
+            "pr_auc_tstr",
+            "lift_vs_real",
+            "lift_vs_smote",
+            "lift_vs_ros",
+            "roc_auc_real",
+            "roc_auc_augmented",
+            "roc_auc_smote",
+        ],
+        ["utility"],
+    ),
+    (
+        "Fidelity: marginals and correlations vs real test frauds",
+        "KS statistic per feature (0 = same distribution, 1 = disjoint), Wasserstein-1 on features "
+        "standardized by the real training frauds (in fraud-class standard deviations), mean "
+        "absolute gap of off-diagonal Pearson correlations; lower is better. SDMetrics' quality "
+        "scores are in [0, 1], higher is better.",
+        [
+            "ks_mean",
+            "ks_complement",
+            "wasserstein_mean",
+            "corr_diff",
+            "sdm_quality_score",
+            "sdm_column_shapes",
+            "sdm_column_pair_trends",
+        ],
+        ["fidelity_per_feature"],
+    ),
+    (
+        "Detection: can a classifier tell synthetic from real frauds (C2ST)?",
+        "Cross-validated ROC-AUC of classifiers separating real frauds from as many synthetic "
+        "ones: 0.5 = indistinguishable (best), 1.0 = every synthetic row is recognisable.",
+        ["c2st_auc_logreg", "c2st_auc_gbm"],
+        [],
+    ),
+    (
+        "Privacy: distance to the closest real training row (DCR)",
+        "Synthetic rows should be about as far from the training rows as genuinely new real "
+        "frauds (the test frauds) are: dcr_ratio near 1 is good, well below 1 suggests "
+        "memorisation; dcr_share_below_p5 should be near 0.05; exact_copies should be 0.",
+        [
+            "dcr_synthetic_median",
+            "dcr_baseline_median",
+            "dcr_ratio",
+            "dcr_share_below_p5",
+            "exact_copies",
+        ],
+        ["privacy"],
+    ),
+]
+
+FIGURES = [
+    ("marginals.png", "Marginal distributions, real test frauds vs synthetic"),
+    ("correlations.png", "Correlation matrices"),
+    ("projection.png", "PCA projection"),
+]
+
+
+def format_value(value: object) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def metric_cell(metrics: dict[str, float], name: str) -> str:
+    value = format_value(metrics[f"eval.{name}"])
+    std = metrics.get(f"eval.{name}_std")
+    return f"{value} ± {format_value(std)}" if std is not None else value
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = [
+        "| " + " | ".join(format_value(v) for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
+    return "\n".join([header, rule, *body])
+
+
+def metrics_frame(metrics: dict[str, float], names: list[str]) -> pd.DataFrame:
+    present = [n for n in names if f"eval.{n}" in metrics]
+    return pd.DataFrame(
+        {
+            "metric": [f"eval.{n}" for n in present],
+            "value": [metric_cell(metrics, n) for n in present],
+        }
+    )
+
+
+def render_markdown(
+    metrics: dict[str, float], tables: dict[str, pd.DataFrame], figures: list[str]
+) -> str:
+    lines = [
+        "# Evaluation of the synthetic frauds",
+        "",
+        "All comparisons use real rows that neither the GAN nor any fitted transform has seen "
+        "(the test split). Every number is also in `metrics.csv`; tables are CSV files beside "
+        "this report.",
+    ]
+    for title, explanation, names, table_names in SECTIONS:
+        lines += [
+            "",
+            f"## {title}",
+            "",
+            explanation,
+            "",
+            markdown_table(metrics_frame(metrics, names)),
+        ]
+        for table_name in table_names:
+            if table_name in tables:
+                lines += ["", f"`{table_name}.csv`:", "", markdown_table(tables[table_name])]
+    lines += ["", "## Figures", ""]
+    lines += [f"![{caption}]({name})" for name, caption in FIGURES if name in figures]
+    return "\n".join(lines) + "\n"
+
+
+def html_table(frame: pd.DataFrame) -> str:
+    return frame.to_html(index=False, border=0, float_format=lambda v: f"{v:.4g}")
+
+
+def render_html(
+    metrics: dict[str, float], tables: dict[str, pd.DataFrame], figures: list[str]
+) -> str:
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        "<title>Evaluation of the synthetic frauds</title>",
+        "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto}"
+        "table{border-collapse:collapse;font-size:13px}td,th{padding:2px 8px;"
+        "border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}</style>",
+        "</head><body><h1>Evaluation of the synthetic frauds</h1>",
+        "<p>All comparisons use real rows that neither the GAN nor any fitted transform has "
+        "seen (the test split).</p>",
+    ]
+    for title, explanation, names, table_names in SECTIONS:
+        parts += [
+            f"<h2>{html.escape(title)}</h2>",
+            f"<p>{html.escape(explanation)}</p>",
+            html_table(metrics_frame(metrics, names)),
+        ]
+        for table_name in table_names:
+            if table_name in tables:
+                parts += [f"<h3>{table_name}.csv</h3>", html_table(tables[table_name])]
+    parts.append("<h2>Figures</h2>")
+    parts += [
+        f"<figure><img src='{name}' alt='{html.escape(caption)}'>"
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+        for name, caption in FIGURES
+        if name in figures
+    ]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,237 @@
+"""Utility: does adding synthetic frauds make a fraud detector better than SMOTE does?
+
+Every detector trains on the real training frauds plus a subsample of the real training normals
+(``max_normal_rows``; the same subsample for every method within a repeat) and is scored on the
+whole of ``real_test``, which no model or transform has seen. Training sets per repeat:
+
+- ``real``: real rows only;
+- ``augmented_r<ratio>``: plus ``round(ratio * #real training frauds)`` synthetic frauds;
+- ``smote`` / ``ros``: plus the same number of frauds as the headline ratio, made by SMOTE or by
+  random oversampling (imbalanced-learn), so the headline comparison is count for count;
+- ``tstr`` (train synthetic, test real): the real frauds replaced by as many synthetic ones.
+
+``augmented`` (no suffix) is the headline ratio (default 1.0), fixed in advance, not the best
+ratio on the test set, which would select on the test data. Scores: PR-AUC (average precision; the
+base rate is about 0.0017), ROC-AUC, recall at the target precision. Each repeat draws a new normal
+subsample, a new synthetic draw, new SMOTE neighbours and model seeds; results are mean and
+standard deviation over repeats, and lifts are paired per repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from imblearn.over_sampling import SMOTE, RandomOverSampler
+from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score
+
+from wgangp.data.schema import FEATURES, LABEL
+from wgangp.errors import DataError
+from wgangp.evaluation.detection import boosting_model, logistic_model
+
+#: Detector families: the main one has no suffix in metric names.
+MODEL_SUFFIXES = {"gbm": "", "logreg": "_logreg"}
+SCORES = ("pr_auc", "roc_auc", "recall")
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    method: str
+    ratio: float
+    n_added: int
+    features: np.ndarray
+    labels: np.ndarray
+
+
+def ratio_tag(ratio: float) -> str:
+    """``1.0 -> "1"``, ``0.5 -> "0.5"``: the suffix of ``augmented_r<ratio>``."""
+    return format(float(ratio), "g")
+
+
+def recall_name(target_precision: float) -> str:
+    """``0.9 -> "recall_at_p90"``."""
+    return f"recall_at_p{format(round(target_precision * 100, 6), 'g')}"
+
+
+def recall_at_precision(labels: np.ndarray, scores: np.ndarray, target: float) -> float:
+    """Highest recall among thresholds whose precision reaches ``target`` (0 if none does)."""
+    precision, recall, _ = precision_recall_curve(labels, scores)
+    reachable = recall[precision >= target]
+    return float(reachable.max()) if reachable.size else 0.0
+
+
+def n_added_for(ratio: float, n_real_frauds: int) -> int:
+    return max(1, int(round(ratio * n_real_frauds)))
+
+
+def build_training_sets(
+    real_frauds: np.ndarray,
+    normals: np.ndarray,
+    synthetic: np.ndarray,
+    *,
+    ratios: list[float],
+    headline_ratio: float,
+    smote_k_neighbors: int,
+    seed: int,
+) -> list[TrainingSet]:
+    """The training sets of one repeat; ``synthetic`` must hold enough rows for every ratio."""
+    n_fraud = len(real_frauds)
+    base_x = np.vstack([normals, real_frauds])
+    base_y = np.concatenate([np.zeros(len(normals), dtype=int), np.ones(n_fraud, dtype=int)])
+    sets = [TrainingSet("real", 0.0, 0, base_x, base_y)]
+    for ratio in ratios:
+        k = n_added_for(ratio, n_fraud)
+        sets.append(
+            TrainingSet(
+                f"augmented_r{ratio_tag(ratio)}",
+                float(ratio),
+                k,
+                np.vstack([base_x, synthetic[:k]]),
+                np.concatenate([base_y, np.ones(k, dtype=int)]),
+            )
+        )
+    k = n_added_for(headline_ratio, n_fraud)
+    strategy = {0: len(normals), 1: n_fraud + k}
+    oversamplers = {
+        "smote": SMOTE(
+            sampling_strategy=strategy,
+            k_neighbors=min(smote_k_neighbors, n_fraud - 1),
+            random_state=seed,
+        ),
+        "ros": RandomOverSampler(sampling_strategy=strategy, random_state=seed),
+    }
+    for method, sampler in oversamplers.items():
+        x, y = sampler.fit_resample(base_x, base_y)
+        sets.append(TrainingSet(method, float(headline_ratio), k, np.asarray(x), np.asarray(y)))
+    sets.append(
+        TrainingSet(
+            "tstr",
+            1.0,
+            n_fraud,
+            np.vstack([normals, synthetic[:n_fraud]]),
+            base_y.copy(),
+        )
+    )
+    return sets
+
+
+def score_detector(
+    model, training: TrainingSet, test_x: np.ndarray, test_y: np.ndarray, target: float
+) -> dict[str, float]:
+    model.fit(training.features, training.labels)
+    proba = model.predict_proba(test_x)[:, 1]
+    return {
+        "pr_auc": float(average_precision_score(test_y, proba)),
+        "roc_auc": float(roc_auc_score(test_y, proba)),
+        "recall": recall_at_precision(test_y, proba, target),
+    }
+
+
+def synthetic_rows_needed(ratios: list[float], n_real_frauds: int) -> int:
+    return max(n_real_frauds, *(n_added_for(r, n_real_frauds) for r in ratios))
+
+
+def utility_per_seed(
+    real_train: pd.DataFrame,
+    real_test: pd.DataFrame,
+    draw_synthetic: Callable[[int, int], pd.DataFrame],
+    *,
+    ratios: list[float],
+    headline_ratio: float,
+    repeat_seeds: list[int],
+    max_normal_rows: int,
+    target_precision: float,
+    smote_k_neighbors: int,
+    gbm_max_iter: int,
+) -> pd.DataFrame:
+    """One row per (repeat, model, training set) with its test scores."""
+    features = list(FEATURES)
+    is_fraud = real_train[LABEL].to_numpy() == 1
+    train_x = real_train.loc[:, features].to_numpy(dtype=np.float64)
+    real_frauds, all_normals = train_x[is_fraud], train_x[~is_fraud]
+    if len(real_frauds) < 2 or len(all_normals) < 2:
+        raise DataError(
+            f"real_train has {len(real_frauds)} frauds and {len(all_normals)} normals; the utility "
+            "evaluation needs at least 2 of each: pass the full training split"
+        )
+    test_x = real_test.loc[:, features].to_numpy(dtype=np.float64)
+    test_y = (real_test[LABEL].to_numpy() == 1).astype(int)
+    n_needed = synthetic_rows_needed(ratios, len(real_frauds))
+    rows = []
+    for repeat, seed in enumerate(repeat_seeds):
+        rng = np.random.default_rng(seed)
+        n_normals = min(max_normal_rows, len(all_normals))
+        normals = all_normals[np.sort(rng.choice(len(all_normals), n_normals, replace=False))]
+        synthetic = draw_synthetic(n_needed, seed).loc[:, features].to_numpy(dtype=np.float64)
+        sets = build_training_sets(
+            real_frauds,
+            normals,
+            synthetic,
+            ratios=ratios,
+            headline_ratio=headline_ratio,
+            smote_k_neighbors=smote_k_neighbors,
+            seed=seed,
+        )
+        models = {
+            "gbm": lambda s=seed: boosting_model(s, gbm_max_iter),
+            "logreg": lambda s=seed: logistic_model(s),
+        }
+        for training in sets:
+            for model_name, make_model in models.items():
+                scores = score_detector(make_model(), training, test_x, test_y, target_precision)
+                rows.append(
+                    {
+                        "repeat": repeat,
+                        "seed": seed,
+                        "model": model_name,
+                        "method": training.method,
+                        "ratio": training.ratio,
+                        "n_added": training.n_added,
+                        "n_train_rows": len(training.labels),
+                        **scores,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def summarize(per_seed: pd.DataFrame, headline_ratio: float) -> pd.DataFrame:
+    """Mean and standard deviation (population, ddof=0) per model and training set."""
+    grouped = per_seed.groupby(["model", "method"], sort=False)
+    summary = grouped[["ratio", "n_added"]].first()
+    for score in SCORES:
+        summary[f"{score}_mean"] = grouped[score].mean()
+        summary[f"{score}_std"] = grouped[score].std(ddof=0)
+    summary = summary.reset_index()
+    summary["headline"] = summary["method"] == f"augmented_r{ratio_tag(headline_ratio)}"
+    return summary
+
+
+def utility_metrics(
+    per_seed: pd.DataFrame, headline_ratio: float, target_precision: float
+) -> dict[str, float]:
+    """Flat metrics (names without the ``eval.`` prefix), e.g. ``pr_auc_smote_logreg_std``."""
+    headline = f"augmented_r{ratio_tag(headline_ratio)}"
+    score_names = {
+        "pr_auc": "pr_auc",
+        "roc_auc": "roc_auc",
+        "recall": recall_name(target_precision),
+    }
+    metrics: dict[str, float] = {}
+    for model_name, suffix in MODEL_SUFFIXES.items():
+        rows = per_seed[per_seed["model"] == model_name]
+        by_method = {m: g.sort_values("repeat") for m, g in rows.groupby("method", sort=False)}
+        for method, group in by_method.items():
+            aliases = [method] + (["augmented"] if method == headline else [])
+            for score, public in score_names.items():
+                values = group[score].to_numpy()
+                for alias in aliases:
+                    metrics[f"{public}_{alias}{suffix}"] = float(values.mean())
+                    metrics[f"{public}_{alias}{suffix}_std"] = float(values.std())
+        augmented = by_method[headline]["pr_auc"].to_numpy()
+        for baseline in ("real", "smote", "ros"):
+            lift = augmented - by_method[baseline]["pr_auc"].to_numpy()
+            metrics[f"lift_vs_{baseline}{suffix}"] = float(lift.mean())
+            metrics[f"lift_vs_{baseline}{suffix}_std"] = float(lift.std())
+    return metrics
