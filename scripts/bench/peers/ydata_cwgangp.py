@@ -1,0 +1,265 @@
+"""Peer: ydata-synthetic 1.4.0's CWGAN-GP on the fraud rows, timed as its own ``fit`` loop runs.
+
+Runs in ``.bench-envs/ydata`` (TensorFlow 2.15, numpy<2); prints one JSON record on stdout.
+
+    .bench-envs/ydata/bin/python scripts/bench/peers/ydata_cwgangp.py --json --size native
+
+What is measured is exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), run
+step by step so warm-up and repeats can be separated. Two changes, both stated in the record:
+- ``fit`` fails as shipped: ``ConditionalModel._prep_fit`` calls the abstract ``BaseModel.fit``
+  (a no-op), so ``self.processor`` stays None and ``processor.transform`` raises. One-line patch:
+  ``BaseModel.fit = BaseGANModel.fit`` (the method that builds the processor).
+- ``--size default|small``: its API has only ``layers_dim`` (a dim/2dim/4dim pyramid), so the
+  networks are replaced by the benchmark's LeakyReLU MLPs of the size's widths; batch, latent and
+  n_critic come from ``ModelParameters`` / the constructor as usual. ``--size native`` keeps its own
+  networks and its credit-card example's settings (batch 64, noise 32, layers_dim 128, lr 5e-4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import numpy as np  # noqa: E402
+from bench.common import (  # noqa: E402
+    SIZES,
+    Record,
+    emit_json,
+    read_frame,
+    real_sample_path,
+    time_steps,
+    timing_record,
+    versions,
+)
+
+ORIGINAL_NETWORKS: tuple = ()
+NATIVE = {"batch": 64, "latent": 32, "layers_dim": 128, "lr": 5e-4, "n_critic": 1}
+
+
+def shipped_fit_error(frame) -> str:
+    """Run its conditional ``fit`` as shipped on a few rows; return how it fails."""
+    from ydata_synthetic.synthesizers import ModelParameters, TrainParameters
+    from ydata_synthetic.synthesizers.regular.cwgangp.model import CWGANGP
+
+    synth = CWGANGP(ModelParameters(batch_size=8, noise_dim=4, layers_dim=4))
+    num_cols = [c for c in frame.columns if c != "Class"]
+    try:
+        synth.fit(frame.head(64), ["Class"], TrainParameters(epochs=0), num_cols, [])
+    except Exception as err:  # noqa: BLE001 - the failure is the finding
+        return f"{type(err).__name__}: {err}"
+    return "none (fit ran unpatched)"
+
+
+def patch_unset_processor() -> str:
+    """The one-line fix without which its conditional ``fit`` cannot run."""
+    from ydata_synthetic.synthesizers import base
+
+    base.BaseModel.fit = base.BaseGANModel.fit
+    return "patched: BaseModel.fit = BaseGANModel.fit"
+
+
+def patch_networks(gen_widths: tuple[int, ...], critic_widths: tuple[int, ...]) -> None:
+    """Replace its pyramid networks by LeakyReLU MLPs of the benchmark size's widths."""
+    from keras import Model
+    from keras.layers import Dense, Input, LeakyReLU, concatenate
+    from ydata_synthetic.synthesizers.regular.cwgangp import model as cw
+
+    def build(batch_size, first_shape, label_shape, widths, n_out):
+        first = Input(shape=first_shape, batch_size=batch_size)
+        label = Input(shape=label_shape, batch_size=batch_size)
+        x = concatenate([first, label])
+        for width in widths:
+            x = LeakyReLU(alpha=0.2)(Dense(width)(x))
+        return Model(inputs=[first, label], outputs=Dense(n_out)(x))
+
+    class Generator(cw.Generator):
+        def build_model(self, input_shape, label_shape, dim, data_dim, **_):
+            return build(self.batch_size, input_shape, label_shape, gen_widths, data_dim)
+
+    class Critic(cw.Critic):
+        def build_model(self, input_shape, label_shape, dim):
+            return build(self.batch_size, input_shape, label_shape, critic_widths, 1)
+
+    cw.Generator, cw.Critic = Generator, Critic
+
+
+def load_frame(data: str | None, notes: list[str]):  # -> pandas.DataFrame
+    path = real_sample_path(data)
+    if path.is_file():
+        frame = read_frame(path)
+        notes.append(f"real rows: {len(frame)} from {path}")
+        return frame
+    import pandas as pd
+    from bench.common import simulated_rows
+
+    rows = simulated_rows(30_172)
+    frame = pd.DataFrame(rows.features, columns=[f"F{i}" for i in range(30)])
+    frame["Class"] = rows.labels
+    notes.append("SIMULATED DATA: real sample not found")
+    return frame
+
+
+def measure(size_name: str, frame, args: argparse.Namespace, notes: list[str]) -> Record:
+    """Its CWGAN-GP at one size: preprocessing timed apart, then its fit inner loop."""
+    from ydata_synthetic.synthesizers import ModelParameters
+    from ydata_synthetic.synthesizers.regular.cwgangp import model as cw
+
+    notes = list(notes)
+    cw.Generator, cw.Critic = ORIGINAL_NETWORKS
+    if size_name == "native":
+        batch, latent, n_critic, lr = (NATIVE[k] for k in ("batch", "latent", "n_critic", "lr"))
+        settings = {
+            "layers_dim": NATIVE["layers_dim"],
+            "latent": latent,
+            "lr": lr,
+            "gen_widths": [128, 256, 512],
+            "critic_widths": [512, 256, 128],
+        }
+        notes.append(
+            "its own networks (G 128-256-512, critic 512-256-128 with dropout 0.1), "
+            "settings of its credit-card CWGAN-GP example, n_critic=1 (its default)"
+        )
+    else:
+        size = SIZES[size_name]
+        batch, latent, n_critic, lr = size.batch, size.latent, size.n_critic, 1e-4
+        patch_networks(size.gen_widths, size.critic_widths)
+        settings = size.settings()
+        notes.append("networks replaced by the size's LeakyReLU MLPs (its API has only layers_dim)")
+
+    num_cols = [c for c in frame.columns if c != "Class"]
+    synth = cw.CWGANGP(
+        ModelParameters(
+            batch_size=batch,
+            lr=lr,
+            betas=(0.5, 0.9),
+            noise_dim=latent,
+            layers_dim=NATIVE["layers_dim"],
+        ),
+        n_critic=n_critic,
+    )
+    # fit()'s preamble, step for step, timed apart from training.
+    start = time.perf_counter()
+    data, label = synth._prep_fit(frame, ["Class"], num_cols, [])
+    processed = synth.processor.transform(data)
+    preprocess_s = time.perf_counter() - start
+    synth.data_dim = processed.shape[1]
+    synth.label_dim = 1
+    optimizers = synth.define_gan(synth.processor.col_transform_info)
+    processed = np.hstack([processed, label])
+
+    first = synth.get_data_batch(processed, batch).numpy()
+    second = synth.get_data_batch(processed, batch).numpy()
+    same_rows = bool(np.array_equal(first, second))
+    notes.append(
+        "verified defect: get_data_batch returns the SAME rows every step (seed=0 default)"
+        if same_rows
+        else "get_data_batch returned different rows on two calls"
+    )
+    notes.append("its n_critic critic updates reuse one real batch; GP norm over the whole batch")
+
+    last = {}
+
+    def run(steps: int) -> None:
+        for _ in range(steps):  # its fit() inner loop, verbatim
+            batch_x = synth.get_data_batch(processed, synth.batch_size)
+            batch_x, lab = batch_x[:, : -synth.label_dim], batch_x[:, -synth.label_dim :]
+            last["losses"] = synth.train_step((batch_x, lab), optimizers)
+        float(last["losses"][0])
+
+    timing = time_steps(run, args.steps, args.repeats, args.warmup)
+    flops = None
+    try:
+        from bench.flops import count_flops
+
+        sample = synth.get_data_batch(processed, batch)
+        concrete = synth.update_gradients.get_concrete_function(
+            (sample[:, :-1], sample[:, -1:]), *optimizers
+        )
+        flops = float(count_flops(concrete).flops)
+    except Exception as err:  # noqa: BLE001 - the figure is optional, the reason is recorded
+        notes.append(f"FLOPs not counted: {type(err).__name__}: {err}"[:200])
+
+    record = timing_record(
+        "ydata",
+        "cwgangp-1.4.0" + (" native" if size_name == "native" else ""),
+        size_name,
+        timing,
+        batch,
+        n_critic,
+        flops,
+        {
+            **settings,
+            **versions("tensorflow", "numpy", "ydata_synthetic"),
+            "preprocess_s": round(preprocess_s, 3),
+            "rows": len(frame),
+        },
+        notes,
+    )
+    record.extra = {"preprocess_s": round(preprocess_s, 3), "same_rows_every_step": same_rows}
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print JSON records (the default)")
+    parser.add_argument(
+        "--size",
+        default="native",
+        help="comma-separated: native, default, small (one record line each)",
+    )
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=10)
+    args = parser.parse_args(argv)
+    sizes = [s for s in args.size.split(",") if s]
+    unknown = [s for s in sizes if s not in ("native", *SIZES)]
+    if unknown:
+        parser.error(f"unknown size(s) {unknown}")
+
+    from ydata_synthetic.synthesizers.regular.cwgangp import model as cw
+
+    global ORIGINAL_NETWORKS
+    ORIGINAL_NETWORKS = (cw.Generator, cw.Critic)
+    notes: list[str] = []
+    frame = load_frame(args.data, notes)
+    shipped_error = shipped_fit_error(frame)
+    notes.insert(0, f"{patch_unset_processor()}; as shipped, fit raised {shipped_error}"[:240])
+    status = 0
+    for size_name in sizes:
+        try:
+            record = measure(size_name, frame, args, notes)
+            record.extra["shipped_fit_error"] = shipped_error
+        except Exception as err:  # noqa: BLE001 - the harness needs a record, not a traceback
+            record = Record(
+                "ydata",
+                "cwgangp-1.4.0",
+                size_name,
+                status="failed",
+                notes=[f"{type(err).__name__}: {err}"[:500]],
+            )
+            status = 1
+        emit_json(record)
+    return status
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as err:  # noqa: BLE001 - the harness needs a record, not a traceback
+        emit_json(
+            Record(
+                "ydata",
+                "cwgangp-1.4.0",
+                "?",
+                status="failed",
+                notes=[f"{type(err).__name__}: {err}"[:500]],
+            )
+        )
+        sys.exit(1)

@@ -1,0 +1,485 @@
+"""Training-throughput benchmark: the naive Keras-style loop, the project's trainer, the peers.
+
+    .venv/bin/python scripts/benchmark.py --out benchmarks/out/bench.json            # full
+    .venv/bin/python scripts/benchmark.py --quick --systems naive,matmul --out tmp/x.json  # CI
+    .venv/bin/python scripts/benchmark.py --extras --systems naive --sizes default    # sweeps
+
+Figures are steady-state (after warm-up, median of repeats) critic samples/s (= batch x n_critic
+x generator steps/s) and generator steps/s, on the real rows, at the sizes of bench/common.py.
+Writes FILE.json (a list of records) and FILE.md (the table, ratios to the naive loop of the
+same size). See docs/benchmark.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent
+REPO = SCRIPTS.parent
+sys.path.insert(0, str(SCRIPTS))
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from bench.common import (  # noqa: E402
+    SIZES,
+    Record,
+    Rows,
+    load_average,
+    load_rows,
+    real_sample_path,
+    time_steps,
+    timing_record,
+    versions,
+)
+
+from wgangp.errors import ConfigError, DataError, WgangpError  # noqa: E402
+
+WGANGP_SYSTEMS = ("wgangp", "wgangp_xla", "wgangp_k", "wgangp_k_xla")
+PEERS = {
+    "ydata": ("ydata_cwgangp.py", "ydata-synthetic 1.4.0 CWGAN-GP (TF 2.15)"),
+    "ctgan": ("ctgan_bench.py", "CTGAN 0.12.1 (PyTorch CPU)"),
+}
+ALL_SYSTEMS = ("naive", *WGANGP_SYSTEMS, "ydata", "ctgan", "matmul")
+ENVS = REPO / ".bench-envs"
+SWEEP_BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
+RSS_ROWS = 1_000_000
+
+
+class Plan:
+    """Steps, repeats and time budgets; ``--quick`` only keeps the harness exercised."""
+
+    def __init__(self, quick: bool, steps: int | None, repeats: int | None) -> None:
+        self.quick = quick
+        self.steps = steps or (3 if quick else 40)
+        self.repeats = repeats or (2 if quick else 5)
+        self.warmup = 1 if quick else 5
+        self.probe_seconds = 0.02 if quick else 0.3
+        self.peer_timeout = 100 if quick else 1800
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--systems",
+        default=",".join(ALL_SYSTEMS),
+        help=f"comma-separated, from: {', '.join(ALL_SYSTEMS)}",
+    )
+    parser.add_argument("--sizes", default="default,small", help="comma-separated: default,small")
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "out" / "benchmark.json"))
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="real rows CSV (default: $WGANGP_REAL_SAMPLE, then the shared sample)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="few steps, tiny repeats; peers only if their envs exist (CI)",
+    )
+    parser.add_argument(
+        "--extras",
+        action="store_true",
+        help="also: time per step over batch 64..4096 and peak RSS on 1M rows",
+    )
+    parser.add_argument("--steps", type=int, default=None, help="generator steps per repeat")
+    parser.add_argument("--repeats", type=int, default=None)
+    args = parser.parse_args(argv)
+    args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    args.sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    unknown = [s for s in args.systems if s not in ALL_SYSTEMS]
+    if unknown:
+        raise ConfigError(
+            f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(ALL_SYSTEMS)}"
+        )
+    bad_sizes = [s for s in args.sizes if s not in SIZES]
+    if bad_sizes:
+        raise ConfigError(f"unknown size(s) {', '.join(bad_sizes)}; choose from {', '.join(SIZES)}")
+    if args.data and not Path(args.data).is_file():
+        raise DataError(f"--data {args.data} does not exist; pass the real rows CSV(.gz)")
+    return args
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class Harness:
+    """Runs the chosen systems at the chosen sizes and collects the records."""
+
+    def __init__(self, args: argparse.Namespace, rows: Rows | None) -> None:
+        self.args = args
+        self.plan = Plan(args.quick, args.steps, args.repeats)
+        self.rows = rows
+        self.records: list[Record] = []
+        self.naive_flops: dict[str, object] = {}  # size -> FlopCount of the naive step
+        self.data_notes = [rows.note] if rows else []
+
+    def add(self, record: Record) -> None:
+        if self.rows and self.rows.simulated and record.system not in PEERS:
+            record.notes.insert(0, self.rows.note)
+        self.records.append(record)
+        figure = record.critic_samples_per_s
+        shown = f"{figure:,.0f} critic samples/s" if figure else record.status
+        log(f"  {record.system:<13} {record.variant:<26} {record.size:<8} {shown}")
+
+    def common_settings(self) -> dict[str, object]:
+        return {**versions("tensorflow", "keras", "numpy"), "quick": self.plan.quick}
+
+    # -- the naive loop --------------------------------------------------------------------
+    def naive_loop(self, size_name: str):
+        from bench.flops import count_flops
+        from bench.naive_loop import NaiveLoop
+
+        loop = NaiveLoop(SIZES[size_name], self.rows)
+        self.naive_flops[size_name] = count_flops(loop.concrete_step())
+        return loop
+
+    def run_naive(self, size_name: str) -> None:
+        size = SIZES[size_name]
+        loop = self.naive_loop(size_name)
+        plan = self.plan
+        timing = time_steps(loop.run, plan.steps, plan.repeats, plan.warmup)
+        flops = self.naive_flops[size_name]
+        self.add(
+            timing_record(
+                "naive",
+                "keras-style loop",
+                size_name,
+                timing,
+                size.batch,
+                size.n_critic,
+                float(flops.flops),
+                {**size.settings(), **self.common_settings(), "matmuls_per_step": flops.matmuls},
+                ["baseline: one tf.function per generator step, host numpy batches"],
+            )
+        )
+
+    # -- the project's trainer ------------------------------------------------------------
+    def run_wgangp(self, name: str, size_name: str) -> None:
+        import bench.wgangp_systems as registry
+
+        size = SIZES[size_name]
+        try:
+            system = registry.build(name, size, self.rows)
+        except NotImplementedError as err:
+            self.add(
+                Record(
+                    name,
+                    "trainer",
+                    size_name,
+                    status="skipped",
+                    notes=[str(err)],
+                    settings=size.settings(),
+                )
+            )
+            return
+        except Exception as err:  # noqa: BLE001 - one broken system must not stop the run
+            self.add(
+                Record(
+                    name,
+                    "trainer",
+                    size_name,
+                    status="failed",
+                    notes=[f"{type(err).__name__}: {err}"[:300]],
+                    settings=size.settings(),
+                )
+            )
+            return
+        k = max(1, int(getattr(system, "steps_per_call", 1)))
+        steps = max(k, (self.plan.steps // k) * k)
+        warmup = max(k, (self.plan.warmup // k) * k)
+        timing = time_steps(system.run, steps, self.plan.repeats, warmup)
+        self.add(
+            timing_record(
+                name,
+                getattr(system, "variant", "trainer"),
+                size_name,
+                timing,
+                size.batch,
+                size.n_critic,
+                system.flops_per_gen_step(),
+                {
+                    **size.settings(),
+                    **self.common_settings(),
+                    "steps_per_call": k,
+                    **dict(getattr(system, "settings", {})),
+                },
+                list(getattr(system, "notes", [])),
+            )
+        )
+
+    # -- the matmul probe ------------------------------------------------------------------
+    def run_matmul(self, size_name: str) -> None:
+        from bench.matmul_probe import probe
+
+        size = SIZES[size_name]
+        if size_name not in self.naive_flops:
+            self.naive_loop(size_name)  # traces the step for its shapes; nothing is trained
+        flops = self.naive_flops[size_name]
+        result = probe(
+            flops.shapes, seconds=self.plan.probe_seconds, repeats=1 if self.plan.quick else 3
+        )
+        ceiling_steps = 1.0 / result.seconds_per_step
+        record = Record(
+            "matmul",
+            f"probe ({len(result.shapes)} shapes)",
+            size_name,
+            critic_samples_per_s=size.batch * size.n_critic * ceiling_steps,
+            gen_steps_per_s=ceiling_steps,
+            gflops_per_s=result.gflops_per_s,
+            flops_per_gen_step=float(result.flops_per_step),
+            notes=[
+                "ceiling: the naive step's matmuls (fwd, bwd, GP double-bwd) each timed alone "
+                "in a tight tf.range loop; steps/s if nothing but matmuls cost time"
+            ],
+            settings={
+                **size.settings(),
+                **self.common_settings(),
+                "seconds_per_shape": self.plan.probe_seconds,
+            },
+            extra={"shapes": [s.as_dict() for s in result.shapes]},
+        )
+        self.add(record)
+
+    # -- the peers -------------------------------------------------------------------------
+    def run_peer(self, name: str, sizes: list[str]) -> None:
+        """One subprocess in the peer's own env, one JSON record line per size."""
+        script, title = PEERS[name]
+        python = ENVS / name / "bin" / "python"
+        if not (ENVS / name / ".ready").is_file() or not python.exists():
+            for size_name in sizes:
+                self.add(
+                    Record(
+                        name,
+                        title,
+                        size_name,
+                        status="skipped",
+                        notes=[
+                            f"env {ENVS / name} missing: create it with "
+                            f"`bash scripts/bench/peers/setup_envs.sh {name}`"
+                        ],
+                    )
+                )
+            return
+        command = [
+            str(python),
+            str(SCRIPTS / "bench" / "peers" / script),
+            "--json",
+            "--size",
+            ",".join(sizes),
+        ]
+        data = real_sample_path(self.args.data)
+        if data.is_file():
+            command += ["--data", str(data)]
+        command += self.peer_budget(name)
+        log(f"  running {' '.join(command[1:])}")
+
+        def failed(note: str) -> None:
+            for size_name in sizes:
+                self.add(Record(name, title, size_name, status="failed", notes=[note]))
+
+        try:
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                timeout=self.plan.peer_timeout,
+                cwd=str(REPO),
+            )
+        except subprocess.TimeoutExpired:
+            failed(f"timed out after {self.plan.peer_timeout}s")
+            return
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if not lines:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+            failed(f"exit {done.returncode}, no JSON record: " + " | ".join(tail))
+            return
+        for line in lines:
+            record = Record.from_dict(json.loads(line))
+            if self.plan.quick:
+                record.notes.append("quick mode: tiny budget, not a measurement")
+            self.add(record)
+
+    def peer_budget(self, name: str) -> list[str]:
+        if name == "ydata":
+            if self.plan.quick:
+                return ["--steps", "3", "--repeats", "1", "--warmup", "1"]
+            return ["--steps", str(max(self.plan.steps, 60)), "--repeats", str(self.plan.repeats)]
+        if self.plan.quick:
+            return ["--epochs", "1", "--repeats", "1", "--max-rows", "1500", "--no-flops"]
+        return ["--epochs", "2", "--repeats", str(min(self.plan.repeats, 3))]
+
+    def peer_sizes(self) -> list[str]:
+        """Peers: their native settings plus the chosen sizes (quick: the smallest only)."""
+        if self.plan.quick:
+            return ["small"] if "small" in self.args.sizes else self.args.sizes[:1]
+        return ["native", *self.args.sizes]
+
+    # -- extras ----------------------------------------------------------------------------
+    def run_batch_sweep(self) -> None:
+        from bench.naive_loop import NaiveLoop
+
+        base = SIZES["default"]
+        for batch in SWEEP_BATCHES:
+            size = replace(base, batch=batch)
+            loop = NaiveLoop(size, self.rows)
+            steps = max(5, min(self.plan.steps, int(40 * 512 / batch)))
+            timing = time_steps(loop.run, steps, 3, 3)
+            record = timing_record(
+                "naive",
+                f"batch sweep b={batch}",
+                "default",
+                timing,
+                batch,
+                size.n_critic,
+                None,
+                {**size.settings(), **self.common_settings()},
+                ["extras: default widths at another batch size"],
+            )
+            record.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 2)}
+            self.add(record)
+
+    def run_peak_rss(self) -> None:
+        command = [
+            sys.executable,
+            str(SCRIPTS / "bench" / "naive_loop.py"),
+            "--rss-rows",
+            str(RSS_ROWS),
+            "--steps",
+            "20",
+        ]
+        log(f"  running {' '.join(command[1:])}")
+        done = subprocess.run(command, capture_output=True, text=True, cwd=str(REPO), timeout=1800)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if not lines:
+            self.add(
+                Record(
+                    "naive",
+                    f"peak-rss {RSS_ROWS:,} rows",
+                    "default",
+                    status="failed",
+                    notes=[f"exit {done.returncode}: {done.stderr.strip()[-300:]}"],
+                )
+            )
+            return
+        self.add(Record.from_dict(json.loads(lines[-1])))
+
+    # -- driver ----------------------------------------------------------------------------
+    def run(self) -> list[Record]:
+        systems = self.args.systems
+        for size_name in self.args.sizes:
+            log(f"size {size_name}:")
+            if "naive" in systems:
+                self.run_naive(size_name)
+            for name in WGANGP_SYSTEMS:
+                if name in systems:
+                    self.run_wgangp(name, size_name)
+            if "matmul" in systems:
+                self.run_matmul(size_name)
+        peers = [p for p in PEERS if p in systems]
+        if peers:
+            log("peers:")
+            for name in peers:
+                self.run_peer(name, self.peer_sizes())
+        if self.args.extras and not self.plan.quick and "naive" in systems:
+            log("extras:")
+            self.run_batch_sweep()
+            self.run_peak_rss()
+        return self.records
+
+
+def fmt(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def markdown(records: list[Record], header: list[str]) -> str:
+    """The table: one row per record, ratio = critic samples/s over the naive loop's, same size."""
+    naive = {
+        r.size: r.critic_samples_per_s
+        for r in records
+        if r.system == "naive" and r.variant == "keras-style loop" and r.status == "ok"
+    }
+    lines = [
+        *header,
+        "",
+        "| # | system | variant | size | critic samples/s | gen steps/s | GFLOP/s "
+        "| GFLOP/step | × naive | status |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    notes = []
+    for i, r in enumerate(records, 1):
+        base = naive.get(r.size)
+        ratio = f"{r.critic_samples_per_s / base:.2f}" if base and r.critic_samples_per_s else "—"
+        per_step = r.flops_per_gen_step / 1e9 if r.flops_per_gen_step else None
+        lines.append(
+            f"| {i} | {r.system} | {r.variant} | {r.size} | {fmt(r.critic_samples_per_s)} "
+            f"| {fmt(r.gen_steps_per_s, 1)} | {fmt(r.gflops_per_s, 1)} | {fmt(per_step, 3)} "
+            f"| {ratio} | {r.status} |"
+        )
+        extra = [f"{k}={v}" for k, v in r.extra.items() if k != "shapes"]
+        details = [*r.notes, *extra]
+        if details:
+            notes.append(f"{i}. " + "; ".join(str(d) for d in details))
+    if notes:
+        lines += ["", "Notes:", "", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    started = time.perf_counter()
+    try:
+        args = parse_args(argv)
+        needs_rows = any(s in args.systems for s in ("naive", "matmul", *WGANGP_SYSTEMS))
+        rows = load_rows(args.data) if needs_rows else None
+    except WgangpError as err:
+        print(f"benchmark: {err}", file=sys.stderr)
+        return err.exit_code
+    except FileNotFoundError as err:
+        print(f"benchmark: {err}; pass --data PATH or set WGANGP_REAL_SAMPLE", file=sys.stderr)
+        return DataError.exit_code
+    if rows is not None and rows.simulated:
+        log("!" * 78)
+        log(f"!!! {rows.note}: set WGANGP_REAL_SAMPLE or --data; figures are NOT comparable")
+        log("!" * 78)
+    mode = "quick (harness check only)" if args.quick else "full"
+    log(f"benchmark ({mode}): systems {','.join(args.systems)}; sizes {','.join(args.sizes)}")
+    load_before = load_average()
+    if load_before > (os.cpu_count() or 1):
+        log(f"warning: load average {load_before} > {os.cpu_count()} cores: figures will be low")
+    harness = Harness(args, rows)
+    records = harness.run()
+    load_after = load_average()
+
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps([r.to_dict() for r in records], indent=2) + "\n")
+    data_line = rows.note if rows else f"peers read {real_sample_path(args.data)}"
+    header = [
+        f"# Benchmark ({mode}), {time.strftime('%Y-%m-%d %H:%M')}",
+        "",
+        f"Data: {data_line}. Machine: {os.cpu_count()} CPU cores. "
+        f"Main env: {json.dumps(versions('tensorflow', 'keras', 'numpy'))}.",
+        f"Load average (1 min) at start {load_before}, at end {load_after} "
+        "(above the core count means other processes shared the CPU).",
+        "critic samples/s = batch × n_critic × gen steps/s; × naive = critic samples/s over the "
+        "naive loop's at the same size; GFLOP counts matmuls only.",
+    ]
+    table = markdown(records, header)
+    out.with_suffix(".md").write_text(table)
+    print(table)
+    log(f"wrote {out} and {out.with_suffix('.md')} in {time.perf_counter() - started:.0f}s")
+    failed = [r for r in records if r.status == "failed"]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""The benchmark harness keeps working: quick run's JSON and table, and FLOP counting."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+REQUIRED = {
+    "system",
+    "variant",
+    "size",
+    "critic_samples_per_s",
+    "gen_steps_per_s",
+    "gflops_per_s",
+    "flops_per_gen_step",
+    "notes",
+    "settings",
+}
+
+
+def test_quick_run_writes_records_and_table(tmp_path: Path) -> None:
+    out = tmp_path / "x.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPTS / "benchmark.py"),
+            "--quick",
+            "--systems",
+            "naive,matmul,wgangp",
+            "--sizes",
+            "small",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=REPO,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = json.loads(out.read_text())
+    by_system = {r["system"]: r for r in records}
+    assert set(by_system) == {"naive", "matmul", "wgangp"}
+    for record in records:
+        assert set(record) >= REQUIRED, record
+        assert record["size"] == "small"
+    for name in ("naive", "matmul"):
+        record = by_system[name]
+        assert record["status"] == "ok"
+        for key in (
+            "critic_samples_per_s",
+            "gen_steps_per_s",
+            "gflops_per_s",
+            "flops_per_gen_step",
+        ):
+            assert math.isfinite(record[key]) and record[key] > 0, (name, key, record[key])
+        settings = record["settings"]
+        assert settings["batch"] == 256 and settings["n_critic"] == 5 and settings["latent"] == 32
+        assert settings["tensorflow"]
+    naive = by_system["naive"]
+    assert naive["critic_samples_per_s"] == pytest.approx(256 * 5 * naive["gen_steps_per_s"])
+    assert naive["settings"]["steps_measured"] > 0 and naive["settings"]["repeats"] > 0
+    # the probe counts the same matmuls as the naive step it bounds
+    assert by_system["matmul"]["flops_per_gen_step"] == naive["flops_per_gen_step"]
+    skipped = by_system["wgangp"]
+    assert skipped["status"] == "skipped"
+    assert "added by the trainer" in skipped["notes"][0]
+    table = out.with_suffix(".md").read_text()
+    assert "| naive | keras-style loop | small |" in table
+    assert "× naive" in table and "1.00" in table
+    assert "real rows" in table or "SIMULATED" in table
+
+
+def test_unknown_system_is_one_line_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPTS / "benchmark.py"),
+            "--systems",
+            "nope",
+            "--out",
+            str(tmp_path / "x.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "benchmark: unknown system(s) nope; choose from "
+        "naive, wgangp, wgangp_xla, wgangp_k, wgangp_k_xla, ydata, ctgan, matmul"
+    ]
+
+
+def test_flops_counts_known_matmuls_in_calls_and_loops() -> None:
+    tf = pytest.importorskip("tensorflow")
+    sys.path.insert(0, str(SCRIPTS))
+    from bench.flops import count_flops
+
+    @tf.function
+    def inner(a, b):
+        return tf.matmul(a, b, transpose_b=True)  # [8,16] x [4,16]^T: 2*8*16*4 = 1024
+
+    @tf.function
+    def step(a, b, c, d):
+        x = tf.matmul(a, b)  # 1024
+        y = inner(a, tf.transpose(b))  # 1024, in a library function
+        z = tf.matmul(c, d)  # batch of 3: 3072
+        acc = tf.zeros([8, 4])
+        for _ in tf.range(3):
+            acc += tf.matmul(a, b)  # 1024 per trip, in a while body
+        return x, y, z, acc + tf.reduce_sum(a)
+
+    concrete = step.get_concrete_function(
+        tf.TensorSpec([8, 16]),
+        tf.TensorSpec([16, 4]),
+        tf.TensorSpec([3, 8, 16]),
+        tf.TensorSpec([3, 16, 4]),
+    )
+    once = count_flops(concrete)
+    assert (once.flops, once.matmuls, once.unknown_shape_matmuls) == (6144, 4, 0)
+    looped = count_flops(concrete, loop_trip_count=3)
+    assert (looped.flops, looped.matmuls) == (8192, 6)
+    assert looped.shapes[(8, 16, 4, False, True)] == 1
+    assert looped.shapes[(8, 16, 4, False, False)] == 1 + 3 + 3
+
+
+def test_flops_of_dense_layer_gradient() -> None:
+    """Forward x@W plus backward dX = dY@W^T and dW = X^T@dY: three equal-cost matmuls."""
+    tf = pytest.importorskip("tensorflow")
+    sys.path.insert(0, str(SCRIPTS))
+    from bench.flops import count_flops
+
+    w = tf.Variable(tf.ones([16, 4]))
+
+    @tf.function
+    def grads(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.matmul(x, w))
+        return tape.gradient(y, [x, w])
+
+    count = count_flops(grads.get_concrete_function(tf.TensorSpec([8, 16])))
+    assert count.matmuls == 3
+    assert count.flops == 3 * 2 * 8 * 16 * 4
