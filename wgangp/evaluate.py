@@ -1,0 +1,167 @@
+"""``python -m wgangp.evaluate``: score a trained synthesizer on real rows it has never seen.
+
+Given a training run, the run's own logged config rebuilds the exact same stratified split (same
+data, same seed), so the test rows are the ones neither the GAN nor the fitted transform saw. The
+metrics go back into that run under the ``eval.`` prefix, with the report as artifacts.
+
+    python -m wgangp.evaluate --run <run id | runs:/<id>> [--data PATH] [--seed N]
+                              [--n-synthetic N] [--seeds N] [--tracking-uri URI] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+from omegaconf import OmegaConf
+
+from wgangp.cli import report_error
+from wgangp.config import Config, to_config
+from wgangp.errors import WgangpError
+
+log = logging.getLogger("wgangp.evaluate")
+
+#: The metrics printed on the console; all of them are in the report and in MLflow.
+HEADLINE = (
+    "eval.ks_mean",
+    "eval.corr_diff",
+    "eval.c2st_auc_logreg",
+    "eval.c2st_auc_gbm",
+    "eval.pr_auc_real",
+    "eval.pr_auc_augmented",
+    "eval.pr_auc_smote",
+    "eval.pr_auc_ros",
+    "eval.lift_vs_real",
+    "eval.lift_vs_smote",
+    "eval.dcr_ratio",
+    "eval.dcr_share_below_p5",
+    "eval.exact_copies",
+)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m wgangp.evaluate", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--run", required=True, help="MLflow run id or runs:/<id> of a training run"
+    )
+    parser.add_argument("--data", help="data file (default: the one the run trained on)")
+    parser.add_argument("--seed", type=int, help="evaluation seed (default: the run's seed)")
+    parser.add_argument("--n-synthetic", type=int, help="synthetic fraud rows to draw")
+    parser.add_argument("--seeds", type=int, help="repeats of the utility experiment")
+    parser.add_argument("--max-normal-rows", type=int, help="real normals the detectors see")
+    parser.add_argument(
+        "--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)"
+    )
+    parser.add_argument("--out", type=Path, help="where to write the report (default: a temp dir)")
+    parser.add_argument("--no-log", action="store_true", help="do not log back into the run")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    return parser.parse_args(argv)
+
+
+def _run_id(value: str) -> str:
+    return value[len("runs:/") :].split("/")[0] if value.startswith("runs:/") else value
+
+
+def load_run_config(client, run_id: str) -> tuple[Config, dict[str, str]]:
+    """The typed config a run trained with (from its ``config/config_resolved.yaml``)."""
+    try:
+        run = client.get_run(run_id)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = client.download_artifacts(run_id, "config/config_resolved.yaml", tmp)
+            raw = yaml.safe_load(Path(path).read_text())
+    except Exception as err:
+        raise WgangpError(
+            f"cannot read the config of run {run_id} ({type(err).__name__}); check the run id and "
+            "--tracking-uri / MLFLOW_TRACKING_URI"
+        ) from None
+    schema = OmegaConf.structured(Config)
+    merged = OmegaConf.merge(schema, _known_keys(raw, OmegaConf.to_container(schema)))
+    return to_config(merged), dict(run.data.tags)
+
+
+def _known_keys(raw: dict, schema: dict) -> dict:
+    """Keep the keys today's schema knows: a run logged by an older version still evaluates."""
+    known = {}
+    for key, value in (raw or {}).items():
+        if key not in schema:
+            log.warning("ignoring config key %s of the run (unknown to this version)", key)
+        elif isinstance(value, dict) and isinstance(schema[key], dict):
+            known[key] = _known_keys(value, schema[key])
+        else:
+            known[key] = value
+    return known
+
+
+def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
+    from mlflow.tracking import MlflowClient
+
+    from wgangp.evaluation.run import run_evaluation
+    from wgangp.run import prepare_data
+    from wgangp.synthesizer import Synthesizer
+    from wgangp.tracking import resolve_tracking_uri
+
+    launch_dir = Path.cwd()
+    uri = resolve_tracking_uri(args.tracking_uri, launch_dir)
+    client = MlflowClient(uri)
+    run_id = _run_id(args.run)
+    cfg, tags = load_run_config(client, run_id)
+    if args.data:
+        cfg.data.name, cfg.data.path = "creditcard", args.data
+    elif tags.get("data.source") == "file" and Path(tags.get("data.origin", "")).exists():
+        cfg.data.path = tags["data.origin"]  # absolute: independent of where we run from
+    if args.data or tags.get("data.source") == "file":
+        cfg.data.fallback = "error"  # never score a real-data run on simulated rows
+    settings = cfg.evaluate
+    for name in ("n_synthetic", "seeds", "max_normal_rows"):
+        if getattr(args, name) is not None:
+            setattr(settings, name, getattr(args, name))
+    settings.check()
+    seed = cfg.seed if args.seed is None else args.seed
+
+    data = prepare_data(cfg, launch_dir)
+    synthesizer = Synthesizer.from_uri(f"runs:/{run_id}", tracking_uri=uri)
+    result = run_evaluation(
+        data.train,
+        data.test,
+        lambda n, s: synthesizer.sample(n, label=1, seed=s),
+        settings,
+        seed=seed,
+    )
+    out = args.out or Path(tempfile.mkdtemp(prefix=f"wgangp-eval-{run_id[:8]}-"))
+    result.write(out)
+    if not args.no_log:
+        import time
+
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        metrics = [Metric(k, float(v), now, 0) for k, v in result.metrics.items()]
+        for i in range(0, len(metrics), 500):
+            client.log_batch(run_id, metrics=metrics[i : i + 500])
+        client.log_artifacts(run_id, str(out), "evaluation")
+    print(f"evaluation of run {run_id} on {len(data.test)} held-out real rows -> {out}/report.md")
+    for key in HEADLINE:
+        if key in result.metrics:
+            print(f"  {key:24s} {result.metrics[key]:.4f}")
+    return result.metrics
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
+    try:
+        evaluate_run(args)
+    except WgangpError as err:
+        report_error(err, debug=args.debug)
+        return err.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
