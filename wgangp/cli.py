@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Iterable
@@ -53,6 +54,70 @@ def check_overrides(argv: Iterable[str]) -> None:
         suggestion = difflib.get_close_matches(key, sorted(keys), n=1)
         hint = f"did you mean '{suggestion[0]}'?" if suggestion else "see conf/ for the valid keys"
         raise ConfigError(f"unknown config key '{key}' in override '{arg}'; {hint}")
+    _check_override_types(argv, keys)
+
+
+def _check_override_types(argv: Iterable[str], keys: set[str]) -> None:
+    """Reject ``trainer.batch_size=abc`` as one line (Hydra would print a multi-line report).
+
+    Sweeps (``a=1,2``) and anything Hydra cannot parse are left to Hydra.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf.errors import OmegaConfBaseException
+
+    from wgangp.config import Config
+
+    parser = OverridesParser.create()
+    schema = OmegaConf.structured(Config)
+    for arg in argv:
+        key = arg.split("=", 1)[0] if "=" in arg else ""
+        if arg.startswith("-") or key not in keys or key in _GROUPS:
+            continue
+        try:
+            override = parser.parse_overrides([arg])[0]
+            if override.is_sweep_override():
+                continue
+            value = override.value()
+        except Exception:  # Hydra's own syntax errors
+            continue
+        try:
+            OmegaConf.update(schema, key, value, merge=True)
+        except OmegaConfBaseException as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ConfigError(f"invalid config value in override '{arg}': {first}") from None
+
+
+def check_output_dir(argv: Iterable[str], cwd: str | None = None) -> None:
+    """Fail with one line when Hydra could not create its output directory.
+
+    Checks the fixed part of ``hydra.run.dir`` (``hydra.sweep.dir`` with ``-m``), default
+    ``outputs/`` (``multirun/``) in the current directory: its nearest existing ancestor must be
+    a writable directory.
+    """
+    argv = list(argv)
+    multirun = "-m" in argv or "--multirun" in argv
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    target = "multirun" if multirun else "outputs"
+    for arg in argv:
+        if arg.startswith(f"{key}="):
+            target = arg.split("=", 1)[1].strip("'\"")
+    fixed = target.split("${", 1)[0]
+    if not fixed:
+        fixed = "."
+    path = os.path.abspath(os.path.join(cwd or os.getcwd(), os.path.expanduser(fixed)))
+    existing = path
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        problem = f"{existing} is a file"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"{existing} is not writable"
+    else:
+        return
+    raise ConfigError(
+        f"cannot create the output directory {target} ({problem}); run from a writable "
+        f"directory or set {key}=/a/writable/dir"
+    )
 
 
 def report_error(err: WgangpError, debug: bool = False) -> None:

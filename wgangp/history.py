@@ -1,4 +1,9 @@
-"""Per-step metrics kept on the host: windows for MLflow points, a CSV and a loss plot."""
+"""Per-step metrics kept on the host: windows for MLflow points, a CSV and a loss plot.
+
+For crash-safe runs the rows are also appended to a journal CSV beside the checkpoints at every
+checkpoint (:meth:`MetricHistory.persist`); a resumed run reloads the rows up to its checkpoint's
+step (:meth:`MetricHistory.restore`), so its curves have every step exactly once.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +19,40 @@ from wgangp.trainer import METRICS
 class MetricHistory:
     """Collects the [steps, M] blocks returned by the trainer and forms logging windows."""
 
-    def __init__(self, log_every: int) -> None:
+    def __init__(self, log_every: int, skip_through: int = -1) -> None:
+        """``skip_through``: points at or before this step are already logged (a resumed run)."""
         self.log_every = log_every
+        self.skip_through = skip_through
         self.rows: list[np.ndarray] = []
         self.steps: list[int] = []
         self._window: list[np.ndarray] = []
         self._window_start = time.perf_counter()
+        self._persisted = 0
+
+    def restore(self, journal: Path, upto_step: int) -> int:
+        """Reload the rows of steps ``<= upto_step`` from ``journal``; returns how many."""
+        if upto_step <= 0 or not Path(journal).is_file():
+            return 0
+        frame = pd.read_csv(journal)
+        frame = frame[frame["step"] <= upto_step].drop_duplicates("step", keep="last")
+        frame = frame.sort_values("step")
+        self.steps = [int(s) for s in frame["step"]]
+        self.rows = list(frame.loc[:, list(METRICS)].to_numpy(np.float32))
+        self._persisted = len(self.rows)
+        # The journal now holds exactly these rows (a crash may have left later ones).
+        self.frame().to_csv(journal, index=False)
+        return len(self.rows)
+
+    def persist(self, journal: Path) -> None:
+        """Append the rows not yet in ``journal`` (call before saving a checkpoint)."""
+        new = self.frame().iloc[self._persisted :]
+        if new.empty:
+            return
+        header = not Path(journal).is_file()
+        with Path(journal).open("a", encoding="utf-8") as handle:
+            new.to_csv(handle, index=False, header=header)
+            handle.flush()
+        self._persisted = len(self.rows)
 
     def add(self, start_step: int, block: np.ndarray) -> list[tuple[int, dict[str, float]]]:
         """Add steps ``start_step..``; return the (step, metrics) points due for logging.
@@ -34,12 +67,17 @@ class MetricHistory:
             self.steps.append(step)
             self._window.append(row)
             if step % self.log_every == 0:
-                due.append((step, self._close_window()))
+                point = (step, self._close_window())
+                if step > self.skip_through:
+                    due.append(point)
         return due
 
     def flush(self) -> tuple[int, dict[str, float]] | None:
         """The partial window at the end of training, if any."""
-        return (self.steps[-1], self._close_window()) if self._window else None
+        if not self._window:
+            return None
+        point = (self.steps[-1], self._close_window())
+        return point if point[0] > self.skip_through else None
 
     def _close_window(self) -> dict[str, float]:
         window = np.stack(self._window)

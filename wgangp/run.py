@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -14,13 +15,21 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from wgangp.config import Config, flatten, to_config
-from wgangp.errors import NonFiniteError, WgangpError
+from wgangp.errors import DataError, NonFiniteError, WgangpError
+from wgangp.outbox import OUTBOX_FILE
+from wgangp.resume import (
+    INTERRUPTED,
+    CheckpointDir,
+    RunRecord,
+    config_key,
+    open_checkpoint_dir,
+)
 from wgangp.tracking import (
     Tracker,
-    check_reachable,
     environment_tags,
     git_commit,
-    resolve_tracking_uri,
+    open_tracking_uri,
+    redact,
 )
 
 log = logging.getLogger("wgangp.train")
@@ -94,6 +103,83 @@ def run_training(
             "%Y-%m-%d/%H-%M-%S-%f"
         )
     output_dir = Path(output_dir).resolve()
+    _check_writable(output_dir)
+
+    tracker = Tracker(
+        None, cfg.tracking.experiment, enabled=cfg.tracking.enabled, outbox=output_dir / OUTBOX_FILE
+    )
+    if cfg.tracking.enabled:
+        tracker.uri = open_tracking_uri(
+            cfg.tracking.uri, launch_dir, output_dir, required=cfg.tracking.required
+        )
+        log.info("MLflow tracking URI: %s (experiment %s)", redact(tracker.uri), tracker.experiment)
+
+    checkpoints, previous = open_checkpoint_dir(cfg, launch_dir)
+    record = RunRecord(
+        tracking_uri=redact(tracker.uri) if tracker.uri else None,
+        experiment=tracker.experiment,
+        output_dir=str(output_dir),
+        config_key=config_key(cfg),
+    )
+    status = "FAILED"
+    nan_failure = False
+    try:
+        resume_run_id = _run_to_continue(previous, record)
+        tags = {
+            "experiment": cfg.name,
+            "git.commit": git_commit(Path(__file__).resolve().parent),
+            "checkpoint.dir": str(checkpoints.path),
+            "output.dir": str(output_dir),
+            **environment_tags(),
+        }
+        if previous is not None and resume_run_id:
+            tags["resumed.from_step"] = previous.step
+        tracker.start(cfg.tracking.run_name or cfg.name, tags, run_id=resume_run_id)
+        record.run_id = tracker.run_id
+        if previous is not None:
+            record.step = previous.step
+        checkpoints.write_record(record)
+        if tracker.run_id:
+            log.info("MLflow run %s; checkpoints in %s", tracker.run_id, checkpoints.path)
+        try:
+            data = prepare_data(cfg, launch_dir)
+            log.info(
+                "data: %s (%s): train %d rows (%d frauds), val %d, test %d",
+                data.source, data.origin, len(data.train), int(data.train["Class"].sum()),
+                len(data.val), len(data.test),
+            )  # fmt: skip
+            _check_batch_fits(cfg, data)
+            tracker.set_tags({"data.source": data.source, "data.origin": data.origin})
+            result = _train_tracked(
+                cfg, data, tracker, output_dir, hydra_meta, checkpoints, record,
+                log_params=resume_run_id is None,
+            )  # fmt: skip
+            status = result.status
+            nan_failure = result.nan_step is not None
+            return result
+        except BaseException as err:
+            reason = err.reason if isinstance(err, WgangpError) else type(err).__name__
+            if isinstance(err, WgangpError):
+                log.debug("run failed", exc_info=True)
+            tracker.set_tags({"failure.reason": reason, "failure.message": str(err)[:4000]})
+            if isinstance(err, KeyboardInterrupt):
+                status = "KILLED"
+            nan_failure = isinstance(err, NonFiniteError)
+            raise
+    finally:
+        try:
+            tracker.end(status)
+        except Exception:
+            log.warning("could not close MLflow run %s as %s", tracker.run_id, status)
+        record.status = status
+        if status == "FAILED" and not nan_failure and previous and previous.status in INTERRUPTED:
+            record.status = previous.status  # a failed relaunch leaves the run resumable
+        with contextlib.suppress(OSError):
+            checkpoints.write_record(record)
+        checkpoints.release()
+
+
+def _check_writable(output_dir: Path) -> None:
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
         probe = output_dir / ".write-test"
@@ -105,48 +191,34 @@ def run_training(
             "run from a writable directory or set hydra.run.dir=..."
         ) from None
 
-    tracker = Tracker(None, cfg.tracking.experiment, enabled=cfg.tracking.enabled)
-    if cfg.tracking.enabled:
-        tracker.uri = resolve_tracking_uri(cfg.tracking.uri, launch_dir)
-        check_reachable(tracker.uri)
-        log.info("MLflow tracking URI: %s (experiment %s)", tracker.uri, cfg.tracking.experiment)
 
-    data = prepare_data(cfg, launch_dir)
-    log.info(
-        "data: %s (%s): train %d rows (%d frauds), val %d, test %d",
-        data.source, data.origin, len(data.train), int(data.train["Class"].sum()),
-        len(data.val), len(data.test),
-    )  # fmt: skip
+def _run_to_continue(previous: RunRecord | None, record: RunRecord) -> str | None:
+    """The MLflow run a resumed job logs into: the recorded one, if it is in the same store."""
+    if previous is None or not previous.run_id or record.tracking_uri is None:
+        return None
+    if previous.tracking_uri != record.tracking_uri:
+        log.warning(
+            "resuming, but the run was tracked in %s and this job tracks to %s: starting a new "
+            "MLflow run", previous.tracking_uri, record.tracking_uri,
+        )  # fmt: skip
+        return None
+    return previous.run_id
 
-    tags = {
-        "experiment": cfg.name,
-        "data.source": data.source,
-        "data.origin": data.origin,
-        "git.commit": git_commit(Path(__file__).resolve().parent),
-        **environment_tags(),
-    }
-    tracker.start(cfg.tracking.run_name or cfg.name, tags)
-    status = "FAILED"
-    try:
-        result = _train_tracked(cfg, data, tracker, output_dir, hydra_meta, cfg_in)
-        status = result.status
-        return result
-    except BaseException as err:
-        if tracker.run_id:
-            reason = err.reason if isinstance(err, WgangpError) else type(err).__name__
-            try:
-                tracker.set_tags({"failure.reason": reason, "failure.message": str(err)[:4000]})
-            except Exception:  # the store may be what failed
-                log.debug("could not tag the failed run", exc_info=True)
-        if isinstance(err, KeyboardInterrupt):
-            status = "KILLED"
-        raise
-    finally:
-        if tracker.run_id:
-            try:
-                tracker.end(status)
-            except Exception:
-                log.warning("could not close MLflow run %s as %s", tracker.run_id, status)
+
+def _check_batch_fits(cfg: Config, data: PreparedData) -> None:
+    """Fewer training rows than a batch would make every batch repeat rows: refuse it.
+
+    The sampler draws with replacement (frauds are always fewer than a batch: that is the
+    point of class balancing), but a table smaller than one batch is almost surely the wrong
+    file or a wrong ``trainer.batch_size``.
+    """
+    rows, batch = len(data.train), cfg.trainer.batch_size
+    if rows < batch:
+        raise DataError(
+            f"{data.origin}: the training split has {rows} rows, fewer than one batch "
+            f"(trainer.batch_size={batch}); use a larger table or set "
+            f"trainer.batch_size={max(2, rows // 2)}"
+        )
 
 
 def _train_tracked(
@@ -155,7 +227,9 @@ def _train_tracked(
     tracker: Tracker,
     output_dir: Path,
     hydra_meta: Path | None,
-    cfg_in: DictConfig | Config,
+    checkpoints: CheckpointDir,
+    record: RunRecord,
+    log_params: bool = True,
 ) -> TrainResult:
     import tensorflow as tf
     from tqdm.auto import tqdm
@@ -171,7 +245,8 @@ def _train_tracked(
 
     resolved = OmegaConf.structured(cfg)
     (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(resolved))
-    tracker.log_params(flatten(cfg))
+    if log_params:  # a resumed run keeps the params of its first launch
+        tracker.log_params(flatten(cfg))
     tracker.log_artifact(output_dir / "config_resolved.yaml", "config")
     if hydra_meta is not None and hydra_meta.is_dir():
         tracker.log_artifact(hydra_meta, "config/hydra")
@@ -187,17 +262,21 @@ def _train_tracked(
         sampler = ClassBalancedSampler(x_train, data.train[LABEL].to_numpy(), fraud_share)
         trainer = WGANGPTrainer(cfg, sampler)
 
-        checkpoint_dir = Path(tc.checkpoint_dir or output_dir / "checkpoints")
         manager = tf.train.CheckpointManager(
-            trainer.checkpoint(), str(checkpoint_dir), max_to_keep=tc.keep_checkpoints
+            trainer.checkpoint(), str(checkpoints.path), max_to_keep=tc.keep_checkpoints
         )
-        if tc.resume and manager.latest_checkpoint:
-            trainer.checkpoint().restore(manager.latest_checkpoint)
-            log.info(
-                "resumed from %s at step %d", manager.latest_checkpoint, int(trainer.step.numpy())
-            )
-
         history = MetricHistory(cfg.tracking.log_every)
+        if tc.resume and manager.latest_checkpoint:
+            trainer.checkpoint().restore(
+                manager.latest_checkpoint
+            ).assert_existing_objects_matched()
+            restored = int(trainer.step.numpy())
+            history.restore(checkpoints.history_path, restored)
+            history.skip_through = tracker.last_logged_step()
+            log.info("resumed from %s at step %d", manager.latest_checkpoint, restored)
+        else:
+            checkpoints.history_path.unlink(missing_ok=True)
+
         step = int(trainer.step.numpy())
         bar = tqdm(total=tc.steps, initial=step, disable=not tc.progress, desc="train", unit="step")
         started = time.perf_counter()
@@ -228,8 +307,10 @@ def _train_tracked(
                     nan_step, nan_source = last.bad_step, last.bad_source
                     break
                 if step % tc.checkpoint_every == 0 or step >= tc.steps:
+                    history.persist(checkpoints.history_path)  # rows first: no gap on resume
                     manager.save(checkpoint_number=step)
-                    tracker.flush()
+                    record.step = step
+                    checkpoints.write_record(record)
         finally:
             bar.close()
         elapsed = time.perf_counter() - started
@@ -264,12 +345,8 @@ def _train_tracked(
         synthesizer = Synthesizer(trainer.generator, transformer, cfg.model.latent_dim)
         synth_dir = synthesizer.save(output_dir / ARTIFACT_PATH)
         if cfg.tracking.log_model and tracker.run_id:
-            from wgangp.serving import log_sampler_model
-
             tracker.log_artifact(synth_dir, ARTIFACT_PATH)
-            tracker.flush()
-            model_uri = log_sampler_model(synth_dir, tracker.run_id, tracker.uri)
-            tracker.set_tags({"model.uri": model_uri})
+            tracker.log_model(synth_dir)  # queued after the bundle; tags model.uri
         if tc.sample_rows:
             samples = synthesizer.sample(tc.sample_rows, label=1, seed=cfg.seed)
             samples.to_csv(output_dir / "fraud_samples.csv", index=False)

@@ -13,7 +13,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from wgangp.cli import check_overrides, report_error
+from wgangp.cli import check_output_dir, check_overrides, report_error
 from wgangp.config import Config, register_configs
 from wgangp.errors import WgangpError
 from wgangp.run import TrainResult, run_training
@@ -36,7 +36,12 @@ def train(
     return run_training(cfg, output_dir=output_dir, launch_dir=launch_dir)
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+#: Absolute, so the console script ``wgangp-train`` (module ``wgangp.train``, not __main__) finds
+#: it too: Hydra resolves a relative path against a module as a Python package, and conf/ is none.
+CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def _hydra_entry(cfg: DictConfig) -> float | None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
@@ -55,6 +60,7 @@ def main() -> None:
     """Console entry: check override keys against the schema first (one clear line), then run."""
     try:
         check_overrides(sys.argv[1:])
+        check_output_dir(sys.argv[1:])
     except WgangpError as err:
         report_error(err)
         sys.exit(err.exit_code)
