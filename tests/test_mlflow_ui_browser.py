@@ -96,3 +96,14 @@ def test_runs_and_compare_view_render_in_chromium(
     save_screenshot(browser, "mlflow-ui-compare-runs")
     _scroll_to_text(browser, "Metrics")  # the side-by-side table of last metric values
     save_screenshot(browser, "mlflow-ui-compare-runs-metrics")
+
+
+def test_missing_chromium_is_a_skip_reason_naming_the_installer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    import support.browser as browser_support
+
+    monkeypatch.setattr(browser_support, "CHROMIUM", tmp_path / "no-chromium")
+    reason = browser_support.chromium_missing_reason()
+    assert reason is not None
+    assert "no-chromium" in reason and "scripts/install_chromium.sh" in reason
