@@ -188,6 +188,10 @@ def test_on_the_real_sample_with_jittered_training_frauds(tmp_path: Path) -> Non
     for name in CORE_METRICS + SDMETRICS_METRICS:
         assert math.isfinite(result.metrics[name]), name
     assert result.metrics["eval.n_test_frauds"] == 59
+    # our KS agrees with SDMetrics' KSComplement (Column Shapes = its mean over columns)
+    assert result.metrics["eval.ks_complement"] == pytest.approx(
+        result.metrics["eval.sdm_column_shapes"], abs=1e-9
+    )
     # jittered copies of training frauds sit much closer to the training rows than new frauds
     assert result.metrics["eval.dcr_ratio"] < 1
     assert result.metrics["eval.exact_copies"] == 0

@@ -28,7 +28,7 @@ def _save(figure: Figure, path: Path) -> Path:
 
 def plot_marginals(real: pd.DataFrame, synthetic: pd.DataFrame, path: Path) -> Path:
     """One grid (5 x 6) of density histograms, real test frauds vs synthetic, all 30 features."""
-    figure = Figure(figsize=(18, 14))
+    figure = Figure(figsize=(18, 14), layout="constrained")
     axes = figure.subplots(5, 6)
     for ax, name in zip(axes.ravel(), FEATURES, strict=True):
         r = real[name].to_numpy(dtype=np.float64)
@@ -43,8 +43,11 @@ def plot_marginals(real: pd.DataFrame, synthetic: pd.DataFrame, path: Path) -> P
         ax.set_title(name, fontsize=10)
         ax.tick_params(labelsize=7)
         ax.set_yticks([])
-    figure.legend(["real test frauds", "synthetic frauds"], loc="upper center", ncol=2, fontsize=11)
-    figure.suptitle("Marginals (density; tails clipped at the 0.5/99.5 percentiles)", y=0.995)
+    axes[0, 0].legend(["real test frauds", "synthetic frauds"], fontsize=8, loc="upper left")
+    figure.suptitle(
+        "Marginals, real test frauds (blue) vs synthetic frauds (red); density, tails clipped "
+        "at the 0.5/99.5 percentiles"
+    )
     return _save(figure, path)
 
 
