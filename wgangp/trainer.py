@@ -6,12 +6,22 @@ drawn in the graph (:mod:`wgangp.sampler`), metrics come back once per call as a
 
 Before every update the step checks in the graph that the losses and every gradient are finite;
 a bad update is never applied, so the weights stay the last good ones. The first bad quantity is
-recorded (step and name) for the NaN forensics.
+recorded (step, update and name) for the NaN forensics.
+
+Mixed float16 needs one distinction. LossScaleOptimizer multiplies the loss by a large scale, so
+an overflowing (inf) gradient is routine: the optimizer skips that update and halves the scale.
+Such an update is counted in ``scale_skips``, not called a failure, when the loss and the penalty
+are finite, the penalty's norm has a finite gradient, and the scale is still above 1 (at a scale
+<= 1 nothing is amplified, so a non-finite gradient is not an overflow). The eps trap is caught
+directly: when the configured norm's gradient is non-finite at a zero-norm row in the penalty
+dtype (``tf_norm``; ``safe_sqrt`` in float16, where eps=1e-12 rounds to 0), any row whose norm
+is exactly 0 marks ``critic/gradient_penalty/norm_gradient`` as non-finite, whatever the scale.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import keras
 import numpy as np
@@ -34,6 +44,16 @@ METRICS: tuple[str, ...] = (
 _GENERATOR_SLOT = 1000  # random-stream slot of the generator update within a step
 
 
+class CriticInputs(NamedTuple):
+    """One critic iteration's batch: real rows, onehot labels, noise, alpha, and G's rows."""
+
+    real: tf.Tensor
+    onehot: tf.Tensor
+    z: tf.Tensor
+    alpha: tf.Tensor
+    fake: tf.Tensor
+
+
 @dataclass
 class ChunkResult:
     """What one compiled call reports back."""
@@ -45,6 +65,22 @@ class ChunkResult:
     bad_source: str | None  # its name
     skipped: int  # updates skipped so far (on_nan=skip)
     consecutive_skips: int
+    bad_update: int = -1  # critic iteration of the first bad update; n_critic: the generator's
+    scale_skips: int = 0  # loss-scale overflows handed to LossScaleOptimizer (mixed_float16)
+    loss_scale: float | None = None  # the critic's current loss scale (mixed_float16)
+
+
+#: The source name of the penalty's norm gradient (non-finite at a zero-norm row).
+NORM_GRADIENT = "critic/gradient_penalty/norm_gradient"
+
+
+def norm_gradient_singular_at_zero(norm: str, eps: float, dtype: tf.DType) -> bool:
+    """Whether ``norm``'s gradient at an all-zero row is non-finite when computed in ``dtype``."""
+    g = tf.zeros([1, 2], dtype)
+    with tf.GradientTape() as tape:
+        tape.watch(g)
+        value = tf.reduce_sum(losses.row_norm(g, norm, eps))
+    return not bool(np.isfinite(tape.gradient(value, g).numpy()).all())
 
 
 class WGANGPTrainer:
@@ -72,19 +108,25 @@ class WGANGPTrainer:
         self.bad_source = tf.Variable(-1, dtype=tf.int32, trainable=False, name="bad_source")
         self.skipped = tf.Variable(0, dtype=tf.int64, trainable=False, name="skipped")
         self.consecutive_skips = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self.bad_update = tf.Variable(-1, dtype=tf.int32, trainable=False, name="bad_update")
+        self.scale_skips = tf.Variable(0, dtype=tf.int64, trainable=False, name="scale_skips")
         self.base_seed = tf.constant(cfg.seed, dtype=tf.int64)
 
         self.sources: list[str] = (
-            ["critic/gradient_penalty", "critic/loss"]
+            ["critic/gradient_penalty", "critic/loss", NORM_GRADIENT]
             + [f"critic/grad:{v.path}" for v in self.critic.trainable_variables]
             + ["generator/loss"]
             + [f"generator/grad:{v.path}" for v in self.generator.trainable_variables]
         )
-        self._generator_offset = 2 + len(self.critic.trainable_variables)
+        self._generator_offset = 3 + len(self.critic.trainable_variables)
         self.penalty_dtype = (
             tf.float32
             if cfg.gp.dtype == "float32"
             else tf.as_dtype(keras.config.dtype_policy().compute_dtype)
+        )
+        self.loss_scaling = tc.precision == "mixed_float16"
+        self.norm_singular_at_zero = norm_gradient_singular_at_zero(
+            cfg.gp.norm, cfg.gp.eps, self.penalty_dtype
         )
         self.train_chunk = tf.function(
             self._train_chunk,
@@ -111,6 +153,7 @@ class WGANGPTrainer:
         )
 
     def _unscaled(self, opt: keras.optimizers.Optimizer, grads: list[tf.Tensor]) -> list[tf.Tensor]:
+        """The true gradients, for checks and forensics (``apply`` takes the scaled ones)."""
         if isinstance(opt, keras.optimizers.LossScaleOptimizer):
             scale = tf.cast(opt.dynamic_scale, tf.float32)
             return [g / tf.cast(scale, g.dtype) for g in grads]
@@ -135,6 +178,11 @@ class WGANGPTrainer:
         return real, self._labels(labels), z, alpha
 
     @staticmethod
+    def _watch_only(tape: tf.GradientTape, variables: list) -> None:
+        """Watch ``variables`` alone: no gradient work for weights this update does not change."""
+        tape.watch([v.value for v in variables])  # the tf.Variable under each Keras variable
+
+    @staticmethod
     def _finite(t: tf.Tensor) -> tf.Tensor:
         return tf.reduce_all(tf.math.is_finite(t))
 
@@ -145,24 +193,81 @@ class WGANGPTrainer:
 
         tf.cond(ok, apply, lambda: tf.constant(False))
 
-    def _record(self, ok: tf.Tensor, flags: tf.Tensor, offset: int, step: tf.Tensor) -> None:
+    def _record(
+        self, ok: tf.Tensor, flags: tf.Tensor, offset: int, step: tf.Tensor, update: int
+    ) -> None:
         first = self.bad_step < 0
         record = tf.logical_and(tf.logical_not(ok), first)
         source = tf.cast(tf.argmin(tf.cast(flags, tf.int32)), tf.int32) + offset
         self.bad_step.assign(tf.where(record, step, self.bad_step))
         self.bad_source.assign(tf.where(record, source, self.bad_source))
+        self.bad_update.assign(tf.where(record, tf.constant(update, tf.int32), self.bad_update))
+
+    def norm_gradient_finite(self, norms: tf.Tensor) -> tf.Tensor:
+        """False when a row's norm is exactly 0 and the norm's gradient is undefined there."""
+        if not self.norm_singular_at_zero:
+            return tf.constant(True)
+        return tf.reduce_all(norms > 0)
+
+    def _judge(
+        self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], offset: int, step, update: int
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """(update may go to the optimizer, the update is a loss-scale overflow); records a NaN.
+
+        ``head`` are the scalar checks (losses, penalty, norm gradient) whose failure no loss
+        scale explains; ``grads`` the unscaled gradients.
+        """
+        grad_flags = [self._finite(g) for g in grads]
+        flags = tf.stack(head + grad_flags)
+        ok = tf.reduce_all(flags)
+        overflow = tf.constant(False)
+        if isinstance(opt, keras.optimizers.LossScaleOptimizer):
+            scale = tf.cast(opt.dynamic_scale, tf.float32)
+            overflow = tf.logical_and(
+                tf.logical_and(tf.reduce_all(tf.stack(head)), tf.logical_not(ok)), scale > 1.0
+            )
+            self.scale_skips.assign_add(tf.cast(overflow, tf.int64))
+            ok = tf.logical_or(ok, overflow)
+        self._record(ok, flags, offset, step, update)
+        return ok, overflow
 
     # -- one critic update, one generator update -----------------------------------------
 
-    def critic_quantities(self, step: tf.Tensor, i: int) -> dict[str, tf.Tensor | list]:
-        """Critic iteration ``i`` at ``step`` computed but not applied (also used by forensics)."""
+    def critic_inputs(self, step: tf.Tensor) -> list[CriticInputs]:
+        """All ``n_critic`` critic batches of ``step``, their fake rows from ONE generator call.
+
+        G does not change during the critic iterations, so its rows for every iteration come
+        from one batched call (same math, rows are independent; fewer, larger matmuls).
+        """
+        n_critic = self.cfg.trainer.n_critic
+        drawn = [self.critic_batch(step, i) for i in range(n_critic)]
+        z = tf.concat([d[2] for d in drawn], 0)
+        onehot = tf.concat([d[1] for d in drawn], 0)
+        fakes = tf.split(self.generator([z, onehot], training=True), n_critic)
+        return [CriticInputs(*d, fake) for d, fake in zip(drawn, fakes, strict=True)]
+
+    def critic_quantities(
+        self, step: tf.Tensor, i: int, inputs: CriticInputs | None = None
+    ) -> dict[str, tf.Tensor | list]:
+        """Critic iteration ``i`` at ``step`` computed but not applied (also used by forensics).
+
+        ``inputs`` are the iteration's batch and fake rows when already drawn (by the step).
+        """
         gp = self.cfg.gp
-        real, onehot, z, alpha = self.critic_batch(step, i)
-        variables = self.critic.trainable_variables
-        with tf.GradientTape() as tape:
+        if inputs is None:
+            real, onehot, z, alpha = self.critic_batch(step, i)
             fake = self.generator([z, onehot], training=True)
-            d_real = self.critic([real, onehot], training=True)
-            d_fake = self.critic([fake, onehot], training=True)
+        else:
+            real, onehot, _, alpha, fake = inputs
+        variables = self.critic.trainable_variables
+        # G runs outside the tape: the critic loss's gradient must not flow back into G's weights.
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            self._watch_only(tape, variables)
+            # Real and fake rows through the critic in one batched call (rows are independent).
+            scores = self.critic(
+                [tf.concat([real, fake], 0), tf.concat([onehot, onehot], 0)], training=True
+            )
+            d_real, d_fake = tf.split(scores, 2)
             x_hat = losses.interpolate(real, fake, alpha)
             penalty = losses.gradient_penalty(
                 lambda x: self.critic([x, onehot], training=True),
@@ -173,26 +278,28 @@ class WGANGPTrainer:
             )
             loss = losses.critic_loss(d_real, d_fake, penalty.value, gp.weight)
             scaled = self._scaled(self.critic_optimizer, loss)
-        grads = self._unscaled(self.critic_optimizer, tape.gradient(scaled, variables))
+        scaled_grads = tape.gradient(scaled, variables)
         return {
             "real": real,
             "labels": onehot,
             "loss": loss,
             "penalty": penalty,
-            "grads": grads,
+            "norm_gradient_finite": self.norm_gradient_finite(penalty.norms),
+            "grads": self._unscaled(self.critic_optimizer, scaled_grads),
+            "scaled_grads": scaled_grads,
             "wasserstein": losses.wasserstein_estimate(d_real, d_fake),
         }
 
-    def critic_update(self, step: tf.Tensor, i: int, allowed: tf.Tensor) -> tuple[tf.Tensor, ...]:
-        q = self.critic_quantities(step, i)
-        penalty, loss, grads = q["penalty"], q["loss"], q["grads"]
-        flags = tf.stack(
-            [self._finite(penalty.value), self._finite(loss)] + [self._finite(g) for g in grads]
-        )
-        ok = tf.reduce_all(flags)
-        self._record(ok, flags, 0, step)
+    def critic_update(
+        self, step: tf.Tensor, i: int, allowed: tf.Tensor, inputs: CriticInputs | None = None
+    ) -> tuple[tf.Tensor, ...]:
+        q = self.critic_quantities(step, i, inputs)
+        penalty, loss = q["penalty"], q["loss"]
+        head = [self._finite(penalty.value), self._finite(loss), q["norm_gradient_finite"]]
+        ok, _ = self._judge(self.critic_optimizer, head, q["grads"], 0, step, i)
         variables = self.critic.trainable_variables
-        self._apply_if(tf.logical_and(ok, allowed), self.critic_optimizer, grads, variables)
+        opt = self.critic_optimizer
+        self._apply_if(tf.logical_and(ok, allowed), opt, q["scaled_grads"], variables)
         return ok, loss, penalty.value, q["wasserstein"], penalty.norms, penalty.zero_rows
 
     def generator_update(self, step: tf.Tensor, allowed: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -201,15 +308,17 @@ class WGANGPTrainer:
         onehot = self._labels(labels)
         z = self._noise(step, _GENERATOR_SLOT + 1, batch)
         variables = self.generator.trainable_variables
-        with tf.GradientTape() as tape:
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            self._watch_only(tape, variables)  # G only: no gradients for the critic's weights
             fake = self.generator([z, onehot], training=True)
             loss = losses.generator_loss(self.critic([fake, onehot], training=True))
             scaled = self._scaled(self.generator_optimizer, loss)
-        grads = self._unscaled(self.generator_optimizer, tape.gradient(scaled, variables))
-        flags = tf.stack([self._finite(loss)] + [self._finite(g) for g in grads])
-        ok = tf.reduce_all(flags)
-        self._record(ok, flags, self._generator_offset, step)
-        self._apply_if(tf.logical_and(ok, allowed), self.generator_optimizer, grads, variables)
+        scaled_grads = tape.gradient(scaled, variables)
+        grads = self._unscaled(self.generator_optimizer, scaled_grads)
+        opt = self.generator_optimizer
+        offset, update = self._generator_offset, self.cfg.trainer.n_critic
+        ok, _ = self._judge(opt, [self._finite(loss)], grads, offset, step, update)
+        self._apply_if(tf.logical_and(ok, allowed), opt, scaled_grads, variables)
         return ok, loss
 
     def generator_step(self, step: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -219,10 +328,10 @@ class WGANGPTrainer:
         healthy = tf.constant(True)
         c_loss, pen, w, zero = [], [], [], []
         norm_sum, norm_min = tf.constant(0.0), tf.constant(np.inf, tf.float32)
-        for i in range(n_critic):
+        for i, inputs in enumerate(self.critic_inputs(step)):
             # After a bad update (raise/stop), later updates of this step are not applied.
             ok, loss, penalty, west, norms, zero_rows = self.critic_update(
-                step, i, tf.constant(True) if skip else healthy
+                step, i, tf.constant(True) if skip else healthy, inputs
             )
             healthy = tf.logical_and(healthy, ok)
             c_loss.append(loss)
@@ -283,8 +392,11 @@ class WGANGPTrainer:
         completed = int(completed)
         bad = int(self.bad_step.numpy())
         source = self.sources[int(self.bad_source.numpy())] if bad >= 0 else None
-        # On a break, the failing step's metrics row is kept: it shows what went non-finite.
-        rows = completed + (1 if bad >= start and completed < num_steps else 0)
+        scale = float(self.critic_optimizer.dynamic_scale.numpy()) if self.loss_scaling else None
+        # On a break (raise/stop), the failing step's metrics row is kept: it shows what went
+        # non-finite. Under skip every executed step, skipped or not, is already counted.
+        broke = self.cfg.trainer.on_nan != "skip" and bad >= start and completed < num_steps
+        rows = completed + (1 if broke else 0)
         return ChunkResult(
             start_step=start,
             completed=completed,
@@ -293,6 +405,9 @@ class WGANGPTrainer:
             bad_source=source,
             skipped=int(self.skipped.numpy()),
             consecutive_skips=int(self.consecutive_skips.numpy()),
+            bad_update=int(self.bad_update.numpy()),
+            scale_skips=int(self.scale_skips.numpy()),
+            loss_scale=scale,
         )
 
     def checkpoint(self) -> tf.train.Checkpoint:
@@ -304,6 +419,7 @@ class WGANGPTrainer:
             critic_optimizer=self.critic_optimizer,
             step=self.step,
             skipped=self.skipped,
+            scale_skips=self.scale_skips,
         )
 
     def tracing_count(self) -> int:
