@@ -47,7 +47,7 @@ PEERS = {
     "ctgan": ("ctgan_bench.py", "CTGAN 0.12.1 (PyTorch CPU)"),
 }
 ALL_SYSTEMS = ("naive", *WGANGP_SYSTEMS, "ydata", "ctgan", "matmul")
-ENVS = REPO / ".bench-envs"
+ENVS = Path(os.environ.get("WGANGP_BENCH_ENVS", REPO / ".bench-envs"))  # as setup_envs.sh
 SWEEP_BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 RSS_ROWS = 1_000_000
 

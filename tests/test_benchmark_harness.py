@@ -42,7 +42,7 @@ def test_quick_run_writes_records_and_table(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=600,
         cwd=REPO,
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
     )
@@ -92,7 +92,7 @@ def test_unknown_system_is_one_line_error(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         cwd=REPO,
     )
     assert done.returncode == 2
