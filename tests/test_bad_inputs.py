@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from support.mlflow_server import free_port
+
 from wgangp.data.schema import COLUMNS, LABEL
 
 REPO = Path(__file__).resolve().parents[1]
@@ -319,6 +319,7 @@ def test_unwritable_output_dir_and_unreachable_server_in_real_processes(tmp_path
 def test_unwritable_output_dir_in_process(tmp_path: Path) -> None:
     """``train(output_dir=...)`` (the Python API) refuses it the same way."""
     from conftest import TINY, compose
+
     from wgangp.errors import WgangpError
     from wgangp.train import train
 

@@ -30,6 +30,7 @@ from wgangp.tracking import (
     git_commit,
     open_tracking_uri,
     redact,
+    scrub_secrets,
 )
 
 log = logging.getLogger("wgangp.train")
@@ -132,8 +133,6 @@ def run_training(
             "output.dir": str(output_dir),
             **environment_tags(),
         }
-        if previous is not None and resume_run_id:
-            tags["resumed.from_step"] = previous.step
         tracker.start(cfg.tracking.run_name or cfg.name, tags, run_id=resume_run_id)
         record.run_id = tracker.run_id
         if previous is not None:
@@ -244,11 +243,12 @@ def _train_tracked(
     from wgangp.trainer import WGANGPTrainer
 
     resolved = OmegaConf.structured(cfg)
-    (output_dir / "config_resolved.yaml").write_text(OmegaConf.to_yaml(resolved))
+    (output_dir / "config_resolved.yaml").write_text(redact(OmegaConf.to_yaml(resolved)))
     if log_params:  # a resumed run keeps the params of its first launch
         tracker.log_params(flatten(cfg))
     tracker.log_artifact(output_dir / "config_resolved.yaml", "config")
     if hydra_meta is not None and hydra_meta.is_dir():
+        scrub_secrets(hydra_meta)  # Hydra wrote the overrides as typed, passwords included
         tracker.log_artifact(hydra_meta, "config/hydra")
 
     tc = cfg.trainer
@@ -273,6 +273,7 @@ def _train_tracked(
             restored = int(trainer.step.numpy())
             history.restore(checkpoints.history_path, restored)
             history.skip_through = tracker.last_logged_step()
+            tracker.set_tags({"resumed.from_step": restored})
             log.info("resumed from %s at step %d", manager.latest_checkpoint, restored)
         else:
             checkpoints.history_path.unlink(missing_ok=True)

@@ -113,6 +113,20 @@ def redact(value: Any) -> Any:
     return value
 
 
+def scrub_secrets(directory: Path) -> None:
+    """Rewrite the text files under ``directory`` with :func:`redact` applied, where it changes."""
+    for path in Path(directory).rglob("*"):
+        if not path.is_file() or path.stat().st_size > 1_000_000:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        clean = redact(text)
+        if clean != text:
+            path.write_text(clean, encoding="utf-8")
+
+
 def open_tracking_uri(uri: str | None, launch_dir: Path, fallback_dir: Path, required: bool) -> str:
     """The store to log to: the configured one, or with ``required=false`` and the server
     down, a local sqlite file in ``fallback_dir`` (the run's output directory)."""
@@ -171,13 +185,15 @@ class Tracker:
         experiment: str,
         enabled: bool = True,
         outbox: Path | None = None,
-        retry_interval_s: float = 30.0,
+        retry_interval_s: float | None = None,
     ) -> None:
         self.enabled = enabled
         self.uri = uri
         self.experiment = experiment
         self.run_id: str | None = None
         self.outbox = Outbox(outbox) if outbox is not None else None
+        if retry_interval_s is None:  # tests shorten it
+            retry_interval_s = float(os.environ.get("WGANGP_TRACKING_RETRY_S", "30"))
         self.retry_interval_s = retry_interval_s
         self.outage: str | None = None  # first failure, while the store is away
         self.outage_count = 0  # outages seen during the run

@@ -1,0 +1,190 @@
+"""Crash and resume: ``kill -9`` mid-run, the same command plus ``trainer.resume=true`` continues.
+
+The slow test kills a real training process after its second checkpoint, relaunches it, and
+compares with an uninterrupted run of the same command: same MLflow run, every metric step
+exactly once, and (CPU, op determinism on) bit-identical final weights and optimizer slots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import compose
+
+from wgangp.config import to_config
+from wgangp.errors import ConfigError
+from wgangp.resume import RunRecord, config_key, open_checkpoint_dir
+
+STEPS, CHECKPOINT_EVERY, LOG_EVERY = 400, 50, 10
+COMMAND = [
+    "data=simulated",
+    "data.simulated_rows=4000",
+    "model.latent_dim=8",
+    "model.generator.hidden=[16,16]",
+    "model.critic.hidden=[16,16]",
+    "trainer.batch_size=32",
+    f"trainer.steps={STEPS}",
+    "trainer.steps_per_call=10",
+    f"trainer.checkpoint_every={CHECKPOINT_EVERY}",
+    "trainer.keep_checkpoints=2",
+    "trainer.progress=false",
+    "trainer.sample_rows=0",
+    f"tracking.log_every={LOG_EVERY}",
+    "tracking.uri=sqlite:///mlflow.db",
+    "tracking.log_model=false",
+    "evaluate.enabled=false",
+]
+
+
+def test_config_key_ignores_resume_but_not_the_trajectory() -> None:
+    base = to_config(compose(COMMAND))
+    assert config_key(base) == config_key(to_config(compose([*COMMAND, "trainer.resume=true"])))
+    assert config_key(base) == config_key(to_config(compose([*COMMAND, "evaluate.enabled=true"])))
+    assert config_key(base) != config_key(to_config(compose([*COMMAND, "seed=1"])))
+    assert config_key(base) != config_key(to_config(compose([*COMMAND, "gp.weight=5"])))
+
+
+def test_checkpoint_dir_is_locked_and_an_interrupted_run_is_not_overwritten(
+    tmp_path: Path,
+) -> None:
+    cfg = to_config(compose(COMMAND))
+    directory, previous = open_checkpoint_dir(cfg, tmp_path)
+    assert previous is None
+    assert directory.path.parent == (tmp_path / "checkpoints").resolve()
+    with pytest.raises(ConfigError, match="is in use by pid"):
+        open_checkpoint_dir(cfg, tmp_path)
+    directory.write_record(RunRecord(run_id="abc", status="RUNNING", step=50))
+    (directory.path / "checkpoint").write_text("")
+    directory.release()  # as when the process was killed
+
+    with pytest.raises(ConfigError, match="add trainer.resume=true to continue it") as caught:
+        open_checkpoint_dir(cfg, tmp_path)
+    assert "\n" not in str(caught.value)
+    resumed = to_config(compose([*COMMAND, "trainer.resume=true"]))
+    again, record = open_checkpoint_dir(resumed, tmp_path)
+    assert record is not None and record.run_id == "abc" and record.step == 50
+    again.write_record(RunRecord(run_id="abc", status="FINISHED", step=STEPS))
+    again.release()
+    fresh, previous = open_checkpoint_dir(cfg, tmp_path)  # a finished run is cleared
+    assert previous is None and not fresh.has_checkpoint()
+    fresh.release()
+
+
+def test_history_journal_restores_up_to_the_checkpoint(tmp_path: Path) -> None:
+    from wgangp.history import MetricHistory
+    from wgangp.trainer import METRICS
+
+    journal = tmp_path / "history.csv"
+    first = MetricHistory(log_every=2)
+    block = np.arange(6 * len(METRICS), dtype=np.float32).reshape(6, -1)
+    first.add(0, block[:4])
+    first.persist(journal)  # checkpoint at step 4
+    first.add(4, block[4:])
+    first.persist(journal)  # rows of steps 5, 6 written, then killed before the checkpoint
+    resumed = MetricHistory(log_every=2, skip_through=6)
+    assert resumed.restore(journal, upto_step=4) == 4
+    points = resumed.add(4, block[4:])
+    assert points == []  # step 6 was already logged
+    resumed.persist(journal)
+    assert resumed.frame()["step"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert MetricHistory(2).restore(journal, 6) == 6
+
+
+def _launch(cwd: Path, extra: list[str]) -> subprocess.Popen:
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONUNBUFFERED": "1"}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    cwd.mkdir(parents=True, exist_ok=True)
+    log = (cwd / f"train-{len(list(cwd.glob('train-*.log')))}.log").open("w")
+    return subprocess.Popen(
+        [sys.executable, "-m", "wgangp.train", *COMMAND, *extra],
+        cwd=cwd,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def _checkpoint_dir(launch: Path) -> Path:
+    (found,) = (launch / "checkpoints").iterdir()
+    return found
+
+
+def tf_latest_step(checkpoint_dir: Path) -> int:
+    text = (checkpoint_dir / "checkpoint").read_text()
+    return int(text.split('model_checkpoint_path: "ckpt-', 1)[1].split('"', 1)[0])
+
+
+def _variables(checkpoint_dir: Path) -> dict[str, np.ndarray]:
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(str(checkpoint_dir))
+    return {
+        name: reader.get_tensor(name)
+        for name, _ in tf.train.list_variables(str(checkpoint_dir))
+        if not name.startswith(("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter"))  # bookkeeping
+    }
+
+
+def _metric(launch: Path, key: str) -> tuple[list, list]:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{launch}/mlflow.db")
+    (run,) = client.search_runs([client.get_experiment_by_name("wgangp").experiment_id])
+    history = client.get_metric_history(run.info.run_id, key)
+    return run, sorted(history, key=lambda m: (m.step, m.timestamp))
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None:
+    crashed, straight = tmp_path / "crashed", tmp_path / "straight"
+    reference = _launch(straight, [])
+    victim = _launch(crashed, [])
+    deadline = time.monotonic() + 600
+    second = f"ckpt-{2 * CHECKPOINT_EVERY}.index"
+    while not list((crashed / "checkpoints").glob(f"*/{second}")):
+        assert victim.poll() is None, (crashed / "train-0.log").read_text()[-3000:]
+        assert time.monotonic() < deadline, "no second checkpoint after 10 minutes"
+        time.sleep(0.02)
+    victim.send_signal(signal.SIGKILL)
+    assert victim.wait(60) == -signal.SIGKILL
+    record = json.loads((_checkpoint_dir(crashed) / "run.json").read_text())
+    assert record["status"] == "RUNNING", "the run finished before it could be killed"
+    latest = tf_latest_step(_checkpoint_dir(crashed))
+    assert 2 * CHECKPOINT_EVERY <= latest < STEPS
+
+    resumed = _launch(crashed, ["trainer.resume=true"])
+    assert resumed.wait(900) == 0, (crashed / "train-1.log").read_text()[-3000:]
+    assert reference.wait(900) == 0, (straight / "train-0.log").read_text()[-3000:]
+    log = (crashed / "train-1.log").read_text()
+    assert f"resumed from {_checkpoint_dir(crashed)}/ckpt-{latest} at step {latest}" in log
+
+    # One MLflow run, continued; every logged step once, log_every apart, none missing.
+    run, history = _metric(crashed, "critic_loss")
+    assert run.info.run_id == record["run_id"] and run.info.status == "FINISHED"
+    assert run.data.tags["resumed.from_step"] == str(latest)
+    steps = [m.step for m in history]
+    assert steps == list(range(LOG_EVERY, STEPS + 1, LOG_EVERY))
+    _, straight_history = _metric(straight, "critic_loss")
+    np.testing.assert_array_equal([m.value for m in history], [m.value for m in straight_history])
+    (output,) = [p.parent for p in (crashed / "outputs").glob("*/*/metrics.csv")]
+    assert (np.loadtxt(output / "metrics.csv", delimiter=",", skiprows=1, usecols=0)).tolist() == [
+        float(s) for s in range(1, STEPS + 1)
+    ]
+
+    # Same weights and optimizer state as the uninterrupted run, bit for bit.
+    resumed_vars, straight_vars = (
+        _variables(_checkpoint_dir(crashed)),
+        _variables(_checkpoint_dir(straight)),
+    )
+    assert resumed_vars.keys() == straight_vars.keys()
+    assert any("generator_optimizer/_variables" in name for name in resumed_vars)  # Adam slots
+    for name, value in straight_vars.items():
+        np.testing.assert_array_equal(resumed_vars[name], value, err_msg=name)
