@@ -1,20 +1,33 @@
-"""Registry of the project's own trainers as benchmark systems (filled in by the trainer's author).
+"""The project's trainer as benchmark systems: plain, XLA, K steps per call, K steps + XLA.
 
 The harness asks ``build(name, size, rows)`` for an object with:
 - ``run(steps: int) -> object``: complete ``steps`` generator steps (each = ``size.n_critic``
   critic updates + 1 generator update) and return only when the work is done (read a value back);
 - ``steps_per_call: int``: ``run`` is only asked for multiples of it (K for the ``_k`` variants);
-- ``flops_per_gen_step() -> float | None`` (e.g. from ``bench.flops.count_flops`` with
-  ``loop_trip_count=K``);
-- ``notes: list[str]`` and ``settings: dict`` copied into the record.
-Until then every name raises NotImplementedError and the harness records it as skipped.
+- ``flops_per_gen_step() -> float``: matmul FLOPs of one generator step, counted by
+  ``bench.flops.count_flops`` on the traced graph of ``WGANGPTrainer.generator_step`` (the body
+  of the ``tf.range`` loop, traced alone so every shape is static);
+- ``notes: list[str]``, ``settings: dict`` and ``variant: str`` copied into the record.
+
+Run alone for the extras (one JSON record per line on stdout):
+``python scripts/bench/wgangp_systems.py --sweep`` (ms per generator step, batch 64..4096) and
+``python scripts/bench/wgangp_systems.py --rss-rows 1000000`` (peak memory from 1M rows).
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol
 
-from bench.common import Rows, Size
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench.common import Rows, Size  # noqa: E402
 
 #: name -> what it is (shown in the docs and in the harness's --help).
 SYSTEMS: dict[str, str] = {
@@ -23,10 +36,14 @@ SYSTEMS: dict[str, str] = {
     "wgangp_k": "the project's trainer, K generator steps per call in one tf.range loop",
     "wgangp_k_xla": "K steps per call, XLA-compiled",
 }
+#: Generator steps per call for the ``_k`` variants (the harness times multiples of it).
+K_STEPS = 20
+SWEEP_BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 
 
 class BenchSystem(Protocol):
     steps_per_call: int
+    variant: str
     notes: list[str]
     settings: dict[str, Any]
 
@@ -35,8 +52,203 @@ class BenchSystem(Protocol):
     def flops_per_gen_step(self) -> float | None: ...
 
 
+def trainer_config(size: Size, steps_per_call: int, jit_compile: bool, seed: int = 0):
+    """The project's typed config at a benchmark size (float32, in-graph balanced sampling)."""
+    from wgangp.config import Config
+
+    cfg = Config(seed=seed)
+    cfg.model.latent_dim = size.latent
+    cfg.model.generator.hidden = list(size.gen_widths)
+    cfg.model.critic.hidden = list(size.critic_widths)
+    cfg.trainer.batch_size = size.batch
+    cfg.trainer.n_critic = size.n_critic
+    cfg.trainer.steps_per_call = steps_per_call
+    cfg.trainer.jit_compile = jit_compile
+    return cfg
+
+
+@dataclass
+class TrainerSystem:
+    """``WGANGPTrainer`` driven the way ``wgangp.run`` drives it: ``run(K)`` per call."""
+
+    name: str
+    size: Size
+    rows: Rows
+    steps_per_call: int
+    jit_compile: bool
+    notes: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        import keras
+
+        from wgangp.sampler import ClassBalancedSampler
+        from wgangp.trainer import WGANGPTrainer
+
+        keras.utils.set_random_seed(0)
+        cfg = trainer_config(self.size, self.steps_per_call, self.jit_compile)
+        sampler = ClassBalancedSampler(self.rows.features, self.rows.labels, fraud_share=0.5)
+        self.trainer = WGANGPTrainer(cfg, sampler)
+        self.variant = (
+            f"K={self.steps_per_call}" + (" XLA" if self.jit_compile else "")
+            if self.steps_per_call > 1
+            else ("XLA" if self.jit_compile else "plain")
+        )
+        self.settings = {
+            "steps_per_call": self.steps_per_call,
+            "jit_compile": self.jit_compile,
+            "precision": cfg.trainer.precision,
+            "deterministic_ops": False,
+            "sampling": "in-graph stateless, class-balanced (fraud share 0.5), rows on device",
+        }
+        self.notes = [
+            SYSTEMS[self.name],
+            "op determinism off here: it is process-wide and would bind the naive loop too",
+        ]
+        self._flops: float | None = None
+
+    def run(self, steps: int) -> object:
+        result = None
+        remaining = steps
+        while remaining > 0:
+            result = self.trainer.run(min(remaining, self.steps_per_call))
+            if result.bad_step >= 0:
+                raise RuntimeError(f"non-finite at step {result.bad_step}: {result.bad_source}")
+            remaining -= result.completed
+        return result
+
+    def flops_per_gen_step(self) -> float | None:
+        if self._flops is None:
+            self._flops = float(count_step_flops(self.trainer).flops)
+        return self._flops
+
+    def tracing_count(self) -> int:
+        return self.trainer.tracing_count()
+
+
+def count_step_flops(trainer):
+    """Matmul FLOPs of one generator step (``n_critic`` critic updates + 1 generator update)."""
+    import tensorflow as tf
+
+    from bench.flops import count_flops
+
+    def one_step(step: tf.Tensor) -> tf.Tensor:
+        return trainer.generator_step(step)[1]
+
+    traced = tf.function(one_step).get_concrete_function(tf.TensorSpec((), tf.int64))
+    return count_flops(traced)
+
+
 def build(name: str, size: Size, rows: Rows) -> BenchSystem:
     """The system ``name`` at ``size`` on ``rows``."""
     if name not in SYSTEMS:
         raise KeyError(f"unknown wgangp system {name!r}; choose from {', '.join(SYSTEMS)}")
-    raise NotImplementedError("wgangp systems are added by the trainer")
+    k = K_STEPS if name.startswith("wgangp_k") else 1
+    return TrainerSystem(name, size, rows, steps_per_call=k, jit_compile=name.endswith("xla"))
+
+
+# -- extras: batch sweep and peak memory -----------------------------------------------------
+
+
+def batch_sweep(rows: Rows, name: str, batches=SWEEP_BATCHES, repeats: int = 3) -> list:
+    """ms per generator step of system ``name`` at the default widths across batch sizes."""
+    from bench.common import SIZES, time_steps, timing_record, versions
+
+    records = []
+    for batch in batches:
+        size = replace(SIZES["default"], batch=batch)
+        system = build(name, size, rows)
+        k = system.steps_per_call
+        steps = max(k, (max(10, int(40 * 512 / batch)) // k) * k)
+        timing = time_steps(system.run, steps, repeats, k)
+        record = timing_record(
+            name,
+            f"batch sweep b={batch}",
+            "default",
+            timing,
+            batch,
+            size.n_critic,
+            system.flops_per_gen_step(),
+            {**size.settings(), **system.settings, **versions("tensorflow", "keras")},
+            ["extras: default widths at another batch size"],
+        )
+        record.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 2)}
+        records.append(record)
+    return records
+
+
+def current_rss_mb() -> float:
+    """Resident set size now (Linux /proc), to show memory stays flat while training."""
+    import os
+
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_rss(n_rows: int, name: str = "wgangp_k_xla", steps: int = 200):
+    """Train from ``n_rows`` simulated rows; RSS after warm-up and after ``steps`` more steps."""
+    from bench.common import SIZES, Record, peak_rss_mb, simulated_rows, versions
+
+    size = SIZES["default"]
+    before = peak_rss_mb()
+    rows = simulated_rows(n_rows)
+    system = build(name, size, rows)
+    system.run(system.steps_per_call)
+    after_warmup = current_rss_mb()
+    start = time.perf_counter()
+    done = 0
+    samples = []
+    while done < steps:
+        system.run(system.steps_per_call)
+        done += system.steps_per_call
+        samples.append(round(current_rss_mb(), 1))
+    elapsed = time.perf_counter() - start
+    return Record(
+        system=name,
+        variant=f"peak-rss {n_rows:,} rows",
+        size=size.name,
+        critic_samples_per_s=size.batch * size.n_critic * done / elapsed,
+        gen_steps_per_s=done / elapsed,
+        notes=[
+            f"simulated rows: {rows.features.nbytes / 2**20:.0f} MiB float32 on the host, "
+            "one more copy as device variables; batches gathered in the graph"
+        ],
+        settings={
+            **size.settings(),
+            **system.settings,
+            "rows": n_rows,
+            "steps_measured": done,
+            **versions("tensorflow", "keras", "numpy"),
+        },  # fmt: skip
+        extra={
+            "peak_rss_mb": round(peak_rss_mb(), 1),
+            "peak_rss_before_data_mb": round(before, 1),
+            "rss_after_warmup_mb": round(after_warmup, 1),
+            "rss_after_steps_mb": samples[-1],
+            "rss_growth_mb": round(samples[-1] - after_warmup, 1),
+            "rss_samples_mb": samples,
+        },
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench.common import emit_json, load_rows
+
+    parser = argparse.ArgumentParser(description="wgangp benchmark extras (JSON on stdout)")
+    parser.add_argument("--system", choices=sorted(SYSTEMS), default="wgangp_k_xla")
+    parser.add_argument("--sweep", action="store_true", help="ms/step across batch 64..4096")
+    parser.add_argument("--rss-rows", type=int, default=0, help="peak memory from N rows")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--data", default=None, help="real sample CSV (default: shared sample)")
+    args = parser.parse_args(argv)
+    if args.sweep:
+        for record in batch_sweep(load_rows(args.data), args.system):
+            emit_json(record)
+    if args.rss_rows:
+        emit_json(peak_rss(args.rss_rows, args.system, args.steps))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
