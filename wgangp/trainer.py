@@ -302,11 +302,14 @@ class WGANGPTrainer:
         self._apply_if(tf.logical_and(ok, allowed), opt, q["scaled_grads"], variables)
         return ok, loss, penalty.value, q["wasserstein"], penalty.norms, penalty.zero_rows
 
-    def generator_update(self, step: tf.Tensor, allowed: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def generator_batch(self, step: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """The onehot labels and noise of the generator update at ``step``."""
         batch = self.cfg.trainer.batch_size
         _, labels = self.sampler.sample(batch, step_seed(self.base_seed, step, _GENERATOR_SLOT))
-        onehot = self._labels(labels)
-        z = self._noise(step, _GENERATOR_SLOT + 1, batch)
+        return self._labels(labels), self._noise(step, _GENERATOR_SLOT + 1, batch)
+
+    def generator_update(self, step: tf.Tensor, allowed: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        onehot, z = self.generator_batch(step)
         variables = self.generator.trainable_variables
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             self._watch_only(tape, variables)  # G only: no gradients for the critic's weights
