@@ -1,21 +1,88 @@
 """The synthesizer as an MLflow pyfunc model: ``predict`` takes requests, returns rows.
 
 Logged as a "model from code" (``wgangp/serving_model.py``), so nothing is pickled: MLflow copies
-that file and the synthesizer bundle (Keras native format + JSON) into the model.
+that file and the synthesizer bundle (Keras native format + JSON) into the model. Loading it needs
+the ``wgangp`` package installed (``mlflow models serve --env-manager local`` from this project's
+environment, or the Docker image).
+
+Each input row is one request: ``n`` rows of class ``label`` (default 1, fraud) drawn with
+``seed`` (default: the row's position). The answer is the requested rows stacked in input order,
+in original units with the original column names.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import mlflow.pyfunc
 import pandas as pd
 
-from wgangp.data.schema import COLUMNS
+from wgangp.data.schema import COLUMNS, LABEL
 
 #: Name of the pyfunc model inside a training run.
 MODEL_NAME = "sampler"
+#: Artifact key (and folder under ``artifacts/`` in the model) of the synthesizer bundle.
+BUNDLE_KEY = "synthesizer"
+#: ``wgangp.synthesizer.ARTIFACT_PATH`` and ``META_FILE``, repeated here because importing that
+#: module imports Keras (seconds): the CLI checks a model URI before paying for it.
+RUN_ARTIFACT_PATH = "synthesizer"
+BUNDLE_META_FILE = "synthesizer.json"
+#: Most rows one request (all input rows together) may ask for: keeps a REST call bounded.
+MAX_ROWS_PER_CALL = 1_000_000
 _MODEL_CODE = Path(__file__).with_name("serving_model.py")
+
+
+def _bad_request(message: str) -> Exception:
+    """An error MLflow's scoring server answers as HTTP 400 with this message."""
+    from mlflow.exceptions import MlflowException
+
+    return MlflowException.invalid_parameter_value(message)
+
+
+def parse_requests(model_input: pd.DataFrame) -> list[tuple[int, int, int]]:
+    """Input rows -> ``(n, label, seed)`` triples, checked; raises a 400-style error."""
+    if not isinstance(model_input, pd.DataFrame):
+        model_input = pd.DataFrame(model_input)
+    if "n" not in model_input.columns:
+        raise _bad_request(
+            "sampler input needs a column n (rows to draw); optional columns: label (0 or 1, "
+            "default 1) and seed (default: the input row's position)"
+        )
+    requests = []
+    for i, row in enumerate(model_input.to_dict("records")):
+        n = _whole(row.get("n"), "n", i, None)
+        label = _whole(row.get("label"), "label", i, 1)
+        seed = _whole(row.get("seed"), "seed", i, i)
+        if n < 0:
+            raise _bad_request(f"input row {i}: n must be >= 0, got {n}")
+        if label not in (0, 1):
+            raise _bad_request(f"input row {i}: label must be 0 or 1, got {label}")
+        if seed < 0:
+            raise _bad_request(f"input row {i}: seed must be >= 0, got {seed}")
+        requests.append((n, label, seed))
+    total = sum(n for n, _, _ in requests)
+    if total > MAX_ROWS_PER_CALL:
+        raise _bad_request(
+            f"{total} rows requested in one call; at most {MAX_ROWS_PER_CALL}: split the request"
+        )
+    return requests
+
+
+def _whole(value, name: str, row: int, default: int | None) -> int:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        if default is None:
+            raise _bad_request(f"input row {row}: {name} is missing")
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise _bad_request(f"input row {row}: {name} must be an integer, got {value!r}") from None
+    if not number.is_integer():
+        raise _bad_request(f"input row {row}: {name} must be an integer, got {value!r}")
+    return int(number)
 
 
 class SamplerModel(mlflow.pyfunc.PythonModel):
@@ -24,22 +91,56 @@ class SamplerModel(mlflow.pyfunc.PythonModel):
     def load_context(self, context) -> None:
         from wgangp.synthesizer import Synthesizer
 
-        self.synthesizer = Synthesizer.load(Path(context.artifacts["synthesizer"]))
+        self.synthesizer = Synthesizer.load(Path(context.artifacts[BUNDLE_KEY]))
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
-        from wgangp.errors import WgangpError
-
-        if "n" not in model_input.columns:
-            raise WgangpError("sampler input needs a column n (rows to draw); label defaults to 1")
-        frames = []
-        for i, request in enumerate(model_input.to_dict("records")):
-            label = int(request.get("label", 1) if pd.notna(request.get("label", 1)) else 1)
-            seed = request.get("seed", i)
-            seed = int(seed) if pd.notna(seed) else i
-            frames.append(self.synthesizer.sample(int(request["n"]), label=label, seed=seed))
+        frames = [
+            self.synthesizer.sample(n, label=label, seed=seed)
+            for n, label, seed in parse_requests(model_input)
+        ]
+        frames = [f for f in frames if len(f)]
         if not frames:
-            return pd.DataFrame(columns=list(COLUMNS))
+            return pd.DataFrame({c: pd.Series(dtype="float64") for c in COLUMNS}).astype(
+                {LABEL: "int64"}
+            )
         return pd.concat(frames, ignore_index=True)
+
+
+def synthesizer_bundle(directory: Path) -> Path:
+    """The synthesizer bundle inside ``directory``: the bundle itself, a run's artifact root
+    (``synthesizer/``) or a downloaded pyfunc model (``artifacts/synthesizer/``)."""
+    from wgangp.errors import WgangpError
+
+    directory = Path(directory)
+    for candidate in (
+        directory,
+        directory / RUN_ARTIFACT_PATH,
+        directory / "artifacts" / BUNDLE_KEY,
+    ):
+        if (candidate / BUNDLE_META_FILE).is_file():
+            return candidate
+    raise WgangpError(
+        f"{directory} holds no wgangp synthesizer ({BUNDLE_META_FILE} not found); point at a "
+        f"training run's '{RUN_ARTIFACT_PATH}' artifact or its '{MODEL_NAME}' model"
+    )
+
+
+def model_signature():
+    """Input: n (required), label and seed (optional); output: the 31 table columns."""
+    from mlflow.models import ModelSignature
+    from mlflow.types import ColSpec, Schema
+
+    inputs = Schema(
+        [
+            ColSpec("long", "n"),
+            ColSpec("long", "label", required=False),
+            ColSpec("long", "seed", required=False),
+        ]
+    )
+    outputs = Schema(
+        [ColSpec("long" if c == LABEL else "double", c) for c in COLUMNS],
+    )
+    return ModelSignature(inputs=inputs, outputs=outputs)
 
 
 def _requirements() -> list[str]:
@@ -54,29 +155,47 @@ def _requirements() -> list[str]:
     return pins
 
 
+@contextmanager
+def use_tracking_uri(uri: str) -> Iterator[None]:
+    """Point MLflow's fluent API at ``uri`` for a block, then restore exactly what was there.
+
+    Needed even where an API takes ``tracking_uri=``: resolving ``models:/<id>`` looks the model
+    up in the *default* store (creating ``./mlflow.db`` when that is sqlite) whatever is passed.
+
+    ``mlflow.set_tracking_uri`` also writes ``$MLFLOW_TRACKING_URI``; restoring with
+    ``set_tracking_uri(mlflow.get_tracking_uri())`` would pin the *default* store (a sqlite file
+    in the working directory) for the rest of the process, so the module global and the variable
+    are restored separately.
+    """
+    import mlflow
+    from mlflow.tracking._tracking_service import utils
+
+    saved_global = utils._tracking_uri
+    saved_env = os.environ.get("MLFLOW_TRACKING_URI")
+    mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(saved_global)
+        if saved_env is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = saved_env
+
+
 def log_sampler_model(synthesizer_dir: Path, run_id: str, tracking_uri: str) -> str:
     """Log the pyfunc model into ``run_id``; returns its ``models:/`` URI."""
     import mlflow
-    from mlflow.models import infer_signature
 
     example = pd.DataFrame({"n": [3], "label": [1], "seed": [0]})
-    from wgangp.synthesizer import Synthesizer
-
-    output = Synthesizer.load(synthesizer_dir).sample(3, label=1, seed=0)
-    signature = infer_signature(example, output)
-    previous = mlflow.get_tracking_uri()
-    mlflow.set_tracking_uri(tracking_uri)
-    try:
-        with mlflow.start_run(run_id=run_id):
-            info = mlflow.pyfunc.log_model(
-                name=MODEL_NAME,
-                python_model=str(_MODEL_CODE),
-                artifacts={"synthesizer": str(synthesizer_dir)},
-                signature=signature,
-                input_example=example,
-                # Explicit: inferring them re-imports TensorFlow in a subprocess (~1 min).
-                pip_requirements=_requirements(),
-            )
-    finally:
-        mlflow.set_tracking_uri(previous)
+    with use_tracking_uri(tracking_uri), mlflow.start_run(run_id=run_id):
+        info = mlflow.pyfunc.log_model(
+            name=MODEL_NAME,
+            python_model=str(_MODEL_CODE),
+            artifacts={BUNDLE_KEY: str(synthesizer_dir)},
+            signature=model_signature(),
+            input_example=example,
+            # Explicit: inferring them re-imports TensorFlow in a subprocess (~1 min).
+            pip_requirements=_requirements(),
+        )
     return info.model_uri

@@ -1,0 +1,214 @@
+"""``python -m wgangp.sample``: argument checks (fast, no TensorFlow) and sampling from a real
+tiny training run by ``runs:/``, ``models:/`` and directory, to CSV and Parquet."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPO, TINY, compose
+
+from wgangp.data.schema import COLUMNS, LABEL, TIME
+from wgangp.sample import (
+    SampleArgumentError,
+    artifact_uri_for,
+    check_writable,
+    main,
+    output_format,
+    parse_args,
+)
+
+# --- arguments: each mistake is one line naming the fix, before any model is loaded ---------
+
+
+def test_parse_args_reads_every_key():
+    request = parse_args(
+        ["model_uri=runs:/abc", "n=10000", "label=0", "output=out/fraud.parquet", "seed=7"]
+        + ["tracking_uri=http://127.0.0.1:5000"]
+    )
+    assert (request.model_uri, request.n, request.label, request.seed) == ("runs:/abc", 10000, 0, 7)
+    assert request.output == Path("out/fraud.parquet")
+    assert request.file_format == "parquet"
+    assert request.tracking_uri == "http://127.0.0.1:5000"
+
+
+def test_parse_args_defaults():
+    request = parse_args(["model_uri=runs:/abc", "output=x.csv"])
+    assert (request.n, request.label, request.seed, request.tracking_uri) == (1000, 1, 0, None)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["model_uri=runs:/a", "output=x.csv", "n=abc"], "n must be an integer, got n='abc'"),
+        (["model_uri=runs:/a", "output=x.csv", "n=0"], "n must be in [1,"),
+        (["model_uri=runs:/a", "output=x.csv", "n=-5"], "n must be in [1,"),
+        (["model_uri=runs:/a", "output=x.csv", "label=2"], "label must be in [0, 1], got label=2"),
+        (["model_uri=runs:/a", "output=x.csv", "label=fraud"], "label must be an integer"),
+        (["model_uri=runs:/a", "output=x.csv", "seed=-1"], "seed must be in [0,"),
+        (["model_uri=runs:/a", "output=x.txt"], "use .csv, .csv.gz or .parquet"),
+        (["model_uri=runs:/a", "output=x.json.gz"], "use .csv, .csv.gz or .parquet"),
+        (["modl_uri=runs:/a", "output=x.csv"], "did you mean 'model_uri'?"),
+        (["output=x.csv"], "missing model_uri=..."),
+        (["model_uri=runs:/a"], "missing output=..."),
+        (["model_uri=runs:/a", "output=x.csv", "10"], "argument '10' is not key=value"),
+    ],
+)
+def test_parse_args_rejects_with_one_line(argv, expected):
+    with pytest.raises(SampleArgumentError) as info:
+        parse_args(argv)
+    assert expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [("a.csv", "csv"), ("a.CSV", "csv"), ("a.csv.gz", "csv"), ("a.parquet", "parquet")]
+    + [("dir.v1/a.pq", "parquet")],
+)
+def test_output_format_by_extension(name, fmt):
+    assert output_format(Path(name)) == fmt
+
+
+def test_model_uri_forms():
+    assert artifact_uri_for("runs:/abc") == "runs:/abc/synthesizer"
+    assert artifact_uri_for("runs:/abc/") == "runs:/abc/synthesizer"
+    assert artifact_uri_for("runs:/abc/other") == "runs:/abc/other"
+    assert artifact_uri_for("abc123") == "runs:/abc123/synthesizer"
+    assert artifact_uri_for("models:/m-123") == "models:/m-123"
+    with pytest.raises(SampleArgumentError, match="neither a directory nor an MLflow URI"):
+        artifact_uri_for("no/such/dir")
+
+
+def test_unwritable_output_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SampleArgumentError, match="cannot write output="):
+        check_writable(blocker / "sub" / "x.csv")  # parent is a file
+    with pytest.raises(SampleArgumentError, match="is a directory"):
+        check_writable(tmp_path)
+    check_writable(tmp_path / "new" / "x.csv")  # missing parents are created
+    assert (tmp_path / "new").is_dir()
+
+
+def test_missing_sqlite_store_is_reported_not_created(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    code = main(["model_uri=runs:/abc", "output=x.csv"])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("wgangp: error: no MLflow store at") and "\n" not in err
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_unreachable_server_is_one_line(tmp_path, capsys):
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        uri = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    code = main(["model_uri=runs:/abc", f"output={tmp_path / 'x.csv'}", f"tracking_uri={uri}"])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"wgangp: error: MLflow tracking server {uri} is unreachable; start it or pass the right "
+        "tracking_uri=... / MLFLOW_TRACKING_URI"
+    )
+
+
+# --- sampling from a real (tiny) training run ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One tiny tracked training run: (tracking URI, run id, models:/ URI, local bundle)."""
+    from mlflow import MlflowClient
+
+    from wgangp.train import train
+
+    root = tmp_path_factory.mktemp("sample-cli")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    result = train(
+        compose([*TINY, f"tracking.uri={uri}"]), output_dir=root / "out", launch_dir=root
+    )
+    assert result.status == "FINISHED"
+    model_uri = MlflowClient(uri).get_run(result.run_id).data.tags["model.uri"]
+    return uri, result.run_id, model_uri, result.synthesizer_dir
+
+
+def _check_rows(frame: pd.DataFrame, n: int, label: int) -> None:
+    assert list(frame.columns) == list(COLUMNS)
+    assert len(frame) == n
+    assert (frame[LABEL] == label).all()
+    assert frame.notna().all().all()
+    # original units, not the standardized training space: Time is in seconds over two days
+    assert frame[TIME].between(0, 172_792).all() and frame[TIME].mean() > 1_000
+    assert (frame["Amount"] >= 0).all()
+
+
+def test_sample_run_uri_to_parquet(trained, tmp_path, capsys):
+    uri, run_id, _, _ = trained
+    out = tmp_path / "fraud.parquet"
+    argv = [f"model_uri=runs:/{run_id}", "n=200", "label=1", f"output={out}", "seed=0"]
+    assert main([*argv, f"tracking_uri={uri}"]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    _check_rows(pd.read_parquet(out), 200, 1)
+
+
+def test_sample_model_uri_to_csv_matches_run_uri(trained, tmp_path, monkeypatch):
+    """The pyfunc model and the run's bundle are the same generator: same seed, same rows."""
+    uri, run_id, model_uri, _ = trained
+    assert model_uri.startswith("models:/")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # the env var instead of tracking_uri=
+    by_model, by_run = tmp_path / "m.csv", tmp_path / "r.csv.gz"
+    assert main([f"model_uri={model_uri}", "n=64", "label=0", f"output={by_model}"]) == 0
+    assert main([f"model_uri=runs:/{run_id}", "n=64", "label=0", f"output={by_run}"]) == 0
+    rows = pd.read_csv(by_model)
+    _check_rows(rows, 64, 0)
+    pd.testing.assert_frame_equal(rows, pd.read_csv(by_run))
+
+
+def test_sample_directory_seed_changes_rows(trained, tmp_path):
+    bundle = trained[3]
+    a, b, c = (tmp_path / f"{name}.csv" for name in "abc")
+    for path, seed in ((a, 1), (b, 1), (c, 2)):
+        assert main([f"model_uri={bundle}", "n=20", f"output={path}", f"seed={seed}"]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(a), pd.read_csv(b))
+    assert not pd.read_csv(a).equals(pd.read_csv(c))
+
+
+def test_unknown_run_and_model_are_one_line(trained, tmp_path, capsys, monkeypatch):
+    """...and never create a stray ./mlflow.db (MLflow's models:/ lookup uses the default store)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    uri = trained[0]
+    for bad in ("runs:/0123456789abcdef", "models:/m-0123456789abcdef"):
+        assert (
+            main([f"model_uri={bad}", f"output={tmp_path / 'x.csv'}", f"tracking_uri={uri}"]) == 2
+        )
+        errors = [x for x in capsys.readouterr().err.splitlines() if x.startswith("wgangp:")]
+        assert len(errors) == 1 and errors[0].startswith(f"wgangp: error: cannot download {bad}")
+    assert not (tmp_path / "x.csv").exists()
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.slow
+def test_real_cli_subprocess(trained, tmp_path):
+    """The console entry as a user runs it: exit 0 and a file; exit 2 and one line on error."""
+    uri, run_id, _, _ = trained
+    env = {**os.environ, "MLFLOW_TRACKING_URI": uri, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    command = [sys.executable, "-m", "wgangp.sample", f"model_uri=runs:/{run_id}", "n=30"]
+    ok = subprocess.run(
+        [*command, "output=rows.parquet"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    _check_rows(pd.read_parquet(tmp_path / "rows.parquet"), 30, 1)
+    bad = subprocess.run(
+        [*command, "output=/proc/rows.csv"], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines()[-1].startswith("wgangp: error: cannot write output=")

@@ -1,0 +1,207 @@
+"""The sampler pyfunc model: request parsing (fast), then a real tiny training run's logged model
+served by ``mlflow models serve --env-manager local`` and called over REST."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import TINY, compose
+from mlflow.exceptions import MlflowException
+
+from wgangp.data.schema import COLUMNS, LABEL
+from wgangp.errors import WgangpError
+from wgangp.serving import (
+    BUNDLE_META_FILE,
+    RUN_ARTIFACT_PATH,
+    model_signature,
+    parse_requests,
+    synthesizer_bundle,
+)
+
+# --- request parsing and bundle lookup (no TensorFlow) ----------------------------------------
+
+
+def test_requests_default_label_and_seed():
+    frame = pd.DataFrame({"n": [5, 3]})
+    assert parse_requests(frame) == [(5, 1, 0), (3, 1, 1)]
+
+
+def test_requests_with_all_columns_and_missing_values():
+    frame = pd.DataFrame({"n": [2, 4], "label": [0, None], "seed": [None, 9]})
+    assert parse_requests(frame) == [(2, 0, 0), (4, 1, 9)]
+
+
+@pytest.mark.parametrize(
+    ("frame", "expected"),
+    [
+        (pd.DataFrame({"rows": [3]}), "needs a column n"),
+        (pd.DataFrame({"n": [-1]}), "n must be >= 0"),
+        (pd.DataFrame({"n": [2.5]}), "n must be an integer"),
+        (pd.DataFrame({"n": ["many"]}), "n must be an integer"),
+        (pd.DataFrame({"n": [3], "label": [2]}), "label must be 0 or 1"),
+        (pd.DataFrame({"n": [3], "seed": [-4]}), "seed must be >= 0"),
+        (pd.DataFrame({"n": [600_000, 600_000]}), "at most 1000000"),
+    ],
+)
+def test_bad_requests_are_400_errors(frame, expected):
+    with pytest.raises(MlflowException) as info:
+        parse_requests(frame)
+    assert expected in info.value.message
+    assert info.value.get_http_status_code() == 400
+
+
+def test_bundle_constants_match_the_synthesizer_module():
+    from wgangp import synthesizer
+
+    assert RUN_ARTIFACT_PATH == synthesizer.ARTIFACT_PATH
+    assert BUNDLE_META_FILE == synthesizer.META_FILE
+
+
+def test_bundle_found_in_each_layout(tmp_path):
+    for layout in ("", "synthesizer", "artifacts/synthesizer"):
+        root = tmp_path / layout.replace("/", "_") / "x"
+        bundle = root / layout
+        bundle.mkdir(parents=True)
+        (bundle / BUNDLE_META_FILE).write_text("{}")
+        assert synthesizer_bundle(root) == bundle
+    with pytest.raises(WgangpError, match="holds no wgangp synthesizer"):
+        synthesizer_bundle(tmp_path / "empty")
+
+
+def test_signature_makes_label_and_seed_optional():
+    signature = model_signature()
+    required = {spec.name: spec.required for spec in signature.inputs.inputs}
+    assert required == {"n": True, "label": False, "seed": False}
+    assert signature.outputs.input_names() == list(COLUMNS)
+
+
+# --- a real run's model, loaded in-process and served over REST -------------------------------
+
+
+@pytest.fixture(scope="module")
+def logged_model(tmp_path_factory):
+    """(tracking URI, models:/ URI) of one tiny tracked training run."""
+    from mlflow import MlflowClient
+
+    from wgangp.train import train
+
+    root = tmp_path_factory.mktemp("serving")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    result = train(
+        compose([*TINY, f"tracking.uri={uri}"]), output_dir=root / "out", launch_dir=root
+    )
+    assert result.status == "FINISHED"
+    return uri, MlflowClient(uri).get_run(result.run_id).data.tags["model.uri"]
+
+
+def test_logged_model_predicts_in_process(logged_model, monkeypatch):
+    import mlflow.pyfunc
+
+    uri, model_uri = logged_model
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    model = mlflow.pyfunc.load_model(model_uri)
+    rows = model.predict(pd.DataFrame({"n": [4, 2], "label": [1, 0], "seed": [0, 0]}))
+    assert list(rows.columns) == list(COLUMNS)
+    assert rows[LABEL].tolist() == [1, 1, 1, 1, 0, 0]
+    again = model.predict(pd.DataFrame({"n": [4], "label": [1], "seed": [0]}))
+    pd.testing.assert_frame_equal(again, rows.iloc[:4])  # same seed, same rows
+    assert len(model.predict(pd.DataFrame({"n": [0]}))) == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _post(url: str, payload: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"{}")
+
+
+@pytest.fixture(scope="module")
+def served(logged_model, tmp_path_factory):
+    """``mlflow models serve`` on a free loopback port; the whole process group is stopped."""
+    uri, model_uri = logged_model
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    mlflow_cli = Path(sys.executable).with_name("mlflow")
+    command = [str(mlflow_cli), "models", "serve", "-m", model_uri, "--env-manager", "local"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+    # The scoring server execs `uvicorn` by name: the venv's bin must be on PATH, as when activated.
+    path = f"{mlflow_cli.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {**os.environ, "PATH": path, "MLFLOW_TRACKING_URI": uri, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300  # imports TensorFlow and loads the model: slow when busy
+        while True:
+            if process.poll() is not None:
+                pytest.fail(
+                    f"mlflow models serve exited {process.returncode}: {log_path.read_text()}"
+                )
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(f"{base}/ping", timeout=2) as response,
+            ):
+                if response.status == 200:
+                    break
+            if time.monotonic() > deadline:
+                pytest.fail(f"model server not up after 300 s: {log_path.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield base
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_rest_invocations_return_requested_rows(served):
+    status, body = _post(
+        f"{served}/invocations",
+        {"dataframe_split": {"columns": ["n", "label", "seed"], "data": [[5, 1, 0], [3, 0, 7]]}},
+    )
+    assert status == 200, body
+    rows = pd.DataFrame(body["predictions"])
+    assert list(rows.columns) == list(COLUMNS)
+    assert rows[LABEL].tolist() == [1] * 5 + [0] * 3
+    assert rows.notna().all().all()
+    assert (rows["Amount"] >= 0).all() and rows["Time"].between(0, 172_792).all()
+
+
+@pytest.mark.slow
+def test_rest_optional_columns_and_bad_request(served):
+    status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 4}]})
+    assert status == 200, body
+    assert [row[LABEL] for row in body["predictions"]] == [1, 1, 1, 1]
+
+    status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 2, "label": 5}]})
+    assert status == 400
+    assert "label must be 0 or 1" in body["message"]

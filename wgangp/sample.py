@@ -1,0 +1,261 @@
+"""``python -m wgangp.sample``: draw synthetic rows from a trained model into a CSV or Parquet file.
+
+    python -m wgangp.sample model_uri=runs:/<run_id> n=10000 label=1 output=fraud.parquet seed=0
+
+Arguments are Hydra-style ``key=value`` pairs. ``model_uri`` is a run (``runs:/<id>``, the run's
+``synthesizer`` bundle), a logged model (``models:/<model_id>``, ``models:/<name>/<version>``),
+or a local directory (a synthesizer bundle or a downloaded pyfunc model). Rows come back in the
+original units and column names (Time, V1..V28, Amount, Class). The store is ``tracking_uri=``,
+else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///<cwd>/mlflow.db``, as for training.
+
+Every argument is checked before TensorFlow is imported, so a typo fails in a second.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wgangp.errors import TrackingError, WgangpError
+
+log = logging.getLogger("wgangp.sample")
+
+#: File suffixes understood for ``output=`` and how each is written.
+FORMATS = {".csv": "csv", ".gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
+#: Upper bound on one request: 10M rows of 31 float columns is ~2.5 GB in memory.
+MAX_ROWS = 10_000_000
+USAGE = (
+    "usage: python -m wgangp.sample model_uri=<runs:/ID | models:/ID | dir> output=<file.csv|"
+    ".parquet> [n=1000] [label=1] [seed=0] [tracking_uri=URI]"
+)
+
+
+class SampleArgumentError(WgangpError):
+    """A bad command-line argument for ``wgangp.sample``."""
+
+    reason = "config"
+
+
+@dataclass(frozen=True)
+class SampleRequest:
+    model_uri: str
+    output: Path
+    n: int = 1000
+    label: int = 1
+    seed: int = 0
+    tracking_uri: str | None = None
+
+    @property
+    def file_format(self) -> str:
+        return output_format(self.output)
+
+
+_KEYS = ("model_uri", "output", "n", "label", "seed", "tracking_uri")
+
+
+def output_format(path: Path) -> str:
+    """``csv`` or ``parquet`` from the file name (``.csv``, ``.csv.gz``, ``.parquet``, ``.pq``)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz" and (len(suffixes) < 2 or suffixes[-2] != ".csv"):
+        suffixes = []
+    fmt = FORMATS.get(suffixes[-1]) if suffixes else None
+    if fmt is None:
+        raise SampleArgumentError(
+            f"output={path} has no known extension; use .csv, .csv.gz or .parquet"
+        )
+    return fmt
+
+
+def _integer(key: str, text: str, low: int, high: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise SampleArgumentError(f"{key} must be an integer, got {key}={text!r}") from None
+    if not low <= value <= high:
+        raise SampleArgumentError(f"{key} must be in [{low}, {high}], got {key}={value}")
+    return value
+
+
+def parse_args(argv: Sequence[str]) -> SampleRequest:
+    """``key=value`` arguments -> a checked :class:`SampleRequest` (one-line errors)."""
+    values: dict[str, str] = {}
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        key = key.lstrip("+")
+        if not sep:
+            raise SampleArgumentError(f"argument {arg!r} is not key=value; {USAGE}")
+        if key not in _KEYS:
+            close = difflib.get_close_matches(key, _KEYS, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(_KEYS)}"
+            raise SampleArgumentError(f"unknown argument '{key}' in {arg!r}; {hint}")
+        values[key] = value.strip()
+    for required in ("model_uri", "output"):
+        if not values.get(required):
+            raise SampleArgumentError(f"missing {required}=...; {USAGE}")
+    request = SampleRequest(
+        model_uri=values["model_uri"],
+        output=Path(values["output"]).expanduser(),
+        n=_integer("n", values.get("n", "1000"), 1, MAX_ROWS),
+        label=_integer("label", values.get("label", "1"), 0, 1),
+        seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
+        tracking_uri=values.get("tracking_uri") or None,
+    )
+    request.file_format  # noqa: B018 - validates the extension early
+    return request
+
+
+def check_writable(path: Path) -> None:
+    """Fail before the (slow) model load if ``path`` cannot be written."""
+    if path.is_dir():
+        raise SampleArgumentError(f"output={path} is a directory; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        probe = parent / f".{path.name}.write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as err:
+        raise SampleArgumentError(
+            f"cannot write output={path} ({err.strerror or err}); choose a writable location"
+        ) from None
+
+
+def tracking_uri_for(request: SampleRequest, launch_dir: Path) -> str:
+    """The store to resolve ``runs:/`` and ``models:/`` against; a missing sqlite file is an error
+    (MLflow would silently create an empty one and then report the run as not found)."""
+    from wgangp.tracking import check_reachable, resolve_tracking_uri
+
+    uri = resolve_tracking_uri(request.tracking_uri, launch_dir)
+    if uri.startswith("sqlite:///"):
+        database = Path(uri[len("sqlite:///") :])
+        if not database.exists():
+            raise TrackingError(
+                f"no MLflow store at {database}; pass tracking_uri=sqlite:///<path to mlflow.db> "
+                "or set MLFLOW_TRACKING_URI to the server that holds the run"
+            )
+    try:
+        check_reachable(uri)
+    except TrackingError:
+        raise TrackingError(
+            f"MLflow tracking server {uri} is unreachable; start it or pass the right "
+            "tracking_uri=... / MLFLOW_TRACKING_URI"
+        ) from None
+    return uri
+
+
+def load_synthesizer(model_uri: str, tracking_uri: str | None):
+    """The :class:`~wgangp.synthesizer.Synthesizer` behind a run, a logged model or a directory.
+
+    The artifacts are downloaded before Keras is imported, so a wrong id fails fast.
+    """
+    from wgangp.serving import synthesizer_bundle
+
+    local = Path(model_uri).expanduser()
+    if not local.is_dir():
+        local = download(model_uri, tracking_uri)
+    bundle = synthesizer_bundle(local)
+    from wgangp.synthesizer import Synthesizer
+
+    return Synthesizer.load(bundle)
+
+
+def artifact_uri_for(model_uri: str) -> str:
+    """``runs:/<id>`` (or a bare run id) -> its synthesizer bundle; other URIs unchanged."""
+    from wgangp.serving import RUN_ARTIFACT_PATH as ARTIFACT_PATH
+
+    if model_uri.startswith("runs:/") and model_uri.rstrip("/").count("/") == 1:
+        return f"{model_uri.rstrip('/')}/{ARTIFACT_PATH}"
+    if ":" not in model_uri and "/" not in model_uri:  # a bare run id
+        return f"runs:/{model_uri}/{ARTIFACT_PATH}"
+    if "://" not in model_uri and not model_uri.startswith(("runs:/", "models:/")):
+        raise SampleArgumentError(
+            f"model_uri={model_uri} is neither a directory nor an MLflow URI; "
+            "use runs:/<run_id>, models:/<model_id> or a synthesizer directory"
+        )
+    return model_uri
+
+
+def download(model_uri: str, tracking_uri: str | None) -> Path:
+    """Download a run's bundle or a logged model into a temporary directory."""
+    import contextlib
+
+    import mlflow
+
+    from wgangp.serving import use_tracking_uri
+
+    uri = artifact_uri_for(model_uri)
+    scope = use_tracking_uri(tracking_uri) if tracking_uri else contextlib.nullcontext()
+    try:
+        with scope:
+            local = mlflow.artifacts.download_artifacts(
+                artifact_uri=uri, tracking_uri=tracking_uri, registry_uri=tracking_uri
+            )
+    except Exception as err:
+        first = str(err).splitlines()[0][:200] if str(err) else ""
+        raise WgangpError(
+            f"cannot download {uri} from {tracking_uri} ({type(err).__name__}: {first}); check "
+            "the run id or model id (tag model.uri of the training run) and the tracking URI"
+        ) from None
+    return Path(local)
+
+
+def write_rows(frame, path: Path, file_format: str) -> Path:
+    try:
+        if file_format == "parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_csv(path, index=False)
+    except OSError as err:
+        raise SampleArgumentError(
+            f"cannot write output={path} ({err.strerror or err}); choose a writable location"
+        ) from None
+    return path
+
+
+def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path:
+    """Load the model, draw ``n`` rows of class ``label`` and write them to ``output``."""
+    launch_dir = Path(launch_dir or Path.cwd())
+    if not request.output.is_absolute():
+        request = SampleRequest(**{**request.__dict__, "output": launch_dir / request.output})
+    check_writable(request.output)
+    is_dir = Path(request.model_uri).expanduser().is_dir()
+    tracking_uri = None if is_dir else tracking_uri_for(request, launch_dir)
+    started = time.perf_counter()
+    synthesizer = load_synthesizer(request.model_uri, tracking_uri)
+    frame = synthesizer.sample(request.n, label=request.label, seed=request.seed)
+    write_rows(frame, request.output, request.file_format)
+    log.info(
+        "wrote %d rows (label %d, seed %d) to %s in %.1f s",
+        len(frame), request.label, request.seed, request.output, time.perf_counter() - started,
+    )  # fmt: skip
+    return request.output
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry; returns the exit code (0, or the error's code after one line on stderr)."""
+    from wgangp.cli import report_error
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help", "help") for a in argv):
+        print(USAGE)
+        return 0
+    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        request = parse_args(argv)
+        path = sample(request)
+    except WgangpError as err:
+        report_error(err)
+        return err.exit_code
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
