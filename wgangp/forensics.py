@@ -111,9 +111,9 @@ def diagnose(report: dict[str, Any]) -> str:
             else f"gp.norm={report['norm']} has no gradient at 0"
         )
         return (
-            f"{zero_norm} row(s) of the critic's input gradient have norm exactly 0 "
-            f"(saturated or dead critic) and {why}: d||g||/dg = 0/0 = NaN; use gp.norm=safe_sqrt "
-            "with gp.dtype=float32"
+            f"{zero_norm} row(s) of the critic's input gradient have norm exactly 0 (saturated "
+            f"or dead critic, or squares underflowing) and {why}: d||g||/dg = g/||g|| divides "
+            "by 0 -> NaN; use gp.norm=safe_sqrt with gp.dtype=float32"
         )
     if "offending_iteration" not in report:
         return "the critic side of this step recomputes finite; the generator update failed"
