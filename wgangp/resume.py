@@ -150,6 +150,12 @@ class CheckpointDir:
     def has_checkpoint(self) -> bool:
         return (self.path / "checkpoint").is_file()
 
+    def discard_if_unused(self) -> None:
+        """Remove the directory of a job that failed before its first checkpoint (call last)."""
+        if self.path.is_dir() and not self.has_checkpoint():
+            self.release()
+            shutil.rmtree(self.path, ignore_errors=True)
+
     def clear(self) -> None:
         """Remove a finished run's checkpoints, record and history (not the lock)."""
         for child in self.path.iterdir():

@@ -175,6 +175,8 @@ def run_training(
             record.status = previous.status  # a failed relaunch leaves the run resumable
         with contextlib.suppress(OSError):
             checkpoints.write_record(record)
+        if previous is None and status != "FINISHED":
+            checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
         checkpoints.release()
 
 

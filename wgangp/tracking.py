@@ -369,11 +369,11 @@ class Tracker:
             self.outage = f"{type(err).__name__}: {redact(_first_line(err))[:300]}"
             self.outage_count += 1
             self._last_probe = time.monotonic()
+            kept_in = self.outbox.path if self.outbox is not None else "nowhere (no outbox)"
             log.warning(
                 "MLflow store %s failed (%s); training goes on, tracking calls are kept in %s "
                 "and retried every %.0f s",
-                redact(self.uri), self.outage, self.outbox.path if self.outbox else "memory",
-                self.retry_interval_s,
+                redact(self.uri), self.outage, kept_in, self.retry_interval_s,
             )  # fmt: skip
             self._journal(entry)
 
