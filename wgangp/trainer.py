@@ -308,7 +308,8 @@ class WGANGPTrainer:
         _, labels = self.sampler.sample(batch, step_seed(self.base_seed, step, _GENERATOR_SLOT))
         return self._labels(labels), self._noise(step, _GENERATOR_SLOT + 1, batch)
 
-    def generator_update(self, step: tf.Tensor, allowed: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def generator_quantities(self, step: tf.Tensor) -> dict[str, tf.Tensor | list]:
+        """The generator update at ``step`` computed but not applied."""
         onehot, z = self.generator_batch(step)
         variables = self.generator.trainable_variables
         with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -318,11 +319,15 @@ class WGANGPTrainer:
             scaled = self._scaled(self.generator_optimizer, loss)
         scaled_grads = tape.gradient(scaled, variables)
         grads = self._unscaled(self.generator_optimizer, scaled_grads)
-        opt = self.generator_optimizer
+        return {"loss": loss, "grads": grads, "scaled_grads": scaled_grads}
+
+    def generator_update(self, step: tf.Tensor, allowed: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        q = self.generator_quantities(step)
+        opt, variables = self.generator_optimizer, self.generator.trainable_variables
         offset, update = self._generator_offset, self.cfg.trainer.n_critic
-        ok, _ = self._judge(opt, [self._finite(loss)], grads, offset, step, update)
-        self._apply_if(tf.logical_and(ok, allowed), opt, scaled_grads, variables)
-        return ok, loss
+        ok, _ = self._judge(opt, [self._finite(q["loss"])], q["grads"], offset, step, update)
+        self._apply_if(tf.logical_and(ok, allowed), opt, q["scaled_grads"], variables)
+        return ok, q["loss"]
 
     def generator_step(self, step: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """n_critic critic updates then one generator update; returns (all finite, metrics [M])."""

@@ -1,0 +1,200 @@
+"""``trainer.strategy=mirrored``: the same training step, data-parallel over local devices.
+
+Each update's losses and gradients are computed on every replica through ``strategy.run``.
+Every replica draws the same global batch (the stateless draws of the single-device trainer) and
+keeps its own slice of the rows, so with R replicas the math is the single-device math: each
+replica's losses are means over its batch/R rows, scaled by (batch/R)/batch before
+differentiation (what ``tf.nn.compute_average_loss`` does with the global batch size), and the
+sum of the replicas' gradients (Keras 3 optimizers all-reduce by sum) is the gradient of the
+global mean.
+
+The ``tf.range`` loop of K steps stays in one ``tf.function``; its loop variables are only
+cross-replica tensors (PerReplica values cannot be loop variables), because each step's
+per-replica results are reduced before the loop carries them. The NaN guard stays exact: it
+judges the summed gradients in cross-replica context, and only inside the guard's branch do
+the replicas apply them (an all-reduce inside a cond in replica context is not supported).
+XLA inside the per-replica function is refused: it fails on TF 2.21 with resources placed on
+another replica's device.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import tensorflow as tf
+
+from wgangp.config import Config
+from wgangp.errors import ConfigError
+from wgangp.sampler import ClassBalancedSampler
+from wgangp.trainer import CriticInputs, WGANGPTrainer
+
+log = logging.getLogger("wgangp.distributed")
+
+
+def local_devices() -> list[str]:
+    """GPUs if there are any, else every (logical) CPU device."""
+    gpus = tf.config.list_logical_devices("GPU")
+    return [d.name for d in (gpus or tf.config.list_logical_devices("CPU"))]
+
+
+def check_mirrored(cfg: Config, replicas: int) -> None:
+    """One-line ConfigErrors for settings the mirrored trainer cannot honour."""
+    tc = cfg.trainer
+    if tc.jit_compile:
+        raise ConfigError(
+            "trainer.strategy=mirrored does not support trainer.jit_compile=true (XLA inside "
+            "the per-replica function fails on TF 2.21); set trainer.jit_compile=false"
+        )
+    if tc.precision == "mixed_float16":
+        raise ConfigError(
+            "trainer.strategy=mirrored does not support trainer.precision=mixed_float16 (loss "
+            "scaling across replicas is untested); use mixed_bfloat16 or float32"
+        )
+    if tc.batch_size % replicas:
+        raise ConfigError(
+            f"trainer.batch_size={tc.batch_size} does not split evenly over {replicas} "
+            f"replicas under trainer.strategy=mirrored; use a multiple of {replicas}"
+        )
+
+
+class MirroredTrainer(WGANGPTrainer):
+    """``WGANGPTrainer`` whose gradients are computed on every replica of a MirroredStrategy.
+
+    Per update: ``strategy.run`` computes each replica's losses and gradients on its slice of
+    the batch; the gradients are summed across replicas, and the NaN guard and the optimizer
+    run once in cross-replica context on the summed gradients. The guard's ``tf.cond`` then
+    never holds a synchronization point (an all-reduce inside a cond in replica context is not
+    supported), and a bad update is still never applied, on any replica.
+    """
+
+    def __init__(
+        self,
+        cfg: Config,
+        sampler: ClassBalancedSampler,
+        strategy: tf.distribute.Strategy | None = None,
+    ) -> None:
+        self.strategy = strategy or tf.distribute.MirroredStrategy(local_devices())
+        self.replicas = int(self.strategy.num_replicas_in_sync)
+        check_mirrored(cfg, self.replicas)
+        self.local_batch = cfg.trainer.batch_size // self.replicas
+        with self.strategy.scope():
+            super().__init__(cfg, sampler)
+        log.info(
+            "mirrored over %d replicas: %s", self.replicas, self.strategy.extended.worker_devices
+        )
+
+    # -- the replica's slice of the global batch -----------------------------------------
+
+    def _shard(self, t: tf.Tensor) -> tf.Tensor:
+        """Rows [r*b, (r+1)*b) of a global-batch tensor on replica r (the whole batch outside)."""
+        context = tf.distribute.get_replica_context()
+        if context is None or self.replicas == 1:
+            return t
+        start = tf.cast(context.replica_id_in_sync_group, tf.int32) * self.local_batch
+        return t[start : start + self.local_batch]
+
+    def critic_batch(self, step: tf.Tensor, i: int):
+        return tuple(self._shard(t) for t in super().critic_batch(step, i))
+
+    def generator_batch(self, step: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        onehot, z = super().generator_batch(step)
+        return self._shard(onehot), self._shard(z)
+
+    def _scaled(self, opt, loss: tf.Tensor) -> tf.Tensor:
+        # A replica's loss is a mean over its local_batch rows; times local/global it is its
+        # share of the global mean, so the sum of the replicas' gradients is the global one.
+        share = self.local_batch / self.cfg.trainer.batch_size
+        return super()._scaled(opt, loss * share)
+
+    # -- per-replica quantities, combined in cross-replica context ------------------------
+
+    def _in_replicas(self) -> bool:
+        return tf.distribute.in_cross_replica_context() and self.replicas > 1
+
+    def critic_inputs(self, step: tf.Tensor) -> list[CriticInputs]:
+        if not self._in_replicas():
+            return super().critic_inputs(step)
+        return self.strategy.run(super().critic_inputs, args=(step,))  # PerReplica fields
+
+    def critic_quantities(
+        self, step: tf.Tensor, i: int, inputs: CriticInputs | None = None
+    ) -> dict[str, tf.Tensor | list]:
+        if not self._in_replicas():
+            return super().critic_quantities(step, i, inputs)
+        per_replica = self.strategy.run(super().critic_quantities, args=(step, i, inputs))
+        q = self._locals(per_replica)
+        penalty = q["penalty"]
+        return {
+            "real": tf.concat([r for r in q["real"]], 0),
+            "labels": tf.concat([r for r in q["labels"]], 0),
+            "loss": _mean(q["loss"]),
+            "penalty": type(penalty[0])(
+                _mean([p.value for p in penalty]),
+                tf.concat([p.norms for p in penalty], 0),
+                tf.add_n([p.zero_rows for p in penalty]),
+            ),
+            "norm_gradient_finite": tf.reduce_all(tf.stack(q["norm_gradient_finite"])),
+            "grads": _sum_lists(q["grads"]),
+            "scaled_grads": per_replica["scaled_grads"],  # summed by the optimizer's all-reduce
+            "wasserstein": _mean(q["wasserstein"]),
+        }
+
+    def generator_quantities(self, step: tf.Tensor) -> dict[str, tf.Tensor | list]:
+        if not self._in_replicas():
+            return super().generator_quantities(step)
+        per_replica = self.strategy.run(super().generator_quantities, args=(step,))
+        q = self._locals(per_replica)
+        return {
+            "loss": _mean(q["loss"]),
+            "grads": _sum_lists(q["grads"]),
+            "scaled_grads": per_replica["scaled_grads"],
+        }
+
+    def _apply_if(self, ok: tf.Tensor, opt, grads, variables) -> None:
+        if not self._in_replicas():
+            super()._apply_if(ok, opt, grads, variables)
+            return
+
+        def apply() -> tf.Tensor:
+            # The replicas run inside the branch: the all-reduce of the gradients in apply() is
+            # in the same graph as the strategy.run that started them.
+            self.strategy.run(lambda g: opt.apply(g, variables), args=(grads,))
+            return tf.constant(True)
+
+        tf.cond(ok, apply, lambda: tf.constant(False))
+
+    def _train_chunk(self, start_step: tf.Tensor, num_steps: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        with self.strategy.scope():  # cross-replica context while tracing
+            return super()._train_chunk(start_step, num_steps)
+
+    def _locals(self, per_replica: dict) -> dict[str, list]:
+        """{key: [replica 0's value, replica 1's value, ...]} for a dict of PerReplica values."""
+        local = self.strategy.experimental_local_results
+        out: dict[str, list] = {}
+        for key, value in per_replica.items():
+            if isinstance(value, tuple) and not hasattr(value, "_fields"):
+                value = list(value)
+            if isinstance(value, list):  # a list of PerReplica tensors (the gradients)
+                out[key] = [list(t) for t in zip(*(local(v) for v in value), strict=True)]
+            elif hasattr(value, "_fields"):  # a NamedTuple (the Penalty) of PerReplica
+                fields = [local(v) for v in value]
+                out[key] = [type(value)(*f) for f in zip(*fields, strict=True)]
+            else:
+                out[key] = list(local(value))
+        return out
+
+
+def _mean(values: list[tf.Tensor]) -> tf.Tensor:
+    return tf.add_n(list(values)) / float(len(values))
+
+
+def _sum_lists(per_replica: list[list[tf.Tensor]]) -> list[tf.Tensor]:
+    """Element-wise sum of the replicas' gradient lists (the all-reduce of the gradients)."""
+    return [tf.add_n(list(gs)) for gs in zip(*per_replica, strict=True)]
+
+
+def make_trainer(cfg: Config, sampler: ClassBalancedSampler) -> WGANGPTrainer:
+    """The trainer ``trainer.strategy`` asks for (``none``: single device; ``mirrored``)."""
+    if cfg.trainer.strategy == "mirrored":
+        return MirroredTrainer(cfg, sampler)
+    return WGANGPTrainer(cfg, sampler)
