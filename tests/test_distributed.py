@@ -1,0 +1,125 @@
+"""``trainer.strategy=mirrored`` on two logical CPU devices gives the single-device training.
+
+The logical devices must be configured before TensorFlow initializes its runtime, so the
+comparison runs in a fresh subprocess. Tolerance: 1e-5 on the per-step metrics and the weights
+after 6 steps (the replicas' gradient sum reorders float32 additions).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from wgangp.config import Config
+from wgangp.distributed import check_mirrored, make_trainer
+from wgangp.errors import ConfigError
+
+CHILD = r"""
+import json, os
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np
+import tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import keras
+from wgangp.config import Config
+from wgangp.distributed import MirroredTrainer
+from wgangp.sampler import ClassBalancedSampler
+from wgangp.trainer import WGANGPTrainer
+
+rng = np.random.default_rng(0)
+x = rng.standard_normal((400, 30)).astype(np.float32)
+y = (rng.random(400) < 0.1).astype(np.int64)
+
+def config(strategy):
+    cfg = Config(seed=3)
+    cfg.model.latent_dim = 8
+    cfg.model.generator.hidden = [16, 16]
+    cfg.model.critic.hidden = [16, 16]
+    cfg.trainer.batch_size = 32
+    cfg.trainer.steps_per_call = 3
+    cfg.trainer.strategy = strategy
+    return cfg
+
+keras.utils.set_random_seed(0)
+plain = WGANGPTrainer(config("none"), ClassBalancedSampler(x, y))
+mirrored = MirroredTrainer(config("mirrored"), ClassBalancedSampler(x, y))
+mirrored.generator.set_weights(plain.generator.get_weights())
+mirrored.critic.set_weights(plain.critic.get_weights())
+a = np.concatenate([plain.run(3).metrics for _ in range(2)])
+b = np.concatenate([mirrored.run(3).metrics for _ in range(2)])
+weights = [
+    float(np.abs(u - v).max())
+    for net in ("generator", "critic")
+    for u, v in zip(getattr(plain, net).get_weights(), getattr(mirrored, net).get_weights())
+]
+print(json.dumps({
+    "replicas": mirrored.replicas,
+    "devices": list(mirrored.strategy.extended.worker_devices),
+    "metrics_diff": float(np.abs(a - b).max()),
+    "weights_diff": max(weights),
+    "finite": bool(np.isfinite(b).all()),
+    "tracing": mirrored.tracing_count(),
+    "step": int(mirrored.step.numpy()),
+    "variable_type": type(mirrored.critic.trainable_variables[0].value).__name__,
+}))
+"""
+
+
+@pytest.mark.slow  # a fresh TensorFlow process tracing two trainers: ~1-4 min
+def test_mirrored_on_two_logical_cpus_matches_single_device():
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["replicas"] == 2, result
+    assert result["variable_type"] == "MirroredVariable"
+    assert result["finite"]
+    assert result["metrics_diff"] < 1e-5, result
+    assert result["weights_diff"] < 1e-5, result
+    assert result["tracing"] == 1  # two calls, one trace
+    assert result["step"] == 6
+
+
+def _mirrored(**trainer) -> Config:
+    cfg = Config()
+    cfg.trainer.strategy = "mirrored"
+    for key, value in trainer.items():
+        setattr(cfg.trainer, key, value)
+    return cfg
+
+
+def test_mirrored_with_xla_is_refused_in_one_line():
+    with pytest.raises(ConfigError) as err:
+        check_mirrored(_mirrored(jit_compile=True), replicas=2)
+    message = str(err.value)
+    assert "\n" not in message
+    assert "trainer.jit_compile=false" in message
+
+
+@pytest.mark.parametrize(
+    ("trainer", "fix"),
+    [({"batch_size": 33}, "multiple of 2"), ({"precision": "mixed_float16"}, "mixed_bfloat16")],
+)
+def test_mirrored_refuses_what_it_cannot_honour(trainer, fix):
+    with pytest.raises(ConfigError, match=fix):
+        check_mirrored(_mirrored(**trainer), replicas=2)
+
+
+def test_make_trainer_without_strategy_is_the_single_device_trainer():
+    import numpy as np
+
+    from wgangp.sampler import ClassBalancedSampler
+    from wgangp.trainer import WGANGPTrainer
+
+    cfg = Config()
+    cfg.model.generator.hidden = [4]
+    cfg.model.critic.hidden = [4]
+    x = np.random.default_rng(0).standard_normal((20, 30)).astype(np.float32)
+    y = np.array([0, 1] * 10)
+    trainer = make_trainer(cfg, ClassBalancedSampler(x, y))
+    assert type(trainer) is WGANGPTrainer
