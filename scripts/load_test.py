@@ -154,7 +154,8 @@ def measure_multirun(jobs: int, n_jobs: int, workdir: Path, steps: int = 2) -> d
         if run.info.status == "FINISHED"
         and len(client.get_metric_history(run.info.run_id, "critic_loss")) == steps
     ]
-    errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+    problems = ("wgangp: error", "Traceback", "database is locked", "Exception", "FAILED")
+    errors = [line for line in done.stderr.splitlines() if any(p in line for p in problems)]
     return {
         "jobs": jobs,
         "n_jobs": n_jobs,

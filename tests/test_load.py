@@ -23,7 +23,7 @@ def _load_test_module():
 @pytest.mark.slow
 def test_large_csv_trains_with_flat_memory(tmp_path: Path) -> None:
     result = _load_test_module().measure_rows(
-        rows=200_000, steps=120, workdir=tmp_path, batch_size=256, checkpoint_every=20
+        rows=100_000, steps=120, workdir=tmp_path, batch_size=256, checkpoint_every=20
     )
     assert len(result["rss_mib_at_checkpoint"]) >= 4, result
     assert result["flat"], result  # within 200 MiB from the first to the last checkpoint

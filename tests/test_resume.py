@@ -158,7 +158,7 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None
     record = json.loads((_checkpoint_dir(crashed) / "run.json").read_text())
     assert record["status"] == "RUNNING", "the run finished before it could be killed"
     latest = tf_latest_step(_checkpoint_dir(crashed))
-    assert 2 * CHECKPOINT_EVERY <= latest < STEPS
+    assert CHECKPOINT_EVERY <= latest < STEPS  # killed while saving: the one before
 
     resumed = _launch(crashed, ["trainer.resume=true"])
     assert resumed.wait(900) == 0, (crashed / "train-1.log").read_text()[-3000:]
