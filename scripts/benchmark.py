@@ -88,6 +88,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="also: time per step over batch 64..4096 and peak RSS on 1M rows",
     )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        help="add records measured elsewhere (a JSON list, or JSON lines as a peer prints); "
+        "with --systems '' only renders the table",
+    )
     parser.add_argument("--steps", type=int, default=None, help="generator steps per repeat")
     parser.add_argument("--repeats", type=int, default=None)
     args = parser.parse_args(argv)
@@ -101,6 +108,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     bad_sizes = [s for s in args.sizes if s not in SIZES]
     if bad_sizes:
         raise ConfigError(f"unknown size(s) {', '.join(bad_sizes)}; choose from {', '.join(SIZES)}")
+    missing = [p for p in args.include if not Path(p).is_file()]
+    if missing:
+        raise ConfigError(f"--include {missing[0]} does not exist; pass a benchmark JSON file")
     if args.data and not Path(args.data).is_file():
         raise DataError(f"--data {args.data} does not exist; pass the real rows CSV(.gz)")
     return args
@@ -236,8 +246,10 @@ class Harness:
             gflops_per_s=result.gflops_per_s,
             flops_per_gen_step=float(result.flops_per_step),
             notes=[
-                "ceiling: the naive step's matmuls (fwd, bwd, GP double-bwd) each timed alone "
-                "in a tight tf.range loop; steps/s if nothing but matmuls cost time"
+                "matmul-only estimate: each matmul shape of the naive step (fwd, bwd, GP "
+                "double-bwd) timed alone in a tight tf.range loop, weighted by its count; "
+                "steps/s if nothing but matmuls cost time (the real step can overlap two "
+                "small matmuls on 2 cores, so this is not a strict bound)"
             ],
             settings={
                 **size.settings(),
@@ -293,9 +305,24 @@ class Harness:
                 timeout=self.plan.peer_timeout,
                 cwd=str(REPO),
             )
-        except subprocess.TimeoutExpired:
-            failed(f"timed out after {self.plan.peer_timeout}s")
-            return
+        except subprocess.TimeoutExpired as err:
+            partial = err.stdout.decode() if isinstance(err.stdout, bytes) else err.stdout or ""
+            done = subprocess.CompletedProcess(command, -9, partial, "")
+            lines = [line for line in partial.splitlines() if line.startswith("{")]
+            got = {json.loads(line).get("size") for line in lines}
+            sizes_left = [s for s in sizes if s not in got]
+            for size_name in sizes_left:
+                self.add(
+                    Record(
+                        name,
+                        title,
+                        size_name,
+                        status="failed",
+                        notes=[f"timed out after {self.plan.peer_timeout}s"],
+                    )
+                )
+            if not lines:
+                return
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if not lines:
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
@@ -374,7 +401,8 @@ class Harness:
     # -- driver ----------------------------------------------------------------------------
     def run(self) -> list[Record]:
         systems = self.args.systems
-        for size_name in self.args.sizes:
+        in_process = [s for s in systems if s in ("naive", "matmul", *WGANGP_SYSTEMS)]
+        for size_name in self.args.sizes if in_process else []:
             log(f"size {size_name}:")
             if "naive" in systems:
                 self.run_naive(size_name)
@@ -393,6 +421,17 @@ class Harness:
             self.run_batch_sweep()
             self.run_peak_rss()
         return self.records
+
+
+def read_records(path: Path) -> list[Record]:
+    """Records from a benchmark JSON file (a list) or a peer's output (one JSON object a line)."""
+    text = path.read_text()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    items = data if isinstance(data, list) else [data]
+    return [Record.from_dict(item) for item in items]
 
 
 def fmt(value: float | None, digits: int = 0) -> str:
@@ -457,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
         log(f"warning: load average {load_before} > {os.cpu_count()} cores: figures will be low")
     harness = Harness(args, rows)
     records = harness.run()
+    for path in args.include:
+        records += read_records(Path(path))
     load_after = load_average()
 
     out = Path(args.out)
@@ -467,7 +508,8 @@ def main(argv: list[str] | None = None) -> int:
         f"# Benchmark ({mode}), {time.strftime('%Y-%m-%d %H:%M')}",
         "",
         f"Data: {data_line}. Machine: {os.cpu_count()} CPU cores. "
-        f"Main env: {json.dumps(versions('tensorflow', 'keras', 'numpy'))}.",
+        "Main env: "
+        f"{json.dumps(versions('tensorflow', 'keras', 'numpy', import_missing=False))}.",
         f"Load average (1 min) at start {load_before}, at end {load_after} "
         "(above the core count means other processes shared the CPU).",
         "critic samples/s = batch × n_critic × gen steps/s; × naive = critic samples/s over the "

@@ -182,16 +182,29 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def current_rss_mb() -> float:
+    """Resident set size now (VmRSS), to separate the framework's footprint from the data's."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
 def load_average() -> float:
     """1-minute load average: above the core count, other processes shared the CPU."""
     return round(os.getloadavg()[0], 2)
 
 
-def versions(*modules: str) -> dict[str, object]:
+def versions(*modules: str, import_missing: bool = True) -> dict[str, object]:
     """Versions of the named modules that are importable in this interpreter."""
     found: dict[str, object] = {"python": platform.python_version(), "load_avg_1m": load_average()}
     for name in modules:
         module = sys.modules.get(name)
+        if module is None and not import_missing:
+            continue
         if module is None:
             try:
                 module = __import__(name)

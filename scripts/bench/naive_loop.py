@@ -110,7 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     """Peak-RSS probe: hold ``--rss-rows`` simulated rows, train on them, print a JSON record."""
     import time
 
-    from bench.common import SIZES, Record, emit_json, peak_rss_mb, simulated_rows, versions
+    from bench.common import (
+        SIZES,
+        Record,
+        current_rss_mb,
+        emit_json,
+        peak_rss_mb,
+        simulated_rows,
+        versions,
+    )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rss-rows", type=int, default=1_000_000)
@@ -118,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", choices=sorted(SIZES), default="default")
     args = parser.parse_args(argv)
     size = SIZES[args.size]
-    rss_before_data = peak_rss_mb()
+    rss_before_data = current_rss_mb()
     rows = simulated_rows(args.rss_rows)
     loop = NaiveLoop(size, rows)
     loop.run(2)
@@ -143,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         },
         extra={
             "peak_rss_mb": round(peak_rss_mb(), 1),
-            "peak_rss_before_data_mb": round(rss_before_data, 1),
+            "rss_before_data_mb": round(rss_before_data, 1),
+            "rss_after_training_mb": round(current_rss_mb(), 1),
         },
     )
     emit_json(record)
