@@ -1,43 +1,27 @@
 """What a person sees in the MLflow UI: both runs listed, their loss curves, the compare page.
 
-Runs are logged through ``MlflowClient`` into a real ``mlflow server``; headless Chromium then
-opens the pages and screenshots land in ``test-artifacts/`` to be looked at.
+The runs are real: a stable_gp run and a tf_norm_nan run trained by the real CLI against a real
+``mlflow server`` (``support.tracked_runs``, shared with the other server tests). Headless
+Chromium then opens the pages; screenshots land in ``test-artifacts/`` to be looked at.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from urllib.parse import quote
 
 import pytest
-from mlflow import MlflowClient
 from support.browser import (  # noqa: F401 (browser is a fixture)
     browser,
     save_screenshot,
     wait_for_css,
     wait_for_texts,
 )
-from support.mlflow_server import MlflowServer, mlflow_server  # noqa: F401 (fixture)
+from support.tracked_runs import EXPERIMENT, ServerRuns, server_runs  # noqa: F401 (fixture)
 
 METRICS = ("critic_loss", "generator_loss", "wasserstein_estimate")
-STEPS = 20
 # MLflow 3.17 opens experiments in its GenAI view; this query selects the training-runs view.
 MODEL_TRAINING = "workflowType=machine_learning"
-
-
-def _log_run(client: MlflowClient, experiment_id: str, name: str, gp_weight: float) -> str:
-    run = client.create_run(experiment_id, run_name=name)
-    run_id = run.info.run_id
-    client.log_param(run_id, "gp_weight", gp_weight)
-    client.log_param(run_id, "critic_steps", 5)
-    for step in range(STEPS):
-        estimate = 2.0 * math.exp(-step / (6.0 if gp_weight else 3.0))
-        client.log_metric(run_id, "wasserstein_estimate", estimate, step=step)
-        client.log_metric(run_id, "critic_loss", -estimate + 0.1, step=step)
-        client.log_metric(run_id, "generator_loss", 0.5 * estimate, step=step)
-    client.set_terminated(run_id)
-    return run_id
 
 
 def _close_assistant_panel(driver) -> None:
@@ -59,37 +43,40 @@ def _scroll_to_text(driver, text: str) -> None:
 
 @pytest.mark.slow
 def test_runs_and_compare_view_render_in_chromium(
-    browser,  # noqa: F811 (imported fixture; first, so a missing chromium skips before the server)
-    mlflow_server: MlflowServer,  # noqa: F811 (imported fixture)
+    browser,  # noqa: F811 (imported fixture; first, so a missing chromium skips before training)
+    server_runs: ServerRuns,  # noqa: F811 (imported fixture)
 ) -> None:
-    client = MlflowClient(mlflow_server.url)
-    experiment_id = client.create_experiment("wgangp")
-    run_ids = [
-        _log_run(client, experiment_id, "stable_gp", gp_weight=10.0),
-        _log_run(client, experiment_id, "tf_norm_nan", gp_weight=0.0),
-    ]
-    base = f"{mlflow_server.url}/#/experiments/{experiment_id}"
+    experiment_id = server_runs.experiment_id
+    run_ids = [server_runs.run_ids["stable"], server_runs.run_ids["nan"]]
+    base = f"{server_runs.url}/#/experiments/{experiment_id}"
 
     browser.get(f"{base}/runs?{MODEL_TRAINING}")
-    wait_for_texts(browser, ["wgangp", "stable_gp", "tf_norm_nan", "2 matching runs"])
+    wait_for_texts(browser, [EXPERIMENT, "stable_gp", "tf_norm_nan", "2 matching runs"])
     _close_assistant_panel(browser)
     save_screenshot(browser, "mlflow-ui-experiment-runs")
 
-    # Chart view of the same page: one line chart per metric, each with both runs.
+    # Chart view of the same page: one line chart per metric (12, alphabetical; the first rows
+    # render without scrolling), each with both runs' curves (the NaN run's stops at nan.step).
     browser.get(f"{base}/runs?{MODEL_TRAINING}&compareRunsMode=CHART")
-    wait_for_texts(browser, [*METRICS, "stable_gp (critic_loss)", "tf_norm_nan (critic_loss)"])
+    wait_for_texts(
+        browser,
+        ["critic_loss", "stable_gp (critic_loss)", "tf_norm_nan (critic_loss)"]
+        + ["generator_loss", "stable_gp (generator_loss)", "tf_norm_nan (generator_loss)"],
+    )
     wait_for_css(browser, "[data-testid='experiment-view-compare-runs-card'] svg", minimum=3)
     save_screenshot(browser, "mlflow-ui-experiment-charts")
 
-    # The compare page, in the form the UI itself builds (getCompareRunPageRoute in the bundle).
+    # The compare page, in the form the UI itself builds (getCompareRunPageRoute in the bundle):
+    # the differing params (gp.norm, model.critic.output) side by side.
     runs = quote(json.dumps(run_ids))
     experiments = quote(json.dumps([experiment_id]))
     browser.get(
-        f"{mlflow_server.url}/#/compare-runs?runs={runs}&experiments={experiments}&{MODEL_TRAINING}"
+        f"{server_runs.url}/#/compare-runs?runs={runs}&experiments={experiments}&{MODEL_TRAINING}"
     )
     text = wait_for_texts(
         browser,
-        ["Comparing 2 Runs from 1 Experiment", "stable_gp", "tf_norm_nan", *METRICS, "gp_weight"],
+        ["Comparing 2 Runs from 1 Experiment", "stable_gp", "tf_norm_nan", *METRICS]
+        + ["gp.norm", "safe_sqrt", "tf_norm", "model.critic.output", "tanh"],
     )
     assert all(run_id in text for run_id in run_ids)
     wait_for_css(browser, ".js-plotly-plot")  # the parallel-coordinates chart was drawn

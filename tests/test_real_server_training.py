@@ -1,0 +1,106 @@
+"""Training against a real ``mlflow server`` (HTTP, served artifacts), read back through
+``MlflowClient``: params, metric histories, artifacts, the NaN tags and the logged model."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from mlflow import MlflowClient
+from support.tracked_runs import ServerRuns, server_runs  # noqa: F401 (session fixture)
+
+from wgangp.data.schema import COLUMNS, LABEL
+
+pytestmark = pytest.mark.slow
+
+
+def _artifact_paths(client: MlflowClient, run_id: str, path: str | None = None) -> set[str]:
+    """Every artifact file of a run, listed recursively through the server's proxy."""
+    found = set()
+    for item in client.list_artifacts(run_id, path):
+        if item.is_dir:
+            found |= _artifact_paths(client, run_id, item.path)
+        else:
+            found.add(item.path)
+    return found
+
+
+def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns):  # noqa: F811
+    client = MlflowClient(server_runs.url)
+    run = client.get_run(server_runs.run_ids["stable"])
+    assert run.info.status == "FINISHED"
+    params = run.data.params
+    assert params["name"] == "stable_gp"
+    assert (params["gp.norm"], params["model.critic.output"]) == ("safe_sqrt", "linear")
+    assert (params["trainer.steps"], params["trainer.batch_size"]) == ("60", "64")
+    assert run.data.tags["data.source"] == "simulated"
+
+    for name in ("critic_loss", "generator_loss", "wasserstein_estimate", "gradient_penalty"):
+        history = client.get_metric_history(run.info.run_id, name)
+        assert len(history) == 6, name  # 60 steps, one point per log_every=10
+        assert all(math.isfinite(point.value) for point in history), name
+    assert run.data.metrics["train.steps_per_sec"] > 0
+
+    artifacts = _artifact_paths(client, run.info.run_id)
+    expected = {
+        "config/config_resolved.yaml",
+        "metrics.csv",
+        "loss_curves.png",
+        "fraud_samples.csv",
+        "synthesizer/generator.keras",
+        "synthesizer/preprocessing.json",
+        "synthesizer/synthesizer.json",
+    }
+    assert expected <= artifacts, expected - artifacts
+    # served artifacts: the files live in the server's artifact store, not beside the client
+    stored = {p.name for p in server_runs.server.artifacts_dir.rglob("*") if p.is_file()}
+    assert {"generator.keras", "config_resolved.yaml"} <= stored
+
+
+def test_stable_run_model_loads_and_samples_over_http(server_runs: ServerRuns, monkeypatch):  # noqa: F811
+    import mlflow.pyfunc
+
+    client = MlflowClient(server_runs.url)
+    run_id = server_runs.run_ids["stable"]
+    model_uri = client.get_run(run_id).data.tags["model.uri"]
+    model = client.get_logged_model(model_uri.removeprefix("models:/"))
+    assert model.source_run_id == run_id and model.name == "sampler"
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", server_runs.url)
+    rows = mlflow.pyfunc.load_model(model_uri).predict(pd.DataFrame({"n": [7], "label": [1]}))
+    assert list(rows.columns) == list(COLUMNS) and len(rows) == 7
+    assert (rows[LABEL] == 1).all()
+
+
+def test_sample_cli_reads_the_model_from_the_server(server_runs: ServerRuns, tmp_path):  # noqa: F811
+    from wgangp.sample import main
+
+    client = MlflowClient(server_runs.url)
+    model_uri = client.get_run(server_runs.run_ids["stable"]).data.tags["model.uri"]
+    out = tmp_path / "fraud.parquet"
+    argv = [f"model_uri={model_uri}", "n=25", f"output={out}", f"tracking_uri={server_runs.url}"]
+    assert main(argv) == 0
+    rows = pd.read_parquet(out)
+    assert list(rows.columns) == list(COLUMNS) and len(rows) == 25
+
+
+def test_nan_run_is_failed_tagged_with_forensics(server_runs: ServerRuns):  # noqa: F811
+    client = MlflowClient(server_runs.url)
+    run = client.get_run(server_runs.run_ids["nan"])
+    assert run.info.status == "FAILED"
+    assert (run.data.params["gp.norm"], run.data.params["model.critic.output"]) == (
+        "tf_norm",
+        "tanh",
+    )
+    nan_step = int(run.data.tags["nan.step"])
+    assert 0 <= nan_step < 60
+    assert run.data.tags["nan.source"]
+    assert run.data.tags["failure.reason"] == "nan"
+    assert "model.uri" not in run.data.tags  # no model from a failed run
+    assert "nan_forensics.json" in _artifact_paths(client, run.info.run_id)
+    # The curves stop at the failure and stay finite: points are labelled by steps completed,
+    # and the last window closes with the failing step's row (its update was not applied).
+    history = client.get_metric_history(run.info.run_id, "critic_loss")
+    assert history and max(point.step for point in history) == nan_step + 1
+    assert all(math.isfinite(point.value) for point in history)
