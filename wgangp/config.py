@@ -161,6 +161,11 @@ class TrainerConfig:
         )
         _require_choice(self.device, "trainer.device", ("auto", "cpu", "gpu"))
         _require_choice(self.strategy, "trainer.strategy", ("none", "mirrored"))
+        _require(
+            not (self.strategy == "mirrored" and self.jit_compile),
+            "trainer.jit_compile",
+            "must be false with trainer.strategy=mirrored (XLA inside replicas fails on TF 2.21)",
+        )
         _require(self.checkpoint_every >= 1, "trainer.checkpoint_every", "must be >= 1")
         _require(self.keep_checkpoints >= 1, "trainer.keep_checkpoints", "must be >= 1")
         _require_choice(self.on_nan, "trainer.on_nan", ("raise", "stop", "skip"))

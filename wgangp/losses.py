@@ -97,7 +97,9 @@ def gradient_penalty(
     weights (the original code computed it outside, so it never did). ``dtype`` is the precision
     of the norm: keep float32; float16 is the trap this project reproduces on purpose.
     """
-    with tf.GradientTape() as tape:
+    # The inner tape needs d/dx only; not watching the weights keeps unused weight gradients
+    # out of the graph. The outer tape still differentiates through it to the weights.
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
         tape.watch(x_hat)
         scores = critic(x_hat)
     grads = tf.cast(tape.gradient(scores, x_hat), dtype)

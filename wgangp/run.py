@@ -236,13 +236,13 @@ def _train_tracked(
     from tqdm.auto import tqdm
 
     from wgangp.data.schema import LABEL
+    from wgangp.distributed import make_trainer
     from wgangp.forensics import investigate, write_forensics
     from wgangp.history import MetricHistory
     from wgangp.preprocessing import TabularTransformer
     from wgangp.runtime import training_runtime
     from wgangp.sampler import ClassBalancedSampler
     from wgangp.synthesizer import ARTIFACT_PATH, Synthesizer
-    from wgangp.trainer import WGANGPTrainer
 
     resolved = OmegaConf.structured(cfg)
     (output_dir / "config_resolved.yaml").write_text(redact(OmegaConf.to_yaml(resolved)))
@@ -262,7 +262,9 @@ def _train_tracked(
         x_train = transformer.transform(data.train)
         fraud_share = 0.5 if tc.label_sampling == "balanced" else None
         sampler = ClassBalancedSampler(x_train, data.train[LABEL].to_numpy(), fraud_share)
-        trainer = WGANGPTrainer(cfg, sampler)
+        trainer = make_trainer(cfg, sampler)
+        replicas = str(getattr(trainer, "replicas", 1))
+        tracker.set_tags({"strategy": tc.strategy, "replicas": replicas})
 
         manager = tf.train.CheckpointManager(
             trainer.checkpoint(), str(checkpoints.path), max_to_keep=tc.keep_checkpoints
@@ -330,7 +332,10 @@ def _train_tracked(
             "train.wall_time_s": elapsed,
             "train.steps_per_sec": steps_done / elapsed if elapsed > 0 else 0.0,
             "train.skipped_updates": float(last.skipped if last else 0),
+            "train.loss_scale_skips": float(last.scale_skips if last else 0),
         }
+        if tc.precision == "mixed_float16" and last is not None:
+            summary["train.loss_scale"] = float(last.loss_scale)
         tracker.log_metrics(summary, step)
         final = (
             dict(zip(_metric_names(), history.rows[-1].tolist(), strict=True))
