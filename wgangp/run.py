@@ -34,6 +34,8 @@ from wgangp.tracking import (
 )
 
 log = logging.getLogger("wgangp.train")
+# TensorFlow's checkpoint writer logs "Sharding callback duration" at INFO through absl.
+logging.getLogger("absl").setLevel(logging.WARNING)
 
 
 @dataclass
