@@ -7,7 +7,16 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import sys  # noqa: E402
+
 import pytest  # noqa: E402
+from absl import logging as absl_logging  # noqa: E402
+
+# absl (imported by TensorFlow) builds its log handler on sys.stderr as it is at import time:
+# pytest's capture file here. Hydra's in-process main() reconfigures logging, which closes every
+# handler, and absl's close() closes its stream unless it is the *current* sys.stderr, which
+# killed pytest's capture ("I/O operation on closed file") after any in-process training.
+absl_logging.get_absl_handler().python_handler.stream = sys.__stderr__
 
 REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = REPO / "conf"
