@@ -15,17 +15,10 @@ from mlflow.tracking import MlflowClient
 from wgangp.data.schema import COLUMNS
 from wgangp.synthesizer import Synthesizer
 from wgangp.train import train
+from wgangp.trainer import METRICS
 
-CURVES = (
-    "critic_loss",
-    "generator_loss",
-    "gradient_penalty",
-    "wasserstein_estimate",
-    "grad_norm_mean",
-    "grad_norm_min",
-    "zero_grad_rows",
-    "steps_per_sec",
-)
+#: Every per-step metric of the trainer, plus the host-side throughput.
+CURVES = (*METRICS, "steps_per_sec")
 
 
 def _run_of(uri: str, experiment: str = "wgangp"):
