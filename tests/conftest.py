@@ -7,6 +7,7 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 import pytest  # noqa: E402
@@ -34,6 +35,20 @@ def real_sample() -> Path:
     if not path.exists():
         pytest.skip(f"real-rows sample not found at {path} (set WGANGP_REAL_SAMPLE to its path)")
     return path
+
+
+def run_train_cli(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
+    """``python -m wgangp.train ARGS`` in a subprocess, untouched by the caller's tracking URI."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(REPO)}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    return subprocess.run(
+        [sys.executable, "-m", "wgangp.train", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def compose(overrides: list[str] | None = None):

@@ -7,15 +7,12 @@ really produces with seed 0 on CPU (deterministic: stateless batches, op determi
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO, compose
+from conftest import compose, run_train_cli
 
 from wgangp.trainer import NORM_GRADIENT
 
@@ -92,24 +89,11 @@ def test_tf_norm_nan_fails_at_its_step_and_the_fix_runs_five_times_longer(tmp_pa
     assert statuses == {"tf_norm_nan": "FAILED", "tf_norm_fix": "FINISHED"}
 
 
-def run_cli(args: list[str], cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(REPO)}
-    env.pop("MLFLOW_TRACKING_URI", None)
-    return subprocess.run(
-        [sys.executable, "-m", "wgangp.train", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 @pytest.mark.slow
 def test_a_nan_job_does_not_abort_the_multirun(tmp_path: Path) -> None:
     """Default on_nan=raise: the failing job is recorded, the next job still runs, exit 0."""
     uri = f"sqlite:///{tmp_path}/mlflow.db"
-    done = run_cli(
+    done = run_train_cli(
         [
             "-m",
             "+experiment=tf_norm_nan",

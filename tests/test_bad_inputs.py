@@ -9,8 +9,6 @@ leave that run FAILED with the reason as a tag. ``docs/errors.md`` lists the sam
 from __future__ import annotations
 
 import gzip
-import os
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import run_train_cli
 from support.mlflow_server import free_port
 
 from wgangp.data.schema import COLUMNS, LABEL
@@ -281,23 +280,10 @@ def test_debug_shows_the_traceback(
     assert stderr.strip().splitlines()[-1].startswith("wgangp: error: invalid config value")
 
 
-def _cli(args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env.pop("MLFLOW_TRACKING_URI", None)
-    return subprocess.run(
-        [sys.executable, "-m", "wgangp.train", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def test_unwritable_output_dir_and_unreachable_server_in_real_processes(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
-    done = _cli(["data=simulated", f"hydra.run.dir={blocker}/run"], tmp_path)
+    done = run_train_cli(["data=simulated", f"hydra.run.dir={blocker}/run"], tmp_path, timeout=300)
     assert done.returncode == 2, done.stderr
     assert_one_line(
         done.stderr,
@@ -306,7 +292,11 @@ def test_unwritable_output_dir_and_unreachable_server_in_real_processes(tmp_path
     )
 
     url = f"http://127.0.0.1:{free_port()}"
-    done = _cli(["data=simulated", f"tracking.uri={url}", f"hydra.run.dir={tmp_path}/o"], tmp_path)
+    done = run_train_cli(
+        ["data=simulated", f"tracking.uri={url}", f"hydra.run.dir={tmp_path}/o"],
+        tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 2, done.stderr
     assert_one_line(
         done.stderr,
@@ -333,7 +323,7 @@ def test_unwritable_output_dir_in_process(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_bad_data_file_in_a_real_process(tmp_path: Path) -> None:
     path = _truncated_gz(tmp_path / "creditcard.csv.gz")
-    done = _cli(
+    done = run_train_cli(
         [
             f"data.path={path}",
             "data.fallback=error",
@@ -342,6 +332,7 @@ def test_bad_data_file_in_a_real_process(tmp_path: Path) -> None:
             *QUICK,
         ],
         tmp_path,
+        timeout=300,
     )
     assert done.returncode == 2, done.stderr
     assert_one_line(done.stderr, f"{path} is truncated or corrupt (")
