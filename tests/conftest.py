@@ -63,13 +63,27 @@ def compose(overrides: list[str] | None = None):
         return hydra_compose(config_name="config", overrides=overrides or [])
 
 
-TINY = [
+#: Tiny data and networks: every test that trains starts from these.
+TINY_MODEL = [
     "data=simulated",
     "data.simulated_rows=4000",
     "model.latent_dim=8",
     "model.generator.hidden=[16,16]",
     "model.critic.hidden=[16,16]",
     "trainer.batch_size=32",
+]
+#: The ablation's reduced size: large enough for tf_norm_nan to fail at a known step (52).
+SMALL_MODEL = [
+    "data=simulated",
+    "data.simulated_rows=20000",
+    "model.latent_dim=16",
+    "model.generator.hidden=[32,32]",
+    "model.critic.hidden=[32,32]",
+    "trainer.batch_size=64",
+]
+
+TINY = [
+    *TINY_MODEL,
     "trainer.steps=6",
     "trainer.steps_per_call=3",
     "trainer.checkpoint_every=3",

@@ -12,17 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import compose, run_train_cli
+from conftest import SMALL_MODEL, compose, run_train_cli
 
 from wgangp.trainer import NORM_GRADIENT
 
 REDUCED = [
-    "data=simulated",
-    "data.simulated_rows=20000",
-    "model.latent_dim=16",
-    "model.generator.hidden=[32,32]",
-    "model.critic.hidden=[32,32]",
-    "trainer.batch_size=64",
+    *SMALL_MODEL,
     "trainer.progress=false",
     "trainer.sample_rows=0",
     "tracking.log_every=10",

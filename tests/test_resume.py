@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import compose
+from conftest import TINY_MODEL, compose
 
 from wgangp.config import to_config
 from wgangp.errors import ConfigError
@@ -25,12 +25,7 @@ from wgangp.resume import RunRecord, config_key, open_checkpoint_dir
 
 STEPS, CHECKPOINT_EVERY, LOG_EVERY = 400, 50, 10
 COMMAND = [
-    "data=simulated",
-    "data.simulated_rows=4000",
-    "model.latent_dim=8",
-    "model.generator.hidden=[16,16]",
-    "model.critic.hidden=[16,16]",
-    "trainer.batch_size=32",
+    *TINY_MODEL,
     f"trainer.steps={STEPS}",
     "trainer.steps_per_call=10",
     f"trainer.checkpoint_every={CHECKPOINT_EVERY}",

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import TINY_MODEL
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from support.mlflow_server import MlflowServer, free_port
@@ -88,12 +89,7 @@ def test_replay_skips_points_already_logged(tmp_path: Path) -> None:
 
 
 TRAIN = [
-    "data=simulated",
-    "data.simulated_rows=4000",
-    "model.latent_dim=8",
-    "model.generator.hidden=[16,16]",
-    "model.critic.hidden=[16,16]",
-    "trainer.batch_size=32",
+    *TINY_MODEL,
     "trainer.steps=1500",
     "trainer.steps_per_call=10",
     "trainer.checkpoint_every=100",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import SMALL_MODEL
 
 from support.mlflow_server import MlflowServer
 
@@ -31,12 +32,7 @@ EXPERIMENT = "wgangp-server-e2e"
 #: At this size tf_norm_nan's first non-finite step is 52 (tests/test_ablation.py), so both runs
 #: have a few logged points before it: curves to compare in the UI and the notebook.
 SMALL_CLI = [
-    "data=simulated",
-    "data.simulated_rows=20000",
-    "model.latent_dim=16",
-    "model.generator.hidden=[32,32]",
-    "model.critic.hidden=[32,32]",
-    "trainer.batch_size=64",
+    *SMALL_MODEL,
     "trainer.steps=60",
     "trainer.steps_per_call=20",
     "trainer.progress=false",
