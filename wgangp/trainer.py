@@ -30,6 +30,7 @@ import tensorflow as tf
 from wgangp import losses
 from wgangp.config import Config
 from wgangp.networks import N_CLASSES, build_critic, build_generator
+from wgangp.optimizers import FusedAdam
 from wgangp.sampler import ClassBalancedSampler, step_seed
 
 METRICS: tuple[str, ...] = (
@@ -140,9 +141,7 @@ class WGANGPTrainer:
     # -- building blocks -------------------------------------------------------------------
 
     def _optimizer(self, oc, name: str) -> keras.optimizers.Optimizer:
-        opt = keras.optimizers.Adam(
-            learning_rate=oc.lr, beta_1=oc.beta1, beta_2=oc.beta2, name=name
-        )
+        opt = FusedAdam(learning_rate=oc.lr, beta_1=oc.beta1, beta_2=oc.beta2, name=name)
         if self.cfg.trainer.precision == "mixed_float16":
             opt = keras.optimizers.LossScaleOptimizer(opt, name=f"{name}_loss_scale")
         return opt
