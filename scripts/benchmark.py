@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/benchmark.py --out benchmarks/out/bench.json            # full
     .venv/bin/python scripts/benchmark.py --quick --systems naive,matmul --out tmp/x.json  # CI
-    .venv/bin/python scripts/benchmark.py --extras --systems naive --sizes default    # sweeps
+    .venv/bin/python scripts/benchmark.py --extras --systems naive,wgangp_k --sizes default # extras
 
 Figures are steady-state (after warm-up, median of repeats) critic samples/s (= batch x n_critic
 x generator steps/s) and generator steps/s, on the real rows, at the sizes of bench/common.py.
@@ -50,6 +50,8 @@ ALL_SYSTEMS = ("naive", *WGANGP_SYSTEMS, "ydata", "ctgan", "matmul")
 ENVS = Path(os.environ.get("WGANGP_BENCH_ENVS", REPO / ".bench-envs"))  # as setup_envs.sh
 SWEEP_BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 RSS_ROWS = 1_000_000
+#: The trainer's extras (batch sweep, peak memory) use the first of these that was asked for.
+EXTRAS_PREFERENCE = ("wgangp_k_xla", "wgangp_k", "wgangp", "wgangp_xla")
 
 
 class Plan:
@@ -86,7 +88,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--extras",
         action="store_true",
-        help="also: time per step over batch 64..4096 and peak RSS on 1M rows",
+        help="also: time per step over batch 64..4096 and peak RSS on 1M rows, for the naive "
+        "loop and the trainer's fastest mode asked for",
     )
     parser.add_argument(
         "--include",
@@ -374,21 +377,31 @@ class Harness:
             self.add(record)
 
     def run_peak_rss(self) -> None:
-        command = [
-            sys.executable,
-            str(SCRIPTS / "bench" / "naive_loop.py"),
-            "--rss-rows",
-            str(RSS_ROWS),
-            "--steps",
-            "20",
-        ]
+        """Peak memory of the naive loop holding 1M simulated rows (a fresh process)."""
+        script = SCRIPTS / "bench" / "naive_loop.py"
+        self.run_extra_process("naive", [str(script), "--rss-rows", str(RSS_ROWS), "--steps", "20"])
+
+    def run_wgangp_extras(self, name: str) -> None:
+        """System ``name``'s ms per step across batch sizes, and its peak memory from 1M rows."""
+        from bench.wgangp_systems import batch_sweep
+
+        for record in batch_sweep(self.rows, name, SWEEP_BATCHES):
+            record.settings.update(self.common_settings())
+            self.add(record)
+        script = SCRIPTS / "bench" / "wgangp_systems.py"
+        command = [str(script), "--system", name, "--rss-rows", str(RSS_ROWS), "--steps", "100"]
+        self.run_extra_process(name, command)
+
+    def run_extra_process(self, system: str, command: list[str]) -> None:
+        """Run ``command`` under this Python in a fresh process; its last JSON line is a record."""
+        command = [sys.executable, *command]
         log(f"  running {' '.join(command[1:])}")
         done = subprocess.run(command, capture_output=True, text=True, cwd=str(REPO), timeout=1800)
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if not lines:
             self.add(
                 Record(
-                    "naive",
+                    system,
                     f"peak-rss {RSS_ROWS:,} rows",
                     "default",
                     status="failed",
@@ -416,10 +429,14 @@ class Harness:
             log("peers:")
             for name in peers:
                 self.run_peer(name, self.peer_sizes())
-        if self.args.extras and not self.plan.quick and "naive" in systems:
+        if self.args.extras and not self.plan.quick:
             log("extras:")
-            self.run_batch_sweep()
-            self.run_peak_rss()
+            if "naive" in systems:
+                self.run_batch_sweep()
+                self.run_peak_rss()
+            chosen = [s for s in EXTRAS_PREFERENCE if s in systems]
+            if chosen:
+                self.run_wgangp_extras(chosen[0])
         return self.records
 
 
