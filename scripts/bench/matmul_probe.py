@@ -2,9 +2,10 @@
 
 Each distinct matmul shape of a traced training step (from ``flops.count_flops``: forward,
 backward and gradient-penalty double-backward matmuls, transposes included) is timed alone in a
-tight ``tf.range`` loop inside one ``tf.function``. Weighting each shape by how often the step
-runs it gives the time the step's matmuls need at best, hence an upper bound on generator steps
-per second for that network and batch if nothing but matmuls cost time.
+tight ``tf.range`` loop inside one ``tf.function``, ``UNROLL`` independent matmuls per trip.
+Weighting each shape by how often the step runs it gives the time the step's matmuls need at
+best, hence an upper bound on generator steps per second for that network and batch if nothing
+but matmuls cost time.
 """
 
 from __future__ import annotations
@@ -63,14 +64,24 @@ class ProbeResult:
         return self.flops_per_step / self.seconds_per_step / 1e9
 
 
+#: Independent matmuls per loop trip: amortizes the while loop's own per-trip cost (~10-20 us
+#: on this CPU), which would otherwise dominate the small shapes (a 256x32x1 matmul is 16 kFLOP).
+UNROLL = 8
+
+
 def _loop(m: int, k: int, n: int, transpose_a: bool, transpose_b: bool):
     @tf.function
     def repeat(a: tf.Tensor, b: tf.Tensor, iterations: tf.Tensor) -> tf.Tensor:
         acc = tf.zeros([m, n])
         for _ in tf.range(iterations):
-            # acc feeds the next trip, so the matmul cannot be dropped; 2 elementwise ops of m*n
-            # are noise next to 2*m*k*n.
-            acc = acc * 0.5 + tf.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+            # UNROLL distinct left operands (a[i]): identical matmuls would be merged by the
+            # graph optimizer. acc feeds the next trip, so nothing can be dropped or hoisted;
+            # the adds are m*n each, noise next to 2*m*k*n.
+            products = [
+                tf.matmul(a[i], b, transpose_a=transpose_a, transpose_b=transpose_b)
+                for i in range(UNROLL)
+            ]
+            acc = acc * 0.5 + tf.add_n(products)
         return acc
 
     return repeat
@@ -79,7 +90,7 @@ def _loop(m: int, k: int, n: int, transpose_a: bool, transpose_b: bool):
 def time_matmul(key: MatmulKey, seconds: float = 0.3, repeats: int = 3) -> float:
     """Median seconds per matmul of shape ``key``, timing loops of about ``seconds`` each."""
     m, k, n, transpose_a, transpose_b = key
-    a = tf.random.normal([k, m] if transpose_a else [m, k])
+    a = tf.random.normal([UNROLL, k, m] if transpose_a else [UNROLL, m, k])
     b = tf.random.normal([n, k] if transpose_b else [k, n])
     repeat = _loop(m, k, n, transpose_a, transpose_b)
     repeat(a, b, tf.constant(10)).numpy()  # trace + warm caches
@@ -91,7 +102,7 @@ def time_matmul(key: MatmulKey, seconds: float = 0.3, repeats: int = 3) -> float
     for _ in range(repeats):
         start = time.perf_counter()
         repeat(a, b, tf.constant(iterations)).numpy()
-        samples.append((time.perf_counter() - start) / iterations)
+        samples.append((time.perf_counter() - start) / (iterations * UNROLL))
     return sorted(samples)[len(samples) // 2]
 
 
