@@ -76,8 +76,9 @@ def test_fused_adam_under_loss_scaling_skips_an_overflow_like_keras():
             optimizer.apply(grads, variables)
         return [v.numpy() for v in variables], float(optimizer.dynamic_scale.numpy())
 
-    (actual, actual_scale), (expected, expected_scale) = run(FusedAdam(1e-3)), run(
-        keras.optimizers.Adam(1e-3)
+    (actual, actual_scale), (expected, expected_scale) = (
+        run(FusedAdam(1e-3)),
+        run(keras.optimizers.Adam(1e-3)),
     )
     assert actual_scale == expected_scale == 2.0**3
     for a, e in zip(actual, expected, strict=True):
