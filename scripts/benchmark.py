@@ -379,7 +379,8 @@ class Harness:
     def run_peak_rss(self) -> None:
         """Peak memory of the naive loop holding 1M simulated rows (a fresh process)."""
         script = SCRIPTS / "bench" / "naive_loop.py"
-        self.run_extra_process("naive", [str(script), "--rss-rows", str(RSS_ROWS), "--steps", "20"])
+        command = [str(script), "--rss-rows", str(RSS_ROWS), "--steps", "20"]
+        self.run_peak_rss_process("naive", command)
 
     def run_wgangp_extras(self, name: str) -> None:
         """System ``name``'s ms per step across batch sizes, and its peak memory from 1M rows."""
@@ -390,10 +391,11 @@ class Harness:
             self.add(record)
         script = SCRIPTS / "bench" / "wgangp_systems.py"
         command = [str(script), "--system", name, "--rss-rows", str(RSS_ROWS), "--steps", "100"]
-        self.run_extra_process(name, command)
+        self.run_peak_rss_process(name, command)
 
-    def run_extra_process(self, system: str, command: list[str]) -> None:
-        """Run ``command`` under this Python in a fresh process; its last JSON line is a record."""
+    def run_peak_rss_process(self, system: str, command: list[str]) -> None:
+        """Run a peak-RSS ``command`` under this Python in a fresh process; its last JSON line is
+        the record (a failed record for ``system`` if it printed none)."""
         command = [sys.executable, *command]
         log(f"  running {' '.join(command[1:])}")
         done = subprocess.run(command, capture_output=True, text=True, cwd=str(REPO), timeout=1800)

@@ -1,4 +1,7 @@
-"""FusedAdam gives Keras' Adam update, in eager, compiled, XLA, loss-scaled and mirrored runs."""
+"""FusedAdam gives Keras' Adam update in eager, compiled, XLA and loss-scaled runs.
+
+The mirrored path is exercised through the trainer in tests/test_distributed.py.
+"""
 
 from __future__ import annotations
 
