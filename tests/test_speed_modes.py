@@ -23,7 +23,7 @@ from conftest import TINY, compose
 
 from wgangp.config import to_config
 from wgangp.sampler import ClassBalancedSampler
-from wgangp.trainer import WGANGPTrainer
+from wgangp.trainer import METRICS, WGANGPTrainer
 
 STEPS = 4
 
@@ -115,6 +115,25 @@ def test_xla_compiled_loop_runs_finite_deterministic_and_traces_once(plain):
     np.testing.assert_allclose(again, first, rtol=0, atol=1e-6)
     assert trainer.tracing_count() == 1
     assert int(trainer.step.numpy()) == STEPS
+
+
+@pytest.mark.parametrize("jit_compile", ["false", "true"])
+def test_forensics_replay_draws_the_batch_training_drew(jit_compile):
+    """The NaN forensics recompute a critic iteration on the batch training used.
+
+    Under XLA that batch comes from XLA's random stream, not TF's, so the replay must be drawn
+    by the same compilation. With n_critic=1 the step's critic loss and penalty metrics are
+    exactly iteration 0's, computed before its update, on the initial weights.
+    """
+    cfg = _config(steps_per_call=1, n_critic=1, jit_compile=jit_compile)
+    keras.utils.set_random_seed(0)
+    trainer = WGANGPTrainer(cfg, ClassBalancedSampler(*_rows()))
+    replay = trainer.replay_critic_iteration(0, 0)
+    metrics = trainer.run(1).metrics[0]
+    loss = metrics[METRICS.index("critic_loss")]
+    penalty = metrics[METRICS.index("gradient_penalty")]
+    np.testing.assert_allclose(float(replay["loss"]), loss, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(replay["penalty"].value), penalty, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])

@@ -1,7 +1,8 @@
 """What went non-finite, where, and on which batch: the one-step diagnosis of a NaN.
 
-Batches are pure functions of (seed, step), so the failing batch is drawn again here and the
-failing critic iteration recomputed eagerly on the weights the guard kept (the last good ones:
+Batches are pure functions of (seed, step), so the failing batch is drawn again here (by the
+kernels training used: XLA's random stream is not TF's) and the failing critic iteration
+recomputed on the weights the guard kept (the last good ones:
 the updates of the failing step that came before the bad one were applied, the bad one was not,
 so the recomputed failing iteration sees exactly the weights it saw in training).
 """
@@ -38,7 +39,7 @@ def _feature_stats(x: np.ndarray) -> dict[str, dict[str, float]]:
 
 
 def _critic_iteration(trainer: WGANGPTrainer, step: int, i: int) -> dict[str, Any]:
-    q = trainer.critic_quantities(tf.constant(step, tf.int64), i)
+    q = trainer.replay_critic_iteration(step, i)
     norms = np.asarray(q["penalty"].norms)
     bad = {
         "critic/loss": _nonfinite(q["loss"]),

@@ -289,6 +289,18 @@ class WGANGPTrainer:
             "wasserstein": losses.wasserstein_estimate(d_real, d_fake),
         }
 
+    def replay_critic_iteration(self, step: int, i: int) -> dict[str, tf.Tensor | list]:
+        """Critic iteration ``i`` of ``step`` recomputed by the kernels training used (forensics).
+
+        XLA's stateless random kernels draw another stream than TF's for the same seed, so the
+        batch of an XLA-compiled run is drawn again under XLA; otherwise eagerly (same kernels).
+        Run on the weights the guard kept, it sees what the failing iteration saw.
+        """
+        step_t = tf.constant(step, tf.int64)
+        if not self.cfg.trainer.jit_compile:
+            return self.critic_quantities(step_t, i)
+        return tf.function(lambda s: self.critic_quantities(s, i), jit_compile=True)(step_t)
+
     def critic_update(
         self, step: tf.Tensor, i: int, allowed: tf.Tensor, inputs: CriticInputs | None = None
     ) -> tuple[tf.Tensor, ...]:
