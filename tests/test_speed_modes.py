@@ -3,8 +3,9 @@
 Tolerances on the per-step metrics (critic/generator loss, penalty, ...) over 4 steps:
 - K steps per call: 1e-6 (same graph ops, only the loop differs);
 - XLA: 1e-4 on one critic and one generator update from the same batch (fused kernels reorder
-  float32 sums). Whole XLA runs are compared with themselves (1e-6): XLA's stateless random
-  kernels draw another stream than TF's for the same seed, hence other batches;
+  float32 sums). Whole XLA runs are compared with themselves (1e-6): an XLA run draws its
+  batches with Threefry, a plain one with Philox (TF's kernels have no Threefry), hence other
+  batches;
 - mixed_bfloat16 / mixed_float16: first step within 0.05 absolute + 5% relative (bfloat16 keeps
   8 bits of mantissa, float16 11; the penalty stays float32), all steps finite.
 Every mode traces its training function once, whatever the number of calls.
@@ -83,8 +84,8 @@ def test_k_steps_per_call_matches_plain_step(plain):
 def test_xla_update_matches_plain_update(plain):
     """The critic and generator updates compiled by XLA give the plain graph's numbers.
 
-    Compared on the same batch: XLA's stateless random kernels draw another stream than TF's
-    for the same seed (same key and counter, other uniforms), so whole runs draw other batches.
+    Compared on the same batch: an XLA run draws with Threefry, a plain one with Philox, so
+    whole runs draw other batches.
     """
     import tensorflow as tf
 
@@ -121,9 +122,10 @@ def test_xla_compiled_loop_runs_finite_deterministic_and_traces_once(plain):
 def test_forensics_replay_draws_the_batch_training_drew(jit_compile):
     """The NaN forensics recompute a critic iteration on the batch training used.
 
-    Under XLA that batch comes from XLA's random stream, not TF's, so the replay must be drawn
-    by the same compilation. With n_critic=1 the step's critic loss and penalty metrics are
-    exactly iteration 0's, computed before its update, on the initial weights.
+    Under XLA that batch comes from XLA's Threefry, which TF's own kernels do not implement, so
+    the replay must be drawn by the same compilation. With n_critic=1 the step's critic loss
+    and penalty metrics are exactly iteration 0's, computed before its update, on the initial
+    weights.
     """
     cfg = _config(steps_per_call=1, n_critic=1, jit_compile=jit_compile)
     keras.utils.set_random_seed(0)

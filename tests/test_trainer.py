@@ -8,7 +8,7 @@ import pytest
 from conftest import TINY, compose
 
 from wgangp.config import to_config
-from wgangp.sampler import ClassBalancedSampler, step_seed
+from wgangp.sampler import ClassBalancedSampler, random_alg, step_seed
 from wgangp.trainer import METRICS, WGANGPTrainer
 
 
@@ -53,14 +53,25 @@ def test_same_seed_same_losses() -> None:
     np.testing.assert_array_equal(a.run(3).metrics, b.run(3).metrics)
 
 
-def test_class_balanced_sampler_draws_half_frauds() -> None:
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_class_balanced_sampler_draws_half_frauds(jit_compile: bool) -> None:
+    """Philox eagerly (TF's kernels), Threefry under XLA (the generator of an XLA run)."""
+    import tensorflow as tf
+
     x = np.arange(2000, dtype=np.float32).reshape(1000, 2)
     y = (np.arange(1000) < 10).astype(int)  # 1% frauds
     sampler = ClassBalancedSampler(x, y)
-    rows, labels = sampler.sample(4000, step_seed(0, 5, 0))
+    alg = random_alg(jit_compile)
+    draw = tf.function(lambda seed: sampler.sample(4000, seed, alg), jit_compile=jit_compile)
+    rows, labels = draw(step_seed(0, 5, 0))
     share = float(np.mean(labels.numpy()))
     assert 0.45 < share < 0.55
     frauds = rows.numpy()[labels.numpy() == 1]
     assert set(frauds[:, 0].astype(int)) <= set(x[:10, 0].astype(int))
-    again, _ = sampler.sample(4000, step_seed(0, 5, 0))
+    normals = rows.numpy()[labels.numpy() == 0]
+    assert set(normals[:, 0].astype(int)) <= set(x[10:, 0].astype(int))
+    assert len(set(normals[:, 0].astype(int))) > 800  # uniform over the 990 normal rows
+    again, _ = draw(step_seed(0, 5, 0))
     np.testing.assert_array_equal(rows.numpy(), again.numpy())
+    other, _ = draw(step_seed(0, 6, 0))
+    assert not np.array_equal(rows.numpy(), other.numpy())

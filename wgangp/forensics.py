@@ -1,10 +1,10 @@
 """What went non-finite, where, and on which batch: the one-step diagnosis of a NaN.
 
 Batches are pure functions of (seed, step), so the failing batch is drawn again here (by the
-kernels training used: XLA's random stream is not TF's) and the failing critic iteration
-recomputed on the weights the guard kept (the last good ones:
-the updates of the failing step that came before the bad one were applied, the bad one was not,
-so the recomputed failing iteration sees exactly the weights it saw in training).
+kernels training used: an XLA run draws with XLA's Threefry) and the failing critic iteration
+recomputed on the weights the guard kept (the last good ones: the updates of the failing step
+that came before the bad one were applied, the bad one was not, so the recomputed failing
+iteration sees exactly the weights it saw in training).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from wgangp import losses
 from wgangp.config import Config
 from wgangp.networks import N_CLASSES, build_critic, build_generator
 from wgangp.optimizers import FusedAdam
-from wgangp.sampler import ClassBalancedSampler, step_seed
+from wgangp.sampler import ClassBalancedSampler, random_alg, step_seed
 
 METRICS: tuple[str, ...] = (
     "critic_loss",
@@ -112,6 +112,7 @@ class WGANGPTrainer:
         self.bad_update = tf.Variable(-1, dtype=tf.int32, trainable=False, name="bad_update")
         self.scale_skips = tf.Variable(0, dtype=tf.int64, trainable=False, name="scale_skips")
         self.base_seed = tf.constant(cfg.seed, dtype=tf.int64)
+        self.random_alg = random_alg(tc.jit_compile)
 
         self.sources: list[str] = (
             ["critic/gradient_penalty", "critic/loss", NORM_GRADIENT]
@@ -163,7 +164,9 @@ class WGANGPTrainer:
 
     def _noise(self, step: tf.Tensor, slot: int, batch: int) -> tf.Tensor:
         return tf.random.stateless_normal(
-            [batch, self.cfg.model.latent_dim], step_seed(self.base_seed, step, slot)
+            [batch, self.cfg.model.latent_dim],
+            step_seed(self.base_seed, step, slot),
+            alg=self.random_alg,
         )
 
     def critic_batch(
@@ -171,9 +174,13 @@ class WGANGPTrainer:
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
         """The real rows, onehot labels, noise and alpha of critic iteration ``i`` at ``step``."""
         batch = self.cfg.trainer.batch_size
-        real, labels = self.sampler.sample(batch, step_seed(self.base_seed, step, 8 * i))
+        real, labels = self.sampler.sample(
+            batch, step_seed(self.base_seed, step, 8 * i), self.random_alg
+        )
         z = self._noise(step, 8 * i + 1, batch)
-        alpha = tf.random.stateless_uniform([batch, 1], step_seed(self.base_seed, step, 8 * i + 2))
+        alpha = tf.random.stateless_uniform(
+            [batch, 1], step_seed(self.base_seed, step, 8 * i + 2), alg=self.random_alg
+        )
         return real, self._labels(labels), z, alpha
 
     @staticmethod
@@ -292,8 +299,8 @@ class WGANGPTrainer:
     def replay_critic_iteration(self, step: int, i: int) -> dict[str, tf.Tensor | list]:
         """Critic iteration ``i`` of ``step`` recomputed by the kernels training used (forensics).
 
-        XLA's stateless random kernels draw another stream than TF's for the same seed, so the
-        batch of an XLA-compiled run is drawn again under XLA; otherwise eagerly (same kernels).
+        An XLA-compiled run draws with Threefry (:func:`wgangp.sampler.random_alg`), which TF's
+        own kernels lack, so its batch is drawn again under XLA; otherwise eagerly (same kernels).
         Run on the weights the guard kept, it sees what the failing iteration saw.
         """
         step_t = tf.constant(step, tf.int64)
@@ -316,7 +323,8 @@ class WGANGPTrainer:
     def generator_batch(self, step: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """The onehot labels and noise of the generator update at ``step``."""
         batch = self.cfg.trainer.batch_size
-        _, labels = self.sampler.sample(batch, step_seed(self.base_seed, step, _GENERATOR_SLOT))
+        seed = step_seed(self.base_seed, step, _GENERATOR_SLOT)
+        _, labels = self.sampler.sample(batch, seed, self.random_alg)
         return self._labels(labels), self._noise(step, _GENERATOR_SLOT + 1, batch)
 
     def generator_quantities(self, step: tf.Tensor) -> dict[str, tf.Tensor | list]:
