@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,11 +30,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from bench.common import (  # noqa: E402
     SIZES,
+    Contender,
     Record,
     Rows,
+    Timing,
     load_average,
     load_rows,
     real_sample_path,
+    time_interleaved,
     time_steps,
     timing_record,
     versions,
@@ -154,14 +158,15 @@ class Harness:
         self.naive_flops[size_name] = count_flops(loop.concrete_step())
         return loop
 
-    def run_naive(self, size_name: str) -> None:
+    def naive_contender(self, size_name: str) -> tuple[Contender, Callable[[Timing], Record]]:
+        """The naive loop to time, and how its timing becomes a record."""
         size = SIZES[size_name]
         loop = self.naive_loop(size_name)
         plan = self.plan
-        timing = time_steps(loop.run, plan.steps, plan.repeats, plan.warmup)
         flops = self.naive_flops[size_name]
-        self.add(
-            timing_record(
+
+        def record(timing: Timing) -> Record:
+            return timing_record(
                 "naive",
                 "keras-style loop",
                 size_name,
@@ -172,10 +177,14 @@ class Harness:
                 {**size.settings(), **self.common_settings(), "matmuls_per_step": flops.matmuls},
                 ["baseline: one tf.function per generator step, host numpy batches"],
             )
-        )
+
+        return Contender(loop.run, plan.steps, plan.warmup), record
 
     # -- the project's trainer ------------------------------------------------------------
-    def run_wgangp(self, name: str, size_name: str) -> None:
+    def wgangp_contender(
+        self, name: str, size_name: str
+    ) -> tuple[Contender, Callable[[Timing], Record]] | None:
+        """The trainer variant to time and its record maker; None (recorded) if it cannot run."""
         import bench.wgangp_systems as registry
 
         size = SIZES[size_name]
@@ -192,7 +201,7 @@ class Harness:
                     settings=size.settings(),
                 )
             )
-            return
+            return None
         except Exception as err:  # noqa: BLE001 - one broken system must not stop the run
             self.add(
                 Record(
@@ -204,13 +213,13 @@ class Harness:
                     settings=size.settings(),
                 )
             )
-            return
+            return None
         k = max(1, int(getattr(system, "steps_per_call", 1)))
         steps = max(k, (self.plan.steps // k) * k)
         warmup = max(k, (self.plan.warmup // k) * k)
-        timing = time_steps(system.run, steps, self.plan.repeats, warmup)
-        self.add(
-            timing_record(
+
+        def record(timing: Timing) -> Record:
+            return timing_record(
                 name,
                 getattr(system, "variant", "trainer"),
                 size_name,
@@ -226,7 +235,22 @@ class Harness:
                 },
                 list(getattr(system, "notes", [])),
             )
-        )
+
+        return Contender(system.run, steps, warmup), record
+
+    def run_in_process(self, size_name: str, systems: list[str]) -> None:
+        """Time the naive loop and the trainer's variants at one size, repeats interleaved."""
+        prepared = []
+        if "naive" in systems:
+            prepared.append(self.naive_contender(size_name))
+        for name in WGANGP_SYSTEMS:
+            if name in systems and (found := self.wgangp_contender(name, size_name)):
+                prepared.append(found)
+        if not prepared:
+            return
+        timings = time_interleaved([c for c, _ in prepared], self.plan.repeats)
+        for (_, record), timing in zip(prepared, timings, strict=True):
+            self.add(record(timing))
 
     # -- the matmul probe ------------------------------------------------------------------
     def run_matmul(self, size_name: str) -> None:
@@ -419,11 +443,7 @@ class Harness:
         in_process = [s for s in systems if s in ("naive", "matmul", *WGANGP_SYSTEMS)]
         for size_name in self.args.sizes if in_process else []:
             log(f"size {size_name}:")
-            if "naive" in systems:
-                self.run_naive(size_name)
-            for name in WGANGP_SYSTEMS:
-                if name in systems:
-                    self.run_wgangp(name, size_name)
+            self.run_in_process(size_name, systems)
             if "matmul" in systems:
                 self.run_matmul(size_name)
         peers = [p for p in PEERS if p in systems]

@@ -164,17 +164,39 @@ class Timing:
         return (max(self.repeats) - min(self.repeats)) / self.median_s
 
 
+@dataclass
+class Contender:
+    """One system of an interleaved timing: ``run(n)`` must finish ``n`` generator steps."""
+
+    run: Callable[[int], object]
+    steps: int
+    warmup: int
+
+
+def time_interleaved(contenders: list[Contender], repeats: int) -> list[Timing]:
+    """Warm every system up, then time repeat r of each before repeat r+1 of any.
+
+    This VM's speed drifts 15-30% over minutes. Timing each system's repeats in one block gave
+    the same system 140,000 or 240,000 critic samples/s depending on its place in the run;
+    round-robin repeats put the slow minutes on every system alike, so ratios stay fair.
+    """
+    warmups = []
+    for c in contenders:
+        start = time.perf_counter()
+        c.run(c.warmup)
+        warmups.append(time.perf_counter() - start)
+    durations: list[list[float]] = [[] for _ in contenders]
+    for _ in range(repeats):
+        for c, seconds in zip(contenders, durations, strict=True):
+            start = time.perf_counter()
+            c.run(c.steps)
+            seconds.append(time.perf_counter() - start)
+    return [Timing(c.steps, d, w) for c, d, w in zip(contenders, durations, warmups, strict=True)]
+
+
 def time_steps(run: Callable[[int], object], steps: int, repeats: int, warmup: int) -> Timing:
     """Call ``run(n)`` (which must finish ``n`` generator steps) once to warm up, then time it."""
-    start = time.perf_counter()
-    run(warmup)
-    warmup_s = time.perf_counter() - start
-    durations = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run(steps)
-        durations.append(time.perf_counter() - start)
-    return Timing(steps, durations, warmup_s)
+    return time_interleaved([Contender(run, steps, warmup)], repeats)[0]
 
 
 def peak_rss_mb() -> float:
