@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from conftest import TINY, compose
 
 from wgangp.config import to_config
@@ -51,6 +52,19 @@ def test_no_retracing_across_calls_and_chunk_sizes(trainer) -> None:
 def test_same_seed_same_losses() -> None:
     a, b = make_trainer(), make_trainer()
     np.testing.assert_array_equal(a.run(3).metrics, b.run(3).metrics)
+
+
+def test_loop_drawing_a_step_ahead_trains_on_each_steps_own_batches() -> None:
+    """The loop draws step s+1's batches during step s; a step drawing its own gives the same."""
+    looped, stepped = make_trainer(["trainer.steps_per_call=3"]), make_trainer()
+    stepped.generator.set_weights(looped.generator.get_weights())
+    stepped.critic.set_weights(looped.critic.get_weights())
+    expected = np.stack(
+        [stepped.generator_step(tf.constant(s, tf.int64))[1].numpy() for s in range(3)]
+    )
+    np.testing.assert_allclose(looped.run(3).metrics, expected, rtol=0, atol=1e-6)
+    for u, v in zip(weights(looped.critic), weights(stepped.critic), strict=True):
+        np.testing.assert_allclose(u, v, rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize("jit_compile", [False, True])

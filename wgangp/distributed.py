@@ -1,12 +1,12 @@
 """``trainer.strategy=mirrored``: the same training step, data-parallel over local devices.
 
 Each update's losses and gradients are computed on every replica through ``strategy.run``.
-Every replica draws the same global batch (the stateless draws of the single-device trainer) and
-keeps its own slice of the rows, so with R replicas the math is the single-device math: each
-replica's losses are means over its batch/R rows, scaled by (batch/R)/batch before
-differentiation (what ``tf.nn.compute_average_loss`` does with the global batch size), and the
-sum of the replicas' gradients (Keras 3 optimizers all-reduce by sum) is the gradient of the
-global mean.
+The global batch is drawn once (the stateless draws of the single-device trainer, a step
+ahead) and every replica keeps its own slice of the rows, so with R replicas the math is the
+single-device math: each replica's losses are means over its batch/R rows, scaled by
+(batch/R)/batch before differentiation (what ``tf.nn.compute_average_loss`` does with the
+global batch size), and the sum of the replicas' gradients (Keras 3 optimizers all-reduce by
+sum) is the gradient of the global mean.
 
 The ``tf.range`` loop of K steps stays in one ``tf.function``; its loop variables are only
 cross-replica tensors (PerReplica values cannot be loop variables), because each step's
@@ -111,10 +111,18 @@ class MirroredTrainer(WGANGPTrainer):
     def _in_replicas(self) -> bool:
         return tf.distribute.in_cross_replica_context() and self.replicas > 1
 
-    def critic_inputs(self, step: tf.Tensor) -> list[CriticInputs]:
+    def _sharded(self, drawn):
+        """The replica's slice of batches drawn ahead in cross-replica context (global rows)."""
+        return None if drawn is None else tf.nest.map_structure(self._shard, drawn)
+
+    def critic_inputs(self, step: tf.Tensor, drawn=None) -> list[CriticInputs]:
         if not self._in_replicas():
-            return super().critic_inputs(step)
-        return self.strategy.run(super().critic_inputs, args=(step,))  # PerReplica fields
+            return super().critic_inputs(step, drawn)
+
+        def replica(step: tf.Tensor, drawn) -> list[CriticInputs]:
+            return super(MirroredTrainer, self).critic_inputs(step, self._sharded(drawn))
+
+        return self.strategy.run(replica, args=(step, drawn))  # PerReplica fields
 
     def critic_quantities(
         self, step: tf.Tensor, i: int, inputs: CriticInputs | None = None
@@ -139,10 +147,14 @@ class MirroredTrainer(WGANGPTrainer):
             "wasserstein": _mean(q["wasserstein"]),
         }
 
-    def generator_quantities(self, step: tf.Tensor) -> dict[str, tf.Tensor | list]:
+    def generator_quantities(self, step: tf.Tensor, batch=None) -> dict[str, tf.Tensor | list]:
         if not self._in_replicas():
-            return super().generator_quantities(step)
-        per_replica = self.strategy.run(super().generator_quantities, args=(step,))
+            return super().generator_quantities(step, batch)
+
+        def replica(step: tf.Tensor, batch) -> dict[str, tf.Tensor | list]:
+            return super(MirroredTrainer, self).generator_quantities(step, self._sharded(batch))
+
+        per_replica = self.strategy.run(replica, args=(step, batch))
         q = self._locals(per_replica)
         return {
             "loss": _mean(q["loss"]),

@@ -3,6 +3,8 @@
 One call of the compiled function runs up to ``steps_per_call`` generator steps in a ``tf.range``
 loop; each generator step does ``n_critic`` critic updates then one generator update. Batches are
 drawn in the graph (:mod:`wgangp.sampler`), metrics come back once per call as a [K, M] tensor.
+A step's random inputs depend on its number alone, never on the weights, so the loop draws step
+s+1's while step s trains (:class:`StepBatches`): the same numbers, off the critical path.
 
 Before every update the step checks in the graph that the losses and every gradient are finite;
 a bad update is never applied, so the weights stay the last good ones. The first bad quantity is
@@ -20,6 +22,7 @@ is exactly 0 marks ``critic/gradient_penalty/norm_gradient`` as non-finite, what
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -43,6 +46,19 @@ METRICS: tuple[str, ...] = (
     "zero_grad_rows",
 )
 _GENERATOR_SLOT = 1000  # random-stream slot of the generator update within a step
+
+
+class StepBatches(NamedTuple):
+    """Every random input of one generator step, drawn ahead by the training loop.
+
+    They are a pure function of (seed, step), so drawing them one step early changes no number.
+    It changes when they are computed: XLA runs a while loop's iterations one after another, and
+    a step is a dependent chain of updates that leaves the second core idle about a third of the
+    time; drawn in the previous iteration, the sampling and noise run in that idle time.
+    """
+
+    critic: tuple[tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor], ...]  # per critic iteration
+    generator: tuple[tf.Tensor, tf.Tensor]  # the generator update's onehot labels and noise
 
 
 class CriticInputs(NamedTuple):
@@ -239,14 +255,22 @@ class WGANGPTrainer:
 
     # -- one critic update, one generator update -----------------------------------------
 
-    def critic_inputs(self, step: tf.Tensor) -> list[CriticInputs]:
+    def draw_step(self, step: tf.Tensor) -> StepBatches:
+        """All random inputs of generator step ``step`` (see :class:`StepBatches`)."""
+        n_critic = self.cfg.trainer.n_critic
+        critic = tuple(tuple(self.critic_batch(step, i)) for i in range(n_critic))
+        return StepBatches(critic, tuple(self.generator_batch(step)))
+
+    def critic_inputs(self, step: tf.Tensor, drawn: Sequence | None = None) -> list[CriticInputs]:
         """All ``n_critic`` critic batches of ``step``, their fake rows from ONE generator call.
 
+        ``drawn`` are the batches already drawn (``StepBatches.critic``); else they are drawn.
         G does not change during the critic iterations, so its rows for every iteration come
         from one batched call (same math, rows are independent; fewer, larger matmuls).
         """
         n_critic = self.cfg.trainer.n_critic
-        drawn = [self.critic_batch(step, i) for i in range(n_critic)]
+        if drawn is None:
+            drawn = [self.critic_batch(step, i) for i in range(n_critic)]
         z = tf.concat([d[2] for d in drawn], 0)
         onehot = tf.concat([d[1] for d in drawn], 0)
         fakes = tf.split(self.generator([z, onehot], training=True), n_critic)
@@ -327,9 +351,11 @@ class WGANGPTrainer:
         _, labels = self.sampler.sample(batch, seed, self.random_alg)
         return self._labels(labels), self._noise(step, _GENERATOR_SLOT + 1, batch)
 
-    def generator_quantities(self, step: tf.Tensor) -> dict[str, tf.Tensor | list]:
-        """The generator update at ``step`` computed but not applied."""
-        onehot, z = self.generator_batch(step)
+    def generator_quantities(
+        self, step: tf.Tensor, batch: Sequence | None = None
+    ) -> dict[str, tf.Tensor | list]:
+        """The generator update at ``step`` computed but not applied (on ``batch`` if drawn)."""
+        onehot, z = self.generator_batch(step) if batch is None else batch
         variables = self.generator.trainable_variables
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             self._watch_only(tape, variables)  # G only: no gradients for the critic's weights
@@ -340,22 +366,31 @@ class WGANGPTrainer:
         grads = self._unscaled(self.generator_optimizer, scaled_grads)
         return {"loss": loss, "grads": grads, "scaled_grads": scaled_grads}
 
-    def generator_update(self, step: tf.Tensor, allowed: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        q = self.generator_quantities(step)
+    def generator_update(
+        self, step: tf.Tensor, allowed: tf.Tensor, batch: Sequence | None = None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        q = self.generator_quantities(step, batch)
         opt, variables = self.generator_optimizer, self.generator.trainable_variables
         offset, update = self._generator_offset, self.cfg.trainer.n_critic
         ok, _ = self._judge(opt, [self._finite(q["loss"])], q["grads"], offset, step, update)
         self._apply_if(tf.logical_and(ok, allowed), opt, q["scaled_grads"], variables)
         return ok, q["loss"]
 
-    def generator_step(self, step: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """n_critic critic updates then one generator update; returns (all finite, metrics [M])."""
+    def generator_step(
+        self, step: tf.Tensor, batches: StepBatches | None = None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """n_critic critic updates then one generator update; returns (all finite, metrics [M]).
+
+        ``batches`` are the step's random inputs when drawn ahead; else they are drawn here.
+        """
         n_critic = self.cfg.trainer.n_critic
+        if batches is None:
+            batches = self.draw_step(step)
         skip = self.cfg.trainer.on_nan == "skip"
         healthy = tf.constant(True)
         c_loss, pen, w, zero = [], [], [], []
         norm_sum, norm_min = tf.constant(0.0), tf.constant(np.inf, tf.float32)
-        for i, inputs in enumerate(self.critic_inputs(step)):
+        for i, inputs in enumerate(self.critic_inputs(step, batches.critic)):
             # After a bad update (raise/stop), later updates of this step are not applied.
             ok, loss, penalty, west, norms, zero_rows = self.critic_update(
                 step, i, tf.constant(True) if skip else healthy, inputs
@@ -367,7 +402,8 @@ class WGANGPTrainer:
             zero.append(zero_rows)
             norm_sum += tf.reduce_mean(norms)
             norm_min = tf.minimum(norm_min, tf.reduce_min(norms))
-        g_ok, g_loss = self.generator_update(step, tf.constant(True) if skip else healthy)
+        allowed = tf.constant(True) if skip else healthy
+        g_ok, g_loss = self.generator_update(step, allowed, batches.generator)
         healthy = tf.logical_and(healthy, g_ok)
         metrics = tf.stack(
             [
@@ -388,9 +424,11 @@ class WGANGPTrainer:
         max_skips = tf.constant(self.cfg.trainer.max_consecutive_skips, tf.int64)
         buffer = tf.zeros([capacity, len(METRICS)], tf.float32)
         completed = tf.constant(0, tf.int32)
+        drawn = self.draw_step(start_step)
         for i in tf.range(num_steps):
             step = start_step + tf.cast(i, tf.int64)
-            healthy, metrics = self.generator_step(step)
+            healthy, metrics = self.generator_step(step, drawn)
+            drawn = self.draw_step(step + 1)  # independent of this step: overlaps it
             buffer = tf.tensor_scatter_nd_update(buffer, [[i]], [metrics])
             if healthy:
                 completed += 1
