@@ -1,5 +1,7 @@
 """``trainer.strategy=mirrored`` on two logical CPU devices gives the single-device training.
 
+It also keeps the NaN guard: a non-finite update is named and never applied on any replica.
+
 The logical devices must be configured before TensorFlow initializes its runtime, so the
 comparison runs in a fresh subprocess. Tolerance: 1e-5 on the per-step metrics and the weights
 after 6 steps (the replicas' gradient sum reorders float32 additions).
@@ -51,6 +53,19 @@ mirrored.generator.set_weights(plain.generator.get_weights())
 mirrored.critic.set_weights(plain.critic.get_weights())
 a = np.concatenate([plain.run(3).metrics for _ in range(2)])
 b = np.concatenate([mirrored.run(3).metrics for _ in range(2)])
+
+def nan_guard():  # NaN fraud rows: the guard names the critic loss and keeps the weights
+    before = [w.copy() for w in mirrored.critic.get_weights() + mirrored.generator.get_weights()]
+    mirrored.sampler.fraud.assign(np.full(mirrored.sampler.fraud.shape, np.nan, np.float32))
+    bad = mirrored.run(3)
+    after = mirrored.critic.get_weights() + mirrored.generator.get_weights()
+    return {
+        "nan_bad_step": bad.bad_step,
+        "nan_source": bad.bad_source,
+        "nan_completed": bad.completed,
+        "nan_weights_kept": all(np.array_equal(u, v) for u, v in zip(before, after)),
+    }
+
 weights = [
     float(np.abs(u - v).max())
     for net in ("generator", "critic")
@@ -65,6 +80,7 @@ print(json.dumps({
     "tracing": mirrored.tracing_count(),
     "step": int(mirrored.step.numpy()),
     "variable_type": type(mirrored.critic.trainable_variables[0].value).__name__,
+    **nan_guard(),
 }))
 """
 
@@ -83,6 +99,10 @@ def test_mirrored_on_two_logical_cpus_matches_single_device():
     assert result["weights_diff"] < 1e-5, result
     assert result["tracing"] == 1  # two calls, one trace
     assert result["step"] == 6
+    # Then NaN rows: the guard (cross-replica, on the summed gradients) stops at once.
+    assert result["nan_bad_step"] == 6 and result["nan_completed"] == 0, result
+    assert result["nan_source"] == "critic/loss", result
+    assert result["nan_weights_kept"], result
 
 
 def _mirrored(**trainer) -> Config:

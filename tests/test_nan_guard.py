@@ -49,6 +49,33 @@ def assert_same(a: list[np.ndarray], b: list[np.ndarray]) -> None:
         np.testing.assert_array_equal(x, y)
 
 
+@pytest.mark.parametrize(
+    ("grads", "finite", "bad_grad"),
+    [
+        ([[1.0, -2.0], [3.0]], True, None),
+        ([[3e38, 3e38], [3e38]], True, None),  # finite, though their sum overflows
+        ([[1.0, np.inf], [3.0]], False, 0),
+        ([[1.0, 2.0], [np.nan]], False, 1),
+        ([[np.inf, 1.0], [-np.inf]], False, 0),
+    ],
+)
+def test_guard_judges_every_element_whatever_their_sum(grads, finite, bad_grad) -> None:
+    """The guard's quick test (one finite sum) defers to the per-tensor one when the sum is not."""
+    import tensorflow as tf
+
+    trainer, stack = make_trainer([])
+    with stack:
+        tensors = [tf.constant(g, tf.float32) for g in grads]
+        head = [tf.constant(True)] * 3
+        ok = trainer._judge(trainer.critic_optimizer, head, tensors, 0, tf.constant(7, tf.int64), 2)
+        assert bool(ok) is finite
+        bad_step = int(trainer.bad_step.numpy())
+        assert bad_step == (-1 if finite else 7)
+        if bad_grad is not None:  # sources: penalty, loss, norm gradient, then the gradients
+            assert int(trainer.bad_source.numpy()) == 3 + bad_grad
+            assert int(trainer.bad_update.numpy()) == 2
+
+
 @pytest.mark.parametrize("policy", ["raise", "stop"])
 def test_bad_update_is_not_applied_and_is_recorded(policy: str) -> None:
     trainer, stack = make_trainer([f"trainer.on_nan={policy}", "trainer.steps_per_call=3"])

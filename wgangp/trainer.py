@@ -233,12 +233,30 @@ class WGANGPTrainer:
 
     def _judge(
         self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], offset: int, step, update: int
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """(update may go to the optimizer, the update is a loss-scale overflow); records a NaN.
+    ) -> tf.Tensor:
+        """Whether the update may go to the optimizer; records the first non-finite quantity.
 
         ``head`` are the scalar checks (losses, penalty, norm gradient) whose failure no loss
-        scale explains; ``grads`` the unscaled gradients.
+        scale explains; ``grads`` the unscaled gradients. One finite sum of all gradients
+        proves every element finite (a NaN or inf anywhere makes the sum NaN or inf), so only
+        a sum that is not finite pays for the per-tensor judgement (:meth:`_judge_each`), which
+        also clears the rare finite gradients whose sum overflows. Under XLA the per-tensor
+        checks fuse into the step's kernels, and the branch would cost more (A/B: -10%).
         """
+        if self.cfg.trainer.jit_compile:
+            return self._judge_each(opt, head, grads, offset, step, update)
+        total = tf.add_n([tf.reduce_sum(tf.cast(g, tf.float32)) for g in grads])
+        quick = tf.logical_and(tf.reduce_all(tf.stack(head)), tf.math.is_finite(total))
+        return tf.cond(
+            quick,
+            lambda: tf.constant(True),
+            lambda: self._judge_each(opt, head, grads, offset, step, update),
+        )
+
+    def _judge_each(
+        self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], offset: int, step, update: int
+    ) -> tf.Tensor:
+        """:meth:`_judge` tensor by tensor: names the first bad one, tells overflows apart."""
         grad_flags = [self._finite(g) for g in grads]
         flags = tf.stack(head + grad_flags)
         ok = tf.reduce_all(flags)
@@ -251,7 +269,7 @@ class WGANGPTrainer:
             self.scale_skips.assign_add(tf.cast(overflow, tf.int64))
             ok = tf.logical_or(ok, overflow)
         self._record(ok, flags, offset, step, update)
-        return ok, overflow
+        return ok
 
     # -- one critic update, one generator update -----------------------------------------
 
@@ -338,7 +356,7 @@ class WGANGPTrainer:
         q = self.critic_quantities(step, i, inputs)
         penalty, loss = q["penalty"], q["loss"]
         head = [self._finite(penalty.value), self._finite(loss), q["norm_gradient_finite"]]
-        ok, _ = self._judge(self.critic_optimizer, head, q["grads"], 0, step, i)
+        ok = self._judge(self.critic_optimizer, head, q["grads"], 0, step, i)
         variables = self.critic.trainable_variables
         opt = self.critic_optimizer
         self._apply_if(tf.logical_and(ok, allowed), opt, q["scaled_grads"], variables)
@@ -372,7 +390,7 @@ class WGANGPTrainer:
         q = self.generator_quantities(step, batch)
         opt, variables = self.generator_optimizer, self.generator.trainable_variables
         offset, update = self._generator_offset, self.cfg.trainer.n_critic
-        ok, _ = self._judge(opt, [self._finite(q["loss"])], q["grads"], offset, step, update)
+        ok = self._judge(opt, [self._finite(q["loss"])], q["grads"], offset, step, update)
         self._apply_if(tf.logical_and(ok, allowed), opt, q["scaled_grads"], variables)
         return ok, q["loss"]
 
