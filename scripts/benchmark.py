@@ -38,7 +38,6 @@ from bench.common import (  # noqa: E402
     load_rows,
     real_sample_path,
     time_interleaved,
-    time_steps,
     timing_record,
     versions,
 )
@@ -377,28 +376,45 @@ class Harness:
         return ["native", *self.args.sizes]
 
     # -- extras ----------------------------------------------------------------------------
-    def run_batch_sweep(self) -> None:
+    def run_batch_sweep(self, systems: list[str]) -> None:
+        """ms per generator step at the default widths across batch sizes, for ``systems``
+        (the naive loop and/or one trainer variant); at each batch size they are timed
+        round-robin (:func:`time_interleaved`), so the VM's drift hits them alike."""
         from bench.naive_loop import NaiveLoop
+        from bench.wgangp_systems import build
 
-        base = SIZES["default"]
         for batch in SWEEP_BATCHES:
-            size = replace(base, batch=batch)
-            loop = NaiveLoop(size, self.rows)
-            steps = max(5, min(self.plan.steps, int(40 * 512 / batch)))
-            timing = time_steps(loop.run, steps, 3, 3)
-            record = timing_record(
-                "naive",
-                f"batch sweep b={batch}",
-                "default",
-                timing,
-                batch,
-                size.n_critic,
-                None,
-                {**size.settings(), **self.common_settings()},
-                ["extras: default widths at another batch size"],
-            )
-            record.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 2)}
-            self.add(record)
+            size = replace(SIZES["default"], batch=batch)
+            budget = max(10, int(40 * 512 / batch))  # about the same time per repeat
+            prepared = []
+            for name in systems:
+                if name == "naive":
+                    system, k, flops = NaiveLoop(size, self.rows), 1, None
+                else:
+                    system = build(name, size, self.rows)
+                    k, flops = system.steps_per_call, system.flops_per_gen_step()
+                steps = max(k, (budget // k) * k)
+                settings = getattr(system, "settings", {})
+                prepared.append((name, flops, settings, k, steps, system.run))
+            contenders = [Contender(run, steps, max(3, k)) for *_, k, steps, run in prepared]
+            timings = time_interleaved(contenders, 3)
+            for (name, flops, settings, _, steps, _), timing in zip(prepared, timings, strict=True):
+                record = timing_record(
+                    name,
+                    f"batch sweep b={batch}",
+                    "default",
+                    timing,
+                    batch,
+                    size.n_critic,
+                    flops,
+                    {**size.settings(), **self.common_settings(), **dict(settings)},
+                    [
+                        "extras: default widths at another batch size, timed round-robin with "
+                        + ", ".join(systems)
+                    ],
+                )
+                record.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 2)}
+                self.add(record)
 
     def run_peak_rss(self) -> None:
         """Peak memory of the naive loop holding 1M simulated rows (a fresh process)."""
@@ -406,13 +422,8 @@ class Harness:
         command = [str(script), "--rss-rows", str(RSS_ROWS), "--steps", "20"]
         self.run_peak_rss_process("naive", command)
 
-    def run_wgangp_extras(self, name: str) -> None:
-        """System ``name``'s ms per step across batch sizes, and its peak memory from 1M rows."""
-        from bench.wgangp_systems import batch_sweep
-
-        for record in batch_sweep(self.rows, name, SWEEP_BATCHES):
-            record.settings.update(self.common_settings())
-            self.add(record)
+    def run_wgangp_peak_rss(self, name: str) -> None:
+        """System ``name``'s peak memory from 1M rows (a fresh process)."""
         script = SCRIPTS / "bench" / "wgangp_systems.py"
         command = [str(script), "--system", name, "--rss-rows", str(RSS_ROWS), "--steps", "100"]
         self.run_peak_rss_process(name, command)
@@ -453,12 +464,14 @@ class Harness:
                 self.run_peer(name, self.peer_sizes())
         if self.args.extras and not self.plan.quick:
             log("extras:")
+            chosen = [s for s in EXTRAS_PREFERENCE if s in systems][:1]
+            swept = [s for s in systems if s == "naive"] + chosen
+            if swept:
+                self.run_batch_sweep(swept)
             if "naive" in systems:
-                self.run_batch_sweep()
                 self.run_peak_rss()
-            chosen = [s for s in EXTRAS_PREFERENCE if s in systems]
             if chosen:
-                self.run_wgangp_extras(chosen[0])
+                self.run_wgangp_peak_rss(chosen[0])
         return self.records
 
 

@@ -9,9 +9,9 @@ The harness asks ``build(name, size, rows)`` for an object with:
   of the ``tf.range`` loop, traced alone so every shape is static);
 - ``notes: list[str]``, ``settings: dict`` and ``variant: str`` copied into the record.
 
-Run alone for the extras (one JSON record per line on stdout):
-``python scripts/bench/wgangp_systems.py --sweep`` (ms per generator step, batch 64..4096) and
-``python scripts/bench/wgangp_systems.py --rss-rows 1000000`` (peak memory from 1M rows).
+Run alone for the peak-memory extra (one JSON record on stdout):
+``python scripts/bench/wgangp_systems.py --rss-rows 1000000`` (peak memory from 1M rows). The
+batch sweep is ``scripts/benchmark.py --extras`` (timed round-robin with the naive loop).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,7 +38,6 @@ SYSTEMS: dict[str, str] = {
 }
 #: Generator steps per call for the ``_k`` variants (the harness times multiples of it).
 K_STEPS = 20
-SWEEP_BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 
 
 class BenchSystem(Protocol):
@@ -150,33 +149,6 @@ def build(name: str, size: Size, rows: Rows) -> BenchSystem:
 # -- extras: batch sweep and peak memory -----------------------------------------------------
 
 
-def batch_sweep(rows: Rows, name: str, batches=SWEEP_BATCHES, repeats: int = 3) -> list:
-    """ms per generator step of system ``name`` at the default widths across batch sizes."""
-    from bench.common import SIZES, time_steps, timing_record, versions
-
-    records = []
-    for batch in batches:
-        size = replace(SIZES["default"], batch=batch)
-        system = build(name, size, rows)
-        k = system.steps_per_call
-        steps = max(k, (max(10, int(40 * 512 / batch)) // k) * k)
-        timing = time_steps(system.run, steps, repeats, k)
-        record = timing_record(
-            name,
-            f"batch sweep b={batch}",
-            "default",
-            timing,
-            batch,
-            size.n_critic,
-            system.flops_per_gen_step(),
-            {**size.settings(), **system.settings, **versions("tensorflow", "keras")},
-            ["extras: default widths at another batch size"],
-        )
-        record.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 2)}
-        records.append(record)
-    return records
-
-
 def current_rss_mb() -> float:
     """Resident set size now (Linux /proc), to show memory stays flat while training."""
     import os
@@ -233,18 +205,13 @@ def peak_rss(n_rows: int, name: str = "wgangp_k_xla", steps: int = 200):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.common import emit_json, load_rows
+    from bench.common import emit_json
 
     parser = argparse.ArgumentParser(description="wgangp benchmark extras (JSON on stdout)")
     parser.add_argument("--system", choices=sorted(SYSTEMS), default="wgangp_k_xla")
-    parser.add_argument("--sweep", action="store_true", help="ms/step across batch 64..4096")
     parser.add_argument("--rss-rows", type=int, default=0, help="peak memory from N rows")
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--data", default=None, help="real sample CSV (default: shared sample)")
     args = parser.parse_args(argv)
-    if args.sweep:
-        for record in batch_sweep(load_rows(args.data), args.system):
-            emit_json(record)
     if args.rss_rows:
         emit_json(peak_rss(args.rss_rows, args.system, args.steps))
     return 0
