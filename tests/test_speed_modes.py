@@ -92,13 +92,12 @@ def test_xla_update_matches_plain_update(plain):
     _, initial = plain
     _, trainer = _train(initial, calls=1, steps_per_call=4)
     step = tf.constant(7, tf.int64)
-    inputs = trainer.critic_inputs(step)[0]  # drawn once, eagerly, fed to both
-    generator_batch = trainer.generator_batch(step)
-    trainer.generator_batch = lambda _: generator_batch
+    drawn = trainer.draw_step(step)  # drawn once, eagerly, fed to both
+    inputs = trainer.critic_inputs(drawn.critic)[0]
 
     def update() -> list[tf.Tensor]:
         q = trainer.critic_quantities(step, 0, inputs)
-        g = trainer.generator_quantities(step)
+        g = trainer.generator_quantities(drawn.generator)
         return [q["loss"], q["penalty"].value, *q["grads"], g["loss"], *g["grads"]]
 
     plain_values = tf.function(update)()

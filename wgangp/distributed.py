@@ -96,10 +96,6 @@ class MirroredTrainer(WGANGPTrainer):
     def critic_batch(self, step: tf.Tensor, i: int):
         return tuple(self._shard(t) for t in super().critic_batch(step, i))
 
-    def generator_batch(self, step: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        onehot, z = super().generator_batch(step)
-        return self._shard(onehot), self._shard(z)
-
     def _scaled(self, opt, loss: tf.Tensor) -> tf.Tensor:
         # A replica's loss is a mean over its local_batch rows; times local/global it is its
         # share of the global mean, so the sum of the replicas' gradients is the global one.
@@ -113,16 +109,16 @@ class MirroredTrainer(WGANGPTrainer):
 
     def _sharded(self, drawn):
         """The replica's slice of batches drawn ahead in cross-replica context (global rows)."""
-        return None if drawn is None else tf.nest.map_structure(self._shard, drawn)
+        return tf.nest.map_structure(self._shard, drawn)
 
-    def critic_inputs(self, step: tf.Tensor, drawn=None) -> list[CriticInputs]:
+    def critic_inputs(self, drawn) -> list[CriticInputs]:
         if not self._in_replicas():
-            return super().critic_inputs(step, drawn)
+            return super().critic_inputs(drawn)
 
-        def replica(step: tf.Tensor, drawn) -> list[CriticInputs]:
-            return super(MirroredTrainer, self).critic_inputs(step, self._sharded(drawn))
+        def replica(drawn) -> list[CriticInputs]:
+            return super(MirroredTrainer, self).critic_inputs(self._sharded(drawn))
 
-        return self.strategy.run(replica, args=(step, drawn))  # PerReplica fields
+        return self.strategy.run(replica, args=(drawn,))  # PerReplica fields
 
     def critic_quantities(
         self, step: tf.Tensor, i: int, inputs: CriticInputs | None = None
@@ -147,14 +143,14 @@ class MirroredTrainer(WGANGPTrainer):
             "wasserstein": _mean(q["wasserstein"]),
         }
 
-    def generator_quantities(self, step: tf.Tensor, batch=None) -> dict[str, tf.Tensor | list]:
+    def generator_quantities(self, batch) -> dict[str, tf.Tensor | list]:
         if not self._in_replicas():
-            return super().generator_quantities(step, batch)
+            return super().generator_quantities(batch)
 
-        def replica(step: tf.Tensor, batch) -> dict[str, tf.Tensor | list]:
-            return super(MirroredTrainer, self).generator_quantities(step, self._sharded(batch))
+        def replica(batch) -> dict[str, tf.Tensor | list]:
+            return super(MirroredTrainer, self).generator_quantities(self._sharded(batch))
 
-        per_replica = self.strategy.run(replica, args=(step, batch))
+        per_replica = self.strategy.run(replica, args=(batch,))
         q = self._locals(per_replica)
         return {
             "loss": _mean(q["loss"]),

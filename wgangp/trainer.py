@@ -279,16 +279,13 @@ class WGANGPTrainer:
         critic = tuple(tuple(self.critic_batch(step, i)) for i in range(n_critic))
         return StepBatches(critic, tuple(self.generator_batch(step)))
 
-    def critic_inputs(self, step: tf.Tensor, drawn: Sequence | None = None) -> list[CriticInputs]:
-        """All ``n_critic`` critic batches of ``step``, their fake rows from ONE generator call.
+    def critic_inputs(self, drawn: Sequence) -> list[CriticInputs]:
+        """A step's critic batches (``StepBatches.critic``), their fake rows from ONE G call.
 
-        ``drawn`` are the batches already drawn (``StepBatches.critic``); else they are drawn.
         G does not change during the critic iterations, so its rows for every iteration come
         from one batched call (same math, rows are independent; fewer, larger matmuls).
         """
         n_critic = self.cfg.trainer.n_critic
-        if drawn is None:
-            drawn = [self.critic_batch(step, i) for i in range(n_critic)]
         z = tf.concat([d[2] for d in drawn], 0)
         onehot = tf.concat([d[1] for d in drawn], 0)
         fakes = tf.split(self.generator([z, onehot], training=True), n_critic)
@@ -369,11 +366,9 @@ class WGANGPTrainer:
         _, labels = self.sampler.sample(batch, seed, self.random_alg)
         return self._labels(labels), self._noise(step, _GENERATOR_SLOT + 1, batch)
 
-    def generator_quantities(
-        self, step: tf.Tensor, batch: Sequence | None = None
-    ) -> dict[str, tf.Tensor | list]:
-        """The generator update at ``step`` computed but not applied (on ``batch`` if drawn)."""
-        onehot, z = self.generator_batch(step) if batch is None else batch
+    def generator_quantities(self, batch: Sequence) -> dict[str, tf.Tensor | list]:
+        """The generator update on ``batch`` (``StepBatches.generator``), computed not applied."""
+        onehot, z = batch
         variables = self.generator.trainable_variables
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             self._watch_only(tape, variables)  # G only: no gradients for the critic's weights
@@ -385,9 +380,9 @@ class WGANGPTrainer:
         return {"loss": loss, "grads": grads, "scaled_grads": scaled_grads}
 
     def generator_update(
-        self, step: tf.Tensor, allowed: tf.Tensor, batch: Sequence | None = None
+        self, step: tf.Tensor, allowed: tf.Tensor, batch: Sequence
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        q = self.generator_quantities(step, batch)
+        q = self.generator_quantities(batch)
         opt, variables = self.generator_optimizer, self.generator.trainable_variables
         offset, update = self._generator_offset, self.cfg.trainer.n_critic
         ok = self._judge(opt, [self._finite(q["loss"])], q["grads"], offset, step, update)
@@ -408,7 +403,7 @@ class WGANGPTrainer:
         healthy = tf.constant(True)
         c_loss, pen, w, zero = [], [], [], []
         norm_sum, norm_min = tf.constant(0.0), tf.constant(np.inf, tf.float32)
-        for i, inputs in enumerate(self.critic_inputs(step, batches.critic)):
+        for i, inputs in enumerate(self.critic_inputs(batches.critic)):
             # After a bad update (raise/stop), later updates of this step are not applied.
             ok, loss, penalty, west, norms, zero_rows = self.critic_update(
                 step, i, tf.constant(True) if skip else healthy, inputs
