@@ -54,6 +54,12 @@ mirrored.critic.set_weights(plain.critic.get_weights())
 a = np.concatenate([plain.run(3).metrics for _ in range(2)])
 b = np.concatenate([mirrored.run(3).metrics for _ in range(2)])
 
+def replay():  # the NaN forensics' recomputation of a critic iteration: single-device math
+    p, m = plain.replay_critic_iteration(6, 0), mirrored.replay_critic_iteration(6, 0)
+    pairs = [(p["loss"], m["loss"]), *zip(p["grads"], m["grads"])]
+    diffs = [float(np.abs(np.asarray(u) - np.asarray(v)).max()) for u, v in pairs]
+    return {"replay_diff": max(diffs)}
+
 def nan_guard():  # NaN fraud rows: the guard names the critic loss and keeps the weights
     before = [w.copy() for w in mirrored.critic.get_weights() + mirrored.generator.get_weights()]
     mirrored.sampler.fraud.assign(np.full(mirrored.sampler.fraud.shape, np.nan, np.float32))
@@ -80,6 +86,7 @@ print(json.dumps({
     "tracing": mirrored.tracing_count(),
     "step": int(mirrored.step.numpy()),
     "variable_type": type(mirrored.critic.trainable_variables[0].value).__name__,
+    **replay(),
     **nan_guard(),
 }))
 """
@@ -99,6 +106,7 @@ def test_mirrored_on_two_logical_cpus_matches_single_device():
     assert result["weights_diff"] < 1e-5, result
     assert result["tracing"] == 1  # two calls, one trace
     assert result["step"] == 6
+    assert result["replay_diff"] < 1e-5, result
     # Then NaN rows: the guard (cross-replica, on the summed gradients) stops at once.
     assert result["nan_bad_step"] == 6 and result["nan_completed"] == 0, result
     assert result["nan_source"] == "critic/loss", result

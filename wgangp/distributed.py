@@ -85,22 +85,31 @@ class MirroredTrainer(WGANGPTrainer):
 
     # -- the replica's slice of the global batch -----------------------------------------
 
+    def _replica(self) -> tf.distribute.ReplicaContext | None:
+        """The context of one of this strategy's replicas inside ``strategy.run``, else None.
+
+        Outside any strategy (the NaN forensics recompute eagerly) TensorFlow still reports a
+        default replica context; there the trainer computes the single-device quantities.
+        """
+        context = tf.distribute.get_replica_context()
+        if self.replicas == 1 or context is None or not tf.distribute.has_strategy():
+            return None
+        return context
+
     def _shard(self, t: tf.Tensor) -> tf.Tensor:
         """Rows [r*b, (r+1)*b) of a global-batch tensor on replica r (the whole batch outside)."""
-        context = tf.distribute.get_replica_context()
-        if context is None or self.replicas == 1:
+        context = self._replica()
+        if context is None:
             return t
         start = tf.cast(context.replica_id_in_sync_group, tf.int32) * self.local_batch
         return t[start : start + self.local_batch]
 
-    def critic_batch(self, step: tf.Tensor, i: int):
-        return tuple(self._shard(t) for t in super().critic_batch(step, i))
-
     def _scaled(self, opt, loss: tf.Tensor) -> tf.Tensor:
         # A replica's loss is a mean over its local_batch rows; times local/global it is its
         # share of the global mean, so the sum of the replicas' gradients is the global one.
-        share = self.local_batch / self.cfg.trainer.batch_size
-        return super()._scaled(opt, loss * share)
+        if self._replica() is not None:
+            loss = loss * (self.local_batch / self.cfg.trainer.batch_size)
+        return super()._scaled(opt, loss)
 
     # -- per-replica quantities, combined in cross-replica context ------------------------
 
