@@ -33,6 +33,7 @@ from bench.common import (  # noqa: E402
     Contender,
     Record,
     Rows,
+    Size,
     Timing,
     load_average,
     load_rows,
@@ -380,41 +381,51 @@ class Harness:
         """ms per generator step at the default widths across batch sizes, for ``systems``
         (the naive loop and/or one trainer variant); at each batch size they are timed
         round-robin (:func:`time_interleaved`), so the VM's drift hits them alike."""
+        for batch in SWEEP_BATCHES:
+            size = replace(SIZES["default"], batch=batch)
+            prepared = [self.sweep_contender(name, size, systems) for name in systems]
+            timings = time_interleaved([c for c, _ in prepared], 3)
+            for (_, record), timing in zip(prepared, timings, strict=True):
+                self.add(record(timing))
+
+    def sweep_contender(
+        self, name: str, size: Size, systems: list[str]
+    ) -> tuple[Contender, Callable[[Timing], Record]]:
+        """System ``name`` at one batch size of the sweep, and how its timing becomes a record."""
         from bench.naive_loop import NaiveLoop
         from bench.wgangp_systems import build
 
-        for batch in SWEEP_BATCHES:
-            size = replace(SIZES["default"], batch=batch)
-            budget = max(10, int(40 * 512 / batch))  # about the same time per repeat
-            prepared = []
-            for name in systems:
-                if name == "naive":
-                    system, k, flops = NaiveLoop(size, self.rows), 1, None
-                else:
-                    system = build(name, size, self.rows)
-                    k, flops = system.steps_per_call, system.flops_per_gen_step()
-                steps = max(k, (budget // k) * k)
-                settings = getattr(system, "settings", {})
-                prepared.append((name, flops, settings, k, steps, system.run))
-            contenders = [Contender(run, steps, max(3, k)) for *_, k, steps, run in prepared]
-            timings = time_interleaved(contenders, 3)
-            for (name, flops, settings, _, steps, _), timing in zip(prepared, timings, strict=True):
-                record = timing_record(
-                    name,
-                    f"batch sweep b={batch}",
-                    "default",
-                    timing,
-                    batch,
-                    size.n_critic,
-                    flops,
-                    {**size.settings(), **self.common_settings(), **dict(settings)},
-                    [
-                        "extras: default widths at another batch size, timed round-robin with "
-                        + ", ".join(systems)
-                    ],
-                )
-                record.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 2)}
-                self.add(record)
+        if name == "naive":
+            system, k, flops = NaiveLoop(size, self.rows), 1, None
+        else:
+            system = build(name, size, self.rows)
+            k, flops = system.steps_per_call, system.flops_per_gen_step()
+        budget = max(10, int(40 * 512 / size.batch))  # about the same time per repeat
+        steps = max(k, (budget // k) * k)
+
+        def record(timing: Timing) -> Record:
+            made = timing_record(
+                name,
+                f"batch sweep b={size.batch}",
+                "default",
+                timing,
+                size.batch,
+                size.n_critic,
+                flops,
+                {
+                    **size.settings(),
+                    **self.common_settings(),
+                    **dict(getattr(system, "settings", {})),
+                },
+                [
+                    "extras: default widths at another batch size, timed round-robin with "
+                    + ", ".join(systems)
+                ],
+            )
+            made.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 2)}
+            return made
+
+        return Contender(system.run, steps, max(3, k)), record
 
     def run_peak_rss(self) -> None:
         """Peak memory of the naive loop holding 1M simulated rows (a fresh process)."""

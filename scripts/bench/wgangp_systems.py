@@ -146,7 +146,7 @@ def build(name: str, size: Size, rows: Rows) -> BenchSystem:
     return TrainerSystem(name, size, rows, steps_per_call=k, jit_compile=name.endswith("xla"))
 
 
-# -- extras: batch sweep and peak memory -----------------------------------------------------
+# -- extras: peak memory ---------------------------------------------------------------------
 
 
 def current_rss_mb() -> float:
