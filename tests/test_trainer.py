@@ -70,8 +70,6 @@ def test_loop_drawing_a_step_ahead_trains_on_each_steps_own_batches() -> None:
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_class_balanced_sampler_draws_half_frauds(jit_compile: bool) -> None:
     """Philox eagerly (TF's kernels), Threefry under XLA (the generator of an XLA run)."""
-    import tensorflow as tf
-
     x = np.arange(2000, dtype=np.float32).reshape(1000, 2)
     y = (np.arange(1000) < 10).astype(int)  # 1% frauds
     sampler = ClassBalancedSampler(x, y)
