@@ -7,6 +7,9 @@ and the batch behind a NaN can be drawn again for forensics. No host-to-device c
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 import tensorflow as tf
 
@@ -29,6 +32,31 @@ def random_alg(jit_compile: bool) -> str:
     function of (seed, step, jit_compile).
     """
     return "threefry" if jit_compile else "philox"
+
+
+#: Half the spacing of ``stateless_uniform``'s float32 grid k * 2^-23 (it keeps 23 bits).
+_HALF_ULP = 2.0**-23
+
+
+def stateless_standard_normal(shape: Sequence[int], seed: tf.Tensor, alg: str) -> tf.Tensor:
+    """N(0, 1) float32 draws keyed by ``seed``: a pure function of (shape, seed, alg).
+
+    Philox (TensorFlow's kernels) uses TF's fused normal kernel. Under XLA (Threefry), XLA's
+    own normal is a Box-Muller transform whose sine, cosine and log made drawing a small
+    step's noise cost a quarter of the step on CPU; the inverse CDF ``sqrt(2) erfinv(x)`` of
+    the same uniforms is exact too and measured 4x cheaper. ``x`` is the midpoint of each of
+    the 2^23 uniform cells mapped onto (-1, 1): symmetric, never +-1, where erfinv is +-inf,
+    so every draw is finite (|z| <= 5.3).
+    """
+    if alg != "threefry":
+        return tf.random.stateless_normal(shape, seed, alg=alg)
+    return uniform_to_normal(tf.random.stateless_uniform(shape, seed, alg=alg))
+
+
+def uniform_to_normal(u: tf.Tensor) -> tf.Tensor:
+    """The standard normal quantile of the midpoint of ``u``'s cell (``u`` = k * 2^-23)."""
+    x = 2.0 * u - (1.0 - _HALF_ULP)  # (2k + 1) * 2^-23 - 1: exact in float32
+    return math.sqrt(2.0) * tf.math.erfinv(x)
 
 
 class ClassBalancedSampler:

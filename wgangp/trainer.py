@@ -34,7 +34,12 @@ from wgangp import losses
 from wgangp.config import Config
 from wgangp.networks import N_CLASSES, build_critic, build_generator
 from wgangp.optimizers import FusedAdam
-from wgangp.sampler import ClassBalancedSampler, random_alg, step_seed
+from wgangp.sampler import (
+    ClassBalancedSampler,
+    random_alg,
+    stateless_standard_normal,
+    step_seed,
+)
 
 METRICS: tuple[str, ...] = (
     "critic_loss",
@@ -179,10 +184,10 @@ class WGANGPTrainer:
         return tf.one_hot(labels, N_CLASSES, dtype=tf.float32)
 
     def _noise(self, step: tf.Tensor, slot: int, batch: int) -> tf.Tensor:
-        return tf.random.stateless_normal(
+        return stateless_standard_normal(
             [batch, self.cfg.model.latent_dim],
             step_seed(self.base_seed, step, slot),
-            alg=self.random_alg,
+            self.random_alg,
         )
 
     def critic_batch(
