@@ -77,7 +77,7 @@ def test_loop_drawing_a_step_ahead_trains_on_each_steps_own_batches() -> None:
 
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_noise_is_standard_normal_and_finite(jit_compile: bool) -> None:
-    """XLA runs draw noise by the inverse CDF (cheaper than XLA's Box-Muller), eager by TF's."""
+    """Noise is the inverse CDF of Philox (TF's kernels) or Threefry (XLA) uniforms."""
     alg = random_alg(jit_compile)
     draw = tf.function(
         lambda seed: stateless_standard_normal([1_000_000], seed, alg), jit_compile=jit_compile
@@ -90,10 +90,13 @@ def test_noise_is_standard_normal_and_finite(jit_compile: bool) -> None:
     np.testing.assert_array_equal(z, again)
 
 
-def test_inverse_cdf_noise_is_finite_and_symmetric_at_the_uniform_grids_ends() -> None:
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_inverse_cdf_noise_is_finite_and_symmetric_at_the_uniform_grids_ends(
+    jit_compile: bool,
+) -> None:
     """u = 0 would be erfinv(-1) = -inf: the cell midpoints keep both ends finite, mirrored."""
     ends = tf.constant([0.0, 1.0 - 2.0**-23], tf.float32)
-    lowest, highest = tf.function(uniform_to_normal, jit_compile=True)(ends).numpy()
+    lowest, highest = tf.function(uniform_to_normal, jit_compile=jit_compile)(ends).numpy()
     assert np.isfinite([lowest, highest]).all()
     assert lowest == -highest
     np.testing.assert_allclose(highest, scipy.special.ndtri(1.0 - 2.0**-24), rtol=1e-5)

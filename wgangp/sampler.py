@@ -27,9 +27,9 @@ def random_alg(jit_compile: bool) -> str:
     """The stateless generator of a run: Threefry when XLA compiles the draws, else Philox.
 
     TensorFlow's own kernels implement Philox only. XLA implements both, but its Philox stream
-    is not TF's anyway (same key and counter, other numbers), and on CPU it draws normals about
-    2x slower than its Threefry (20 vs 9 ns per number, measured). A batch is thus a pure
-    function of (seed, step, jit_compile).
+    is not TF's anyway (same key and counter, other numbers), and on CPU it is the slower of
+    the two (12 vs 2 ns per uniform, measured). A batch is thus a pure function of
+    (seed, step, jit_compile).
     """
     return "threefry" if jit_compile else "philox"
 
@@ -41,15 +41,13 @@ _HALF_ULP = 2.0**-23
 def stateless_standard_normal(shape: Sequence[int], seed: tf.Tensor, alg: str) -> tf.Tensor:
     """N(0, 1) float32 draws keyed by ``seed``: a pure function of (shape, seed, alg).
 
-    Philox (TensorFlow's kernels) uses TF's fused normal kernel. Under XLA (Threefry), XLA's
-    own normal is a Box-Muller transform whose sine, cosine and log made drawing a small
-    step's noise cost a quarter of the step on CPU; the inverse CDF ``sqrt(2) erfinv(x)`` of
-    the same uniforms is exact too and measured 4x cheaper. ``x`` is the midpoint of each of
-    the 2^23 uniform cells mapped onto (-1, 1): symmetric, never +-1, where erfinv is +-inf,
+    The inverse CDF ``sqrt(2) erfinv(x)`` of one uniform draw, not ``stateless_normal``: XLA
+    lowers that to a Box-Muller transform whose sine, cosine and log made a small step's noise
+    cost a quarter of the step on CPU (4x the inverse CDF, measured), and TF's own Philox
+    normal kernel measured 1.4x the inverse CDF too. ``x`` is the midpoint of each of the
+    2^23 uniform cells mapped onto (-1, 1): symmetric and never +-1, where erfinv is +-inf,
     so every draw is finite (|z| <= 5.3).
     """
-    if alg != "threefry":
-        return tf.random.stateless_normal(shape, seed, alg=alg)
     return uniform_to_normal(tf.random.stateless_uniform(shape, seed, alg=alg))
 
 
