@@ -34,8 +34,9 @@ def random_alg(jit_compile: bool) -> str:
     return "threefry" if jit_compile else "philox"
 
 
-#: Half the spacing of ``stateless_uniform``'s float32 grid k * 2^-23 (it keeps 23 bits).
-_HALF_ULP = 2.0**-23
+#: Half a cell of ``stateless_uniform``'s float32 grid k * 2^-23 (23 random bits) once
+#: x = 2u - 1 maps it onto [-1, 1), where the cells are 2^-22 wide.
+_HALF_CELL = 2.0**-23
 
 
 def stateless_standard_normal(shape: Sequence[int], seed: tf.Tensor, alg: str) -> tf.Tensor:
@@ -53,7 +54,7 @@ def stateless_standard_normal(shape: Sequence[int], seed: tf.Tensor, alg: str) -
 
 def uniform_to_normal(u: tf.Tensor) -> tf.Tensor:
     """The standard normal quantile of the midpoint of ``u``'s cell (``u`` = k * 2^-23)."""
-    x = 2.0 * u - (1.0 - _HALF_ULP)  # (2k + 1) * 2^-23 - 1: exact in float32
+    x = 2.0 * u - (1.0 - _HALF_CELL)  # (2k + 1) * 2^-23 - 1: exact in float32
     return math.sqrt(2.0) * tf.math.erfinv(x)
 
 
