@@ -43,8 +43,8 @@ def stateless_standard_normal(shape: Sequence[int], seed: tf.Tensor, alg: str) -
     """N(0, 1) float32 draws keyed by ``seed``: a pure function of (shape, seed, alg).
 
     The inverse CDF ``sqrt(2) erfinv(x)`` of one uniform draw, not ``stateless_normal``: XLA
-    lowers that to a Box-Muller transform whose sine, cosine and log made a small step's noise
-    cost a quarter of the step on CPU (4x the inverse CDF, measured), and TF's own Philox
+    lowers that to a Box-Muller transform whose sine, cosine and log made a small step's draws
+    cost about a quarter of the step on CPU (4x the inverse CDF, measured), and TF's own Philox
     normal kernel measured 1.4x the inverse CDF too. ``x`` is the midpoint of each of the
     2^23 uniform cells mapped onto (-1, 1): symmetric and never +-1, where erfinv is +-inf,
     so every draw is finite (|z| <= 5.3).
