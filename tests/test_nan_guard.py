@@ -59,15 +59,23 @@ def assert_same(a: list[np.ndarray], b: list[np.ndarray]) -> None:
         ([[np.inf, 1.0], [-np.inf]], False, 0),
     ],
 )
-def test_guard_judges_every_element_whatever_their_sum(grads, finite, bad_grad) -> None:
-    """The guard's quick test (one finite sum) defers to the per-tensor one when the sum is not."""
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_guard_judges_every_element_whatever_their_sum(
+    grads, finite, bad_grad, jit_compile
+) -> None:
+    """The guard's quick test (one finite sum) defers to the per-tensor one when the sum is not;
+    under XLA the per-tensor judgement runs alone, with the same verdicts and names."""
     import tensorflow as tf
 
-    trainer, stack = make_trainer([])
+    trainer, stack = make_trainer([f"trainer.jit_compile={str(jit_compile).lower()}"])
     with stack:
         tensors = [tf.constant(g, tf.float32) for g in grads]
         head = [tf.constant(True)] * 3
-        ok = trainer._judge(trainer.critic_optimizer, head, tensors, 0, tf.constant(7, tf.int64), 2)
+        opt, step = trainer.critic_optimizer, tf.constant(7, tf.int64)
+        judge = tf.function(
+            lambda: trainer._judge(opt, head, tensors, 0, step, 2), jit_compile=jit_compile
+        )
+        ok = judge()
         assert bool(ok) is finite
         bad_step = int(trainer.bad_step.numpy())
         assert bad_step == (-1 if finite else 7)
