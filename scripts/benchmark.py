@@ -54,8 +54,19 @@ ALL_SYSTEMS = ("naive", *WGANGP_SYSTEMS, "ydata", "ctgan", "matmul")
 ENVS = Path(os.environ.get("WGANGP_BENCH_ENVS", REPO / ".bench-envs"))  # as setup_envs.sh
 SWEEP_BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 RSS_ROWS = 1_000_000
-#: The trainer's extras (batch sweep, peak memory) use the first of these that was asked for.
+#: The trainer's extras (batch sweep, floors, peak memory) use the first of these asked for.
 EXTRAS_PREFERENCE = ("wgangp_k_xla", "wgangp_k", "wgangp", "wgangp_xla")
+#: The trainer's floors at the small size (extras), each the same step with one thing shrunk:
+#: batch 8 leaves its fixed cost per step; 8-wide hidden layers leave everything but the
+#: matmuls' arithmetic (same ops, draws and latent width; the elementwise work shrinks too, so
+#: this floor is low, never high).
+FLOORS = {
+    "floor: batch 8": {"batch": 8},
+    "floor: 8-wide hidden layers": {"gen_widths": (8, 8), "critic_widths": (8, 8)},
+}
+FLOORS_BLOCK = "floors block"  # variant suffix of the naive and trainer runs timed with them
+CEILING_MATMUL = 1024
+CEILING_VARIANT = f"ceiling {CEILING_MATMUL}^3"
 
 
 class Plan:
@@ -383,15 +394,58 @@ class Harness:
         round-robin (:func:`time_interleaved`), so the VM's drift hits them alike."""
         for batch in SWEEP_BATCHES:
             size = replace(SIZES["default"], batch=batch)
-            prepared = [self.sweep_contender(name, size, systems) for name in systems]
+            note = "extras: default widths at another batch size, timed round-robin with " + (
+                ", ".join(systems)
+            )
+            prepared = [
+                self.extra_contender(name, size, f"batch sweep b={batch}", note) for name in systems
+            ]
             timings = time_interleaved([c for c, _ in prepared], 3)
             for (_, record), timing in zip(prepared, timings, strict=True):
                 self.add(record(timing))
 
-    def sweep_contender(
-        self, name: str, size: Size, systems: list[str]
+    def run_floors(self, name: str) -> None:
+        """The naive loop, trainer variant ``name`` and its :data:`FLOORS` at the small size,
+        timed round-robin: what is left of a step when its matmuls cost nothing (see
+        :func:`small_target_lines`)."""
+        small = SIZES["small"]
+        note = f"extras: the small size's floors, timed round-robin with naive and {name}"
+        runs = [
+            ("naive", small, f"keras-style loop ({FLOORS_BLOCK})"),
+            (name, small, FLOORS_BLOCK),
+            *((name, replace(small, **change), label) for label, change in FLOORS.items()),
+        ]
+        prepared = [
+            self.extra_contender(system, size, variant, note, "small")
+            for system, size, variant in runs
+        ]
+        timings = time_interleaved([c for c, _ in prepared], self.plan.repeats)
+        for (_, record), timing in zip(prepared, timings, strict=True):
+            self.add(record(timing))
+        self.run_ceiling()
+
+    def run_ceiling(self) -> None:
+        """This machine's matmul ceiling: one large float32 matmul, all cores."""
+        from bench.matmul_probe import time_matmul
+
+        n = CEILING_MATMUL
+        seconds = time_matmul((n, n, n, False, False), seconds=self.plan.probe_seconds)
+        self.add(
+            Record(
+                "matmul",
+                CEILING_VARIANT,
+                "small",
+                gflops_per_s=2 * n**3 / seconds / 1e9,
+                notes=[f"extras: a {n}x{n}x{n} float32 matmul, all cores: the machine's ceiling"],
+                settings={**self.common_settings(), "seconds_per_matmul": seconds},
+            )
+        )
+
+    def extra_contender(
+        self, name: str, size: Size, variant: str, note: str, size_name: str = "default"
     ) -> tuple[Contender, Callable[[Timing], Record]]:
-        """System ``name`` at one batch size of the sweep, and how its timing becomes a record."""
+        """System ``name`` (the naive loop or a trainer variant) at a ``size`` of the extras,
+        and how its timing becomes a record (``ms_per_gen_step`` in its extra)."""
         from bench.naive_loop import NaiveLoop
         from bench.wgangp_systems import build
 
@@ -406,8 +460,8 @@ class Harness:
         def record(timing: Timing) -> Record:
             made = timing_record(
                 name,
-                f"batch sweep b={size.batch}",
-                "default",
+                variant,
+                size_name,
                 timing,
                 size.batch,
                 size.n_critic,
@@ -417,12 +471,9 @@ class Harness:
                     **self.common_settings(),
                     **dict(getattr(system, "settings", {})),
                 },
-                [
-                    "extras: default widths at another batch size, timed round-robin with "
-                    + ", ".join(systems)
-                ],
+                [note],
             )
-            made.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 2)}
+            made.extra = {"ms_per_gen_step": round(1000 * timing.median_s / steps, 3)}
             return made
 
         return Contender(system.run, steps, max(3, k)), record
@@ -479,6 +530,8 @@ class Harness:
             swept = [s for s in systems if s == "naive"] + chosen
             if swept:
                 self.run_batch_sweep(swept)
+            if chosen and "naive" in systems and "small" in self.args.sizes:
+                self.run_floors(chosen[0])
             if "naive" in systems:
                 self.run_peak_rss()
             if chosen:
@@ -533,7 +586,77 @@ def markdown(records: list[Record], header: list[str]) -> str:
             notes.append(f"{i}. " + "; ".join(str(d) for d in details))
     if notes:
         lines += ["", "Notes:", "", *notes]
+    target = small_target_lines(records)
+    if target:
+        lines += ["", *target]
     return "\n".join(lines) + "\n"
+
+
+def small_target_lines(records: list[Record]) -> list[str]:
+    """The small size's 3x target worked out from the floors block (nothing without it).
+
+    A step is its floor without the matmuls' arithmetic plus those matmuls, less whatever the
+    two cores overlap. With the matmuls at the probe's rate, the lines say how much overlap the
+    trainer achieves and how much 3x would need.
+    """
+    found = {
+        r.variant: r
+        for r in records
+        if r.size == "small"
+        and r.status == "ok"
+        and (FLOORS_BLOCK in r.variant or r.variant in FLOORS or r.variant == CEILING_VARIANT)
+    }
+    naive, trainer = found.get(f"keras-style loop ({FLOORS_BLOCK})"), found.get(FLOORS_BLOCK)
+    fixed, wide = (found.get(label) for label in FLOORS)
+    if not (naive and trainer and fixed and wide):
+        return []
+
+    def ms(record: Record) -> float:
+        return float(record.extra["ms_per_gen_step"])
+
+    budget = ms(naive) / 3
+    matmul_flops = (trainer.flops_per_gen_step or 0.0) - (wide.flops_per_gen_step or 0.0)
+    left = budget - ms(wide)
+    needed = f"{matmul_flops / (left / 1000) / 1e9:,.0f} GFLOP/s" if left > 0 else "no time"
+    ceiling = found.get(CEILING_VARIANT)
+    lines = [
+        "## The small size's 3x target, worked out",
+        "",
+        f"Timed round-robin in one block: the naive loop takes {ms(naive):.3f} ms a generator "
+        f"step, so 3x needs {budget:.3f} ms; {trainer.system} takes {ms(trainer):.3f} ms "
+        f"({ms(naive) / ms(trainer):.2f}x).",
+        "",
+        f"- the same step at batch 8: {ms(fixed):.3f} ms (its fixed cost per step);",
+        f"- the same step with 8-wide hidden layers: {ms(wide):.3f} ms (everything but "
+        f"{matmul_flops / 1e9:.3f} GFLOP of matmul arithmetic, and less elementwise work);",
+        f"- 3x leaves {left:.3f} ms for those matmuls: {needed}"
+        + (
+            f", against this machine's ceiling of {ceiling.gflops_per_s:,.0f} GFLOP/s "
+            f"({CEILING_MATMUL}^3 on all cores);"
+            if ceiling and ceiling.gflops_per_s
+            else ";"
+        ),
+    ]
+    probe = next(
+        (
+            r
+            for r in records
+            if r.system == "matmul"
+            and r.size == "small"
+            and r.status == "ok"
+            and r.variant.startswith("probe")
+        ),
+        None,
+    )
+    if probe and probe.gflops_per_s:
+        serial = ms(wide) + matmul_flops / (probe.gflops_per_s * 1e9) * 1000
+        lines.append(
+            f"- at the probe's rate for the naive step's shapes ({probe.gflops_per_s:,.0f} "
+            f"GFLOP/s) floor and matmuls take {serial:.3f} ms one after the other: the trainer "
+            f"overlaps {serial - ms(trainer):.3f} ms of that on the two cores, 3x would need "
+            f"{serial - budget:.3f} ms overlapped."
+        )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

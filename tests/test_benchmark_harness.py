@@ -182,3 +182,102 @@ def test_interleaved_timing_puts_every_system_through_the_same_minutes() -> None
     assert calls == [("a", 2), ("b", 3), *[("a", 4), ("b", 6)] * 3]
     assert [t.steps for t in timings] == [4, 6]
     assert [len(t.repeats) for t in timings] == [3, 3]
+
+
+def floors_block_records() -> list:
+    """A floors block as run_floors records it, with round figures (ms per generator step)."""
+    sys.path.insert(0, str(SCRIPTS))
+    from bench.common import Record
+
+    def timed(system: str, variant: str, ms: float, flops: float | None) -> Record:
+        return Record(
+            system, variant, "small", flops_per_gen_step=flops, extra={"ms_per_gen_step": ms}
+        )
+
+    return [
+        Record("matmul", "probe (17 shapes)", "small", gflops_per_s=100.0),
+        timed("naive", "keras-style loop (floors block)", 6.0, None),
+        timed("wgangp_k_xla", "floors block", 2.2, 0.148e9),
+        timed("wgangp_k_xla", "floor: batch 8", 0.4, 0.005e9),
+        timed("wgangp_k_xla", "floor: 8-wide hidden layers", 1.0, 0.011e9),
+        Record("matmul", "ceiling 1024^3", "small", gflops_per_s=200.0),
+    ]
+
+
+def test_small_target_is_worked_out_from_the_floors_block() -> None:
+    """3x of 6 ms is 2 ms; the 8-wide floor leaves 1 ms for 0.137 GFLOP (137 GFLOP/s); at the
+    probe's 100 GFLOP/s floor + matmuls take 1 + 1.37 = 2.37 ms, of which the 2.2 ms trainer
+    overlaps 0.17 ms and 3x would need 0.37 ms."""
+    import benchmark
+
+    lines = benchmark.small_target_lines(floors_block_records())
+    text = "\n".join(lines)
+    assert lines[0] == "## The small size's 3x target, worked out"
+    assert "the naive loop takes 6.000 ms a generator step, so 3x needs 2.000 ms" in text
+    assert "wgangp_k_xla takes 2.200 ms (2.73x)" in text
+    assert "the same step at batch 8: 0.400 ms" in text
+    assert "8-wide hidden layers: 1.000 ms (everything but 0.137 GFLOP" in text
+    assert "3x leaves 1.000 ms for those matmuls: 137 GFLOP/s, against this machine's " in text
+    assert "ceiling of 200 GFLOP/s" in text
+    assert "take 2.370 ms one after the other: the trainer overlaps 0.170 ms" in text
+    assert "3x would need 0.370 ms overlapped" in text
+    assert "## The small size's 3x target" in benchmark.markdown(floors_block_records(), ["# t"])
+    # Without the whole block (here: no naive loop in it) there is nothing to work out.
+    partial = [r for r in floors_block_records() if r.system != "naive"]
+    assert benchmark.small_target_lines(partial) == []
+
+
+def test_floors_block_times_naive_trainer_and_floors_round_robin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """run_floors builds the naive loop and the trainer at the small size, the trainer again at
+    batch 8 and with 8-wide hidden layers, times them in one round-robin, then the ceiling."""
+    sys.path.insert(0, str(SCRIPTS))
+    import bench.matmul_probe
+    import bench.naive_loop
+    import bench.wgangp_systems
+    import benchmark
+
+    built: list[tuple[str, object]] = []
+    calls: list[int] = []
+
+    class Fake:
+        steps_per_call = 1
+        settings: dict = {}
+
+        def __init__(self, name: str, size) -> None:
+            built.append((name, size))
+            self.index = len(built) - 1
+
+        def run(self, steps: int) -> None:
+            calls.append(self.index)
+
+        def flops_per_gen_step(self) -> float:
+            return 1e8
+
+    monkeypatch.setattr(bench.naive_loop, "NaiveLoop", lambda size, rows: Fake("naive", size))
+    monkeypatch.setattr(bench.wgangp_systems, "build", lambda name, size, rows: Fake(name, size))
+    monkeypatch.setattr(bench.matmul_probe, "time_matmul", lambda key, seconds: 0.01)
+    args = benchmark.parse_args(["--systems", "naive,wgangp_k_xla", "--sizes", "small"])
+    harness = benchmark.Harness(args, rows=None)
+    harness.plan.repeats = 2
+    harness.run_floors("wgangp_k_xla")
+
+    small = benchmark.SIZES["small"]
+    assert [name for name, _ in built] == ["naive", *["wgangp_k_xla"] * 3]
+    assert [size for _, size in built[:2]] == [small, small]
+    assert built[2][1].batch == 8 and built[2][1].critic_widths == small.critic_widths
+    assert built[3][1].batch == small.batch and built[3][1].critic_widths == (8, 8)
+    assert built[3][1].gen_widths == (8, 8) and built[3][1].latent == small.latent
+    assert calls == [0, 1, 2, 3] * 3  # warm-up, then two repeats, one of each in turn
+    variants = [r.variant for r in harness.records]
+    assert variants == [
+        "keras-style loop (floors block)",
+        "floors block",
+        "floor: batch 8",
+        "floor: 8-wide hidden layers",
+        "ceiling 1024^3",
+    ]
+    assert all(r.size == "small" for r in harness.records)
+    assert all("ms_per_gen_step" in r.extra for r in harness.records[:4])
+    assert harness.records[-1].gflops_per_s == pytest.approx(2 * 1024**3 / 0.01 / 1e9)
