@@ -572,7 +572,7 @@ def markdown(records: list[Record], header: list[str]) -> str:
     ]
     notes = []
     for i, r in enumerate(records, 1):
-        base = naive.get(r.size)
+        base = naive.get(r.size) if r.variant not in FLOORS else None  # floors: not a speed
         ratio = f"{r.critic_samples_per_s / base:.2f}" if base and r.critic_samples_per_s else "—"
         per_step = r.flops_per_gen_step / 1e9 if r.flops_per_gen_step else None
         lines.append(

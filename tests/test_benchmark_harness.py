@@ -190,12 +190,20 @@ def floors_block_records() -> list:
     from bench.common import Record
 
     def timed(system: str, variant: str, ms: float, flops: float | None) -> Record:
+        steps_per_s = 1000 / ms
         return Record(
-            system, variant, "small", flops_per_gen_step=flops, extra={"ms_per_gen_step": ms}
+            system,
+            variant,
+            "small",
+            critic_samples_per_s=256 * 5 * steps_per_s,
+            gen_steps_per_s=steps_per_s,
+            flops_per_gen_step=flops,
+            extra={"ms_per_gen_step": ms},
         )
 
     return [
         Record("matmul", "probe (17 shapes)", "small", gflops_per_s=100.0),
+        timed("naive", "keras-style loop", 6.0, None),
         timed("naive", "keras-style loop (floors block)", 6.0, None),
         timed("wgangp_k_xla", "floors block", 2.2, 0.148e9),
         timed("wgangp_k_xla", "floor: batch 8", 0.4, 0.005e9),
@@ -208,6 +216,7 @@ def test_small_target_is_worked_out_from_the_floors_block() -> None:
     """3x of 6 ms is 2 ms; the 8-wide floor leaves 1 ms for 0.137 GFLOP (137 GFLOP/s); at the
     probe's 100 GFLOP/s floor + matmuls take 1 + 1.37 = 2.37 ms, of which the 2.2 ms trainer
     overlaps 0.17 ms and 3x would need 0.37 ms."""
+    sys.path.insert(0, str(SCRIPTS))
     import benchmark
 
     lines = benchmark.small_target_lines(floors_block_records())
@@ -221,7 +230,11 @@ def test_small_target_is_worked_out_from_the_floors_block() -> None:
     assert "ceiling of 200 GFLOP/s" in text
     assert "take 2.370 ms one after the other: the trainer overlaps 0.170 ms" in text
     assert "3x would need 0.370 ms overlapped" in text
-    assert "## The small size's 3x target" in benchmark.markdown(floors_block_records(), ["# t"])
+    table = benchmark.markdown(floors_block_records(), ["# t"])
+    assert "## The small size's 3x target" in table
+    # A floor is not a configuration anyone trains: no ratio to the naive loop in its row.
+    assert "| floor: 8-wide hidden layers | small | 1,280,000 | 1,000.0 |" in table
+    assert "| 0.011 | — | ok |" in table
     # Without the whole block (here: no naive loop in it) there is nothing to work out.
     partial = [r for r in floors_block_records() if r.system != "naive"]
     assert benchmark.small_target_lines(partial) == []
