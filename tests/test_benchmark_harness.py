@@ -235,6 +235,13 @@ def test_small_target_is_worked_out_from_the_floors_block() -> None:
     # A floor is not a configuration anyone trains: no ratio to the naive loop in its row.
     assert "| floor: 8-wide hidden layers | small | 1,280,000 | 1,000.0 |" in table
     assert "| 0.011 | — | ok |" in table
+    # A machine whose matmuls run at 1,000 GFLOP/s: floor + matmuls take 1.137 ms, under the
+    # 2 ms that 3x allows, and the 2.2 ms trainer is slower than that, not overlapping.
+    fast = floors_block_records()
+    fast[0].gflops_per_s = 1000.0
+    text = "\n".join(benchmark.small_target_lines(fast))
+    assert "take 1.137 ms one after the other: the trainer takes 1.063 ms more than that" in text
+    assert "3x needs no overlap." in text
     # Without the whole block (here: no naive loop in it) there is nothing to work out.
     partial = [r for r in floors_block_records() if r.system != "naive"]
     assert benchmark.small_target_lines(partial) == []
