@@ -250,13 +250,16 @@ class Harness:
         return Contender(system.run, steps, warmup), record
 
     def run_in_process(self, size_name: str, systems: list[str]) -> None:
-        """Time the naive loop and the trainer's variants at one size, repeats interleaved."""
+        """Time the naive loop, the trainer's variants and the matmul probe at one size,
+        repeats interleaved."""
         prepared = []
         if "naive" in systems:
             prepared.append(self.naive_contender(size_name))
         for name in WGANGP_SYSTEMS:
             if name in systems and (found := self.wgangp_contender(name, size_name)):
                 prepared.append(found)
+        if "matmul" in systems:
+            prepared.append(self.probe_contender(size_name))
         if not prepared:
             return
         timings = time_interleaved([c for c, _ in prepared], self.plan.repeats)
@@ -264,39 +267,40 @@ class Harness:
             self.add(record(timing))
 
     # -- the matmul probe ------------------------------------------------------------------
-    def run_matmul(self, size_name: str) -> None:
-        from bench.matmul_probe import probe
+    def probe_contender(
+        self, size_name: str, variant: str | None = None
+    ) -> tuple[Contender, Callable[[Timing], Record]]:
+        """The naive step's matmuls alone (``bench.matmul_probe.ProbeStep``) at one size, to
+        time round-robin with the steps it bounds, and how its timing becomes a record."""
+        from bench.matmul_probe import ProbeStep
 
         size = SIZES[size_name]
         if size_name not in self.naive_flops:
             self.naive_loop(size_name)  # traces the step for its shapes; nothing is trained
-        flops = self.naive_flops[size_name]
-        result = probe(
-            flops.shapes, seconds=self.plan.probe_seconds, repeats=1 if self.plan.quick else 3
-        )
-        ceiling_steps = 1.0 / result.seconds_per_step
-        record = Record(
-            "matmul",
-            f"probe ({len(result.shapes)} shapes)",
-            size_name,
-            critic_samples_per_s=size.batch * size.n_critic * ceiling_steps,
-            gen_steps_per_s=ceiling_steps,
-            gflops_per_s=result.gflops_per_s,
-            flops_per_gen_step=float(result.flops_per_step),
-            notes=[
-                "matmul-only estimate: each matmul shape of the naive step (fwd, bwd, GP "
-                "double-bwd) timed alone in a tight tf.range loop, weighted by its count; "
-                "steps/s if nothing but matmuls cost time (the real step can overlap two "
-                "small matmuls on 2 cores, so this is not a strict bound)"
-            ],
-            settings={
-                **size.settings(),
-                **self.common_settings(),
-                "seconds_per_shape": self.plan.probe_seconds,
-            },
-            extra={"shapes": [s.as_dict() for s in result.shapes]},
-        )
-        self.add(record)
+        probe = ProbeStep(self.naive_flops[size_name].shapes)
+        k = probe.steps_per_call
+        steps = max(k, -(-self.plan.steps // k) * k)  # a multiple of k, at least plan.steps
+
+        def record(timing: Timing) -> Record:
+            return timing_record(
+                "matmul",
+                variant or f"probe ({probe.shapes} shapes)",
+                size_name,
+                timing,
+                size.batch,
+                size.n_critic,
+                float(probe.flops_per_step),
+                {**size.settings(), **self.common_settings(), "shapes": probe.shapes},
+                [
+                    "matmul-only step: every matmul shape of the naive step (fwd, bwd, GP "
+                    "double-bwd) as often as the step runs it, each in a tight tf.range loop, "
+                    "timed round-robin with the steps it bounds; its steps/s are a step's if "
+                    "nothing but matmuls cost time (the real step can overlap two small "
+                    "matmuls on 2 cores, so this is not a strict bound)"
+                ],
+            )
+
+        return Contender(probe.run, steps, k), record
 
     # -- the peers -------------------------------------------------------------------------
     def run_peer(self, name: str, sizes: list[str]) -> None:
@@ -405,9 +409,9 @@ class Harness:
                 self.add(record(timing))
 
     def run_floors(self, name: str) -> None:
-        """The naive loop, trainer variant ``name`` and its :data:`FLOORS` at the small size,
-        timed round-robin: what is left of a step when its matmuls cost nothing (see
-        :func:`small_target_lines`)."""
+        """The naive loop, trainer variant ``name``, its :data:`FLOORS` and (if asked for) the
+        matmul probe at the small size, timed round-robin: what is left of a step when its
+        matmuls cost nothing (see :func:`small_target_lines`)."""
         small = SIZES["small"]
         note = f"extras: the small size's floors, timed round-robin with naive and {name}"
         runs = [
@@ -419,6 +423,8 @@ class Harness:
             self.extra_contender(system, size, variant, note, "small")
             for system, size, variant in runs
         ]
+        if "matmul" in self.args.systems:
+            prepared.append(self.probe_contender("small", f"probe ({FLOORS_BLOCK})"))
         timings = time_interleaved([c for c, _ in prepared], self.plan.repeats)
         for (_, record), timing in zip(prepared, timings, strict=True):
             self.add(record(timing))
@@ -517,8 +523,6 @@ class Harness:
         for size_name in self.args.sizes if in_process else []:
             log(f"size {size_name}:")
             self.run_in_process(size_name, systems)
-            if "matmul" in systems:
-                self.run_matmul(size_name)
         peers = [p for p in PEERS if p in systems]
         if peers:
             log("peers:")
@@ -637,17 +641,7 @@ def small_target_lines(records: list[Record]) -> list[str]:
             else ";"
         ),
     ]
-    probe = next(
-        (
-            r
-            for r in records
-            if r.system == "matmul"
-            and r.size == "small"
-            and r.status == "ok"
-            and r.variant.startswith("probe")
-        ),
-        None,
-    )
+    probe = found.get(f"probe ({FLOORS_BLOCK})")
     if probe and probe.gflops_per_s:
         serial = ms(wide) + matmul_flops / (probe.gflops_per_s * 1e9) * 1000
         overlap = serial - ms(trainer)
@@ -663,7 +657,7 @@ def small_target_lines(records: list[Record]) -> list[str]:
             else "3x needs no overlap"
         )
         lines.append(
-            f"- at the probe's rate for the naive step's shapes ({probe.gflops_per_s:,.0f} "
+            f"- at the probe's rate on the naive step's shapes ({probe.gflops_per_s:,.0f} "
             f"GFLOP/s) floor and matmuls take {serial:.3f} ms one after the other: {achieved}, "
             f"{target}."
         )

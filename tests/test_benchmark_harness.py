@@ -7,6 +7,7 @@ import math
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -202,12 +203,13 @@ def floors_block_records() -> list:
         )
 
     return [
-        Record("matmul", "probe (17 shapes)", "small", gflops_per_s=100.0),
         timed("naive", "keras-style loop", 6.0, None),
         timed("naive", "keras-style loop (floors block)", 6.0, None),
         timed("wgangp_k_xla", "floors block", 2.2, 0.148e9),
         timed("wgangp_k_xla", "floor: batch 8", 0.4, 0.005e9),
         timed("wgangp_k_xla", "floor: 8-wide hidden layers", 1.0, 0.011e9),
+        Record("matmul", "probe (floors block)", "small", gflops_per_s=100.0),
+        Record("matmul", "probe (17 shapes)", "small", gflops_per_s=50.0),  # another block's
         Record("matmul", "ceiling 1024^3", "small", gflops_per_s=200.0),
     ]
 
@@ -238,7 +240,8 @@ def test_small_target_is_worked_out_from_the_floors_block() -> None:
     # A machine whose matmuls run at 1,000 GFLOP/s: floor + matmuls take 1.137 ms, under the
     # 2 ms that 3x allows, and the 2.2 ms trainer is slower than that, not overlapping.
     fast = floors_block_records()
-    fast[0].gflops_per_s = 1000.0
+    (probe,) = (r for r in fast if r.variant == "probe (floors block)")
+    probe.gflops_per_s = 1000.0
     text = "\n".join(benchmark.small_target_lines(fast))
     assert "take 1.137 ms one after the other: the trainer takes 1.063 ms more than that" in text
     assert "3x needs no overlap." in text
@@ -257,6 +260,7 @@ def test_floors_block_times_naive_trainer_and_floors_round_robin(
     import bench.naive_loop
     import bench.wgangp_systems
     import benchmark
+    from bench.flops import FlopCount
 
     built: list[tuple[str, object]] = []
     calls: list[int] = []
@@ -275,29 +279,71 @@ def test_floors_block_times_naive_trainer_and_floors_round_robin(
         def flops_per_gen_step(self) -> float:
             return 1e8
 
+    class FakeProbe(Fake):
+        steps_per_call = 8
+        flops_per_step = 2e8
+        shapes = 1
+
+        def __init__(self, shapes) -> None:
+            super().__init__("probe", shapes)
+
     monkeypatch.setattr(bench.naive_loop, "NaiveLoop", lambda size, rows: Fake("naive", size))
     monkeypatch.setattr(bench.wgangp_systems, "build", lambda name, size, rows: Fake(name, size))
+    monkeypatch.setattr(bench.matmul_probe, "ProbeStep", FakeProbe)
     monkeypatch.setattr(bench.matmul_probe, "time_matmul", lambda key, seconds: 0.01)
-    args = benchmark.parse_args(["--systems", "naive,wgangp_k_xla", "--sizes", "small"])
+    args = benchmark.parse_args(["--systems", "naive,wgangp_k_xla,matmul", "--sizes", "small"])
     harness = benchmark.Harness(args, rows=None)
+    harness.naive_flops["small"] = FlopCount(shapes=Counter({(256, 32, 64, False, False): 3}))
     harness.plan.repeats = 2
     harness.run_floors("wgangp_k_xla")
 
     small = benchmark.SIZES["small"]
-    assert [name for name, _ in built] == ["naive", *["wgangp_k_xla"] * 3]
+    assert [name for name, _ in built] == ["naive", *["wgangp_k_xla"] * 3, "probe"]
     assert [size for _, size in built[:2]] == [small, small]
     assert built[2][1].batch == 8 and built[2][1].critic_widths == small.critic_widths
     assert built[3][1].batch == small.batch and built[3][1].critic_widths == (8, 8)
     assert built[3][1].gen_widths == (8, 8) and built[3][1].latent == small.latent
-    assert calls == [0, 1, 2, 3] * 3  # warm-up, then two repeats, one of each in turn
+    assert built[4][1] == Counter({(256, 32, 64, False, False): 3})  # the naive step's matmuls
+    assert calls == [0, 1, 2, 3, 4] * 3  # warm-up, then two repeats, one of each in turn
     variants = [r.variant for r in harness.records]
     assert variants == [
         "keras-style loop (floors block)",
         "floors block",
         "floor: batch 8",
         "floor: 8-wide hidden layers",
+        "probe (floors block)",
         "ceiling 1024^3",
     ]
     assert all(r.size == "small" for r in harness.records)
     assert all("ms_per_gen_step" in r.extra for r in harness.records[:4])
+    assert harness.records[4].flops_per_gen_step == 2e8
     assert harness.records[-1].gflops_per_s == pytest.approx(2 * 1024**3 / 0.01 / 1e9)
+
+
+def test_probe_step_runs_each_matmul_shape_as_often_as_the_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """run(n) makes count * n / UNROLL loop trips per shape; n must be a multiple of UNROLL."""
+    tf = pytest.importorskip("tensorflow")
+    sys.path.insert(0, str(SCRIPTS))
+    import bench.matmul_probe as matmul_probe
+
+    trips: list[tuple[tuple[int, int, int], int]] = []
+
+    def fake_loop(m, k, n, transpose_a, transpose_b):
+        def repeat(a, b, iterations):
+            trips.append(((m, k, n), int(iterations)))
+            return tf.zeros([m, n])
+
+        return repeat
+
+    monkeypatch.setattr(matmul_probe, "_loop", fake_loop)
+    shapes = Counter({(4, 3, 2, False, False): 1, (5, 2, 3, True, False): 3})
+    probe = matmul_probe.ProbeStep(shapes)
+    assert probe.steps_per_call == matmul_probe.UNROLL == 8
+    assert probe.shapes == 2
+    assert probe.flops_per_step == 2 * 4 * 3 * 2 * 1 + 2 * 5 * 2 * 3 * 3
+    probe.run(16)
+    assert trips == [((4, 3, 2), 2), ((5, 2, 3), 6)]
+    with pytest.raises(ValueError, match="multiples of 8 steps, not 12"):
+        probe.run(12)
