@@ -621,8 +621,19 @@ def small_target_lines(records: list[Record]) -> list[str]:
     budget = ms(naive) / 3
     matmul_flops = (trainer.flops_per_gen_step or 0.0) - (wide.flops_per_gen_step or 0.0)
     left = budget - ms(wide)
-    needed = f"{matmul_flops / (left / 1000) / 1e9:,.0f} GFLOP/s" if left > 0 else "no time"
     ceiling = found.get(CEILING_VARIANT)
+    against = (
+        f", against this machine's ceiling of {ceiling.gflops_per_s:,.0f} GFLOP/s "
+        f"({CEILING_MATMUL}^3 on all cores);"
+        if ceiling and ceiling.gflops_per_s
+        else ";"
+    )
+    leaves = (
+        f"- 3x leaves {left:.3f} ms for those matmuls: "
+        f"{matmul_flops / (left / 1000) / 1e9:,.0f} GFLOP/s{against}"
+        if left > 0
+        else f"- 3x leaves no time for those matmuls: the floor alone takes {-left:.3f} ms more;"
+    )
     lines = [
         "## The small size's 3x target, worked out",
         "",
@@ -633,13 +644,7 @@ def small_target_lines(records: list[Record]) -> list[str]:
         f"- the same step at batch 8: {ms(fixed):.3f} ms (its fixed cost per step);",
         f"- the same step with 8-wide hidden layers: {ms(wide):.3f} ms (everything but "
         f"{matmul_flops / 1e9:.3f} GFLOP of matmul arithmetic, and less elementwise work);",
-        f"- 3x leaves {left:.3f} ms for those matmuls: {needed}"
-        + (
-            f", against this machine's ceiling of {ceiling.gflops_per_s:,.0f} GFLOP/s "
-            f"({CEILING_MATMUL}^3 on all cores);"
-            if ceiling and ceiling.gflops_per_s
-            else ";"
-        ),
+        leaves,
     ]
     probe = found.get(f"probe ({FLOORS_BLOCK})")
     if probe and probe.gflops_per_s:

@@ -245,6 +245,13 @@ def test_small_target_is_worked_out_from_the_floors_block() -> None:
     text = "\n".join(benchmark.small_target_lines(fast))
     assert "take 1.137 ms one after the other: the trainer takes 1.063 ms more than that" in text
     assert "3x needs no overlap." in text
+    # A floor slower than 3x allows (2.5 ms > 2 ms) leaves the matmuls no time at all.
+    slow = floors_block_records()
+    (wide,) = (r for r in slow if r.variant == "floor: 8-wide hidden layers")
+    wide.extra["ms_per_gen_step"] = 2.5
+    text = "\n".join(benchmark.small_target_lines(slow))
+    assert "3x leaves no time for those matmuls: the floor alone takes 0.500 ms more;" in text
+    assert "leaves -" not in text
     # Without the whole block (here: no naive loop in it) there is nothing to work out.
     partial = [r for r in floors_block_records() if r.system != "naive"]
     assert benchmark.small_target_lines(partial) == []
