@@ -103,8 +103,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--extras",
         action="store_true",
-        help="also: time per step over batch 64..4096 and peak RSS on 1M rows, for the naive "
-        "loop and the trainer's fastest mode asked for",
+        help="also: time per step over batch 64..4096, the small size's floors and the "
+        "machine's matmul ceiling, and peak RSS on 1M rows, for the naive loop and the "
+        "trainer's fastest mode asked for",
     )
     parser.add_argument(
         "--include",
