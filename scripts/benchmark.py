@@ -42,6 +42,7 @@ from bench.common import (  # noqa: E402
     timing_record,
     versions,
 )
+from bench.wgangp_systems import K_STEPS  # noqa: E402
 
 from wgangp.errors import ConfigError, DataError, WgangpError  # noqa: E402
 
@@ -79,6 +80,8 @@ class Plan:
         self.warmup = 1 if quick else 5
         self.probe_seconds = 0.02 if quick else 0.3
         self.peer_timeout = 100 if quick else 1800
+        # Generator steps per call of the ``_k`` variants; --quick keeps its few steps few.
+        self.k = 2 if quick else K_STEPS
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -201,7 +204,7 @@ class Harness:
 
         size = SIZES[size_name]
         try:
-            system = registry.build(name, size, self.rows)
+            system = registry.build(name, size, self.rows, self.plan.k)
         except NotImplementedError as err:
             self.add(
                 Record(
@@ -420,8 +423,8 @@ class Harness:
             (name, small, FLOORS_BLOCK),
             *((name, replace(small, **change), label) for label, change in FLOORS.items()),
         ]
-        prepared = [
-            self.extra_contender(system, size, variant, note, "small")
+        prepared = [  # the plan's K throughout: the floors are read against the trainer's step
+            self.extra_contender(system, size, variant, note, "small", self.plan.k)
             for system, size, variant in runs
         ]
         if "matmul" in self.args.systems:
@@ -449,19 +452,30 @@ class Harness:
         )
 
     def extra_contender(
-        self, name: str, size: Size, variant: str, note: str, size_name: str = "default"
+        self,
+        name: str,
+        size: Size,
+        variant: str,
+        note: str,
+        size_name: str = "default",
+        steps_per_call: int | None = None,
     ) -> tuple[Contender, Callable[[Timing], Record]]:
         """System ``name`` (the naive loop or a trainer variant) at a ``size`` of the extras,
-        and how its timing becomes a record (``ms_per_gen_step`` in its extra)."""
+        and how its timing becomes a record (``ms_per_gen_step`` in its extra).
+
+        A ``_k`` variant runs ``steps_per_call`` steps a call, by default the plan's K capped
+        at the repeat's step budget (about the same time per repeat at every batch size: K=100
+        at batch 4096 would make a repeat 100 steps of about 0.3 s).
+        """
         from bench.naive_loop import NaiveLoop
         from bench.wgangp_systems import build
 
+        budget = max(10, int(40 * 512 / size.batch))  # about the same time per repeat
         if name == "naive":
             system, k, flops = NaiveLoop(size, self.rows), 1, None
         else:
-            system = build(name, size, self.rows)
+            system = build(name, size, self.rows, steps_per_call or min(self.plan.k, budget))
             k, flops = system.steps_per_call, system.flops_per_gen_step()
-        budget = max(10, int(40 * 512 / size.batch))  # about the same time per repeat
         steps = max(k, (budget // k) * k)
 
         def record(timing: Timing) -> Record:

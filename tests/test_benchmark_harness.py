@@ -83,7 +83,7 @@ def test_unregistered_trainer_is_recorded_as_skipped(monkeypatch: pytest.MonkeyP
     import bench.wgangp_systems as registry
     import benchmark
 
-    def not_yet(name, size, rows):
+    def not_yet(name, size, rows, steps_per_call=None):
         raise NotImplementedError("wgangp systems are added by the trainer")
 
     monkeypatch.setattr(registry, "build", not_yet)
@@ -271,13 +271,17 @@ def test_floors_block_times_naive_trainer_and_floors_round_robin(
 
     built: list[tuple[str, object]] = []
     calls: list[int] = []
+    ks: list[int | None] = []
 
     class Fake:
         steps_per_call = 1
         settings: dict = {}
 
-        def __init__(self, name: str, size) -> None:
+        def __init__(self, name: str, size, steps_per_call: int | None = None) -> None:
             built.append((name, size))
+            ks.append(steps_per_call)
+            if steps_per_call:
+                self.steps_per_call = steps_per_call
             self.index = len(built) - 1
 
         def run(self, steps: int) -> None:
@@ -295,13 +299,16 @@ def test_floors_block_times_naive_trainer_and_floors_round_robin(
             super().__init__("probe", shapes)
 
     monkeypatch.setattr(bench.naive_loop, "NaiveLoop", lambda size, rows: Fake("naive", size))
-    monkeypatch.setattr(bench.wgangp_systems, "build", lambda name, size, rows: Fake(name, size))
+    monkeypatch.setattr(
+        bench.wgangp_systems, "build", lambda name, size, rows, k=None: Fake(name, size, k)
+    )
     monkeypatch.setattr(bench.matmul_probe, "ProbeStep", FakeProbe)
     monkeypatch.setattr(bench.matmul_probe, "time_matmul", lambda key, seconds: 0.01)
     args = benchmark.parse_args(["--systems", "naive,wgangp_k_xla,matmul", "--sizes", "small"])
     harness = benchmark.Harness(args, rows=None)
     harness.naive_flops["small"] = FlopCount(shapes=Counter({(256, 32, 64, False, False): 3}))
     harness.plan.repeats = 2
+    harness.plan.k = 4
     harness.run_floors("wgangp_k_xla")
 
     small = benchmark.SIZES["small"]
@@ -311,6 +318,8 @@ def test_floors_block_times_naive_trainer_and_floors_round_robin(
     assert built[3][1].batch == small.batch and built[3][1].critic_widths == (8, 8)
     assert built[3][1].gen_widths == (8, 8) and built[3][1].latent == small.latent
     assert built[4][1] == Counter({(256, 32, 64, False, False): 3})  # the naive step's matmuls
+    # The trainer and both floors run the plan's K a call, the step they are read against.
+    assert ks == [None, 4, 4, 4, None]
     assert calls == [0, 1, 2, 3, 4] * 3  # warm-up, then two repeats, one of each in turn
     variants = [r.variant for r in harness.records]
     assert variants == [
@@ -325,6 +334,50 @@ def test_floors_block_times_naive_trainer_and_floors_round_robin(
     assert all("ms_per_gen_step" in r.extra for r in harness.records[:4])
     assert harness.records[4].flops_per_gen_step == 2e8
     assert harness.records[-1].gflops_per_s == pytest.approx(2 * 1024**3 / 0.01 / 1e9)
+
+
+def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sweep runs the plan's K a call where a repeat holds that many steps, and fewer at
+    the large batches, whose repeats hold few steps: K=100 at batch 4096 would make every
+    repeat 100 steps of about 0.3 s. Each repeat is a whole number of calls."""
+    sys.path.insert(0, str(SCRIPTS))
+    import bench.naive_loop
+    import bench.wgangp_systems
+    import benchmark
+
+    made: list[tuple[str, int, int | None]] = []
+    asked: list[tuple[int, int, int]] = []  # (batch, steps_per_call, steps asked of one run)
+
+    class Fake:
+        settings: dict = {}
+
+        def __init__(self, name: str, size, k: int | None) -> None:
+            made.append((name, size.batch, k))
+            self.batch, self.steps_per_call = size.batch, k or 1
+
+        def run(self, steps: int) -> None:
+            asked.append((self.batch, self.steps_per_call, steps))
+
+        def flops_per_gen_step(self) -> float:
+            return 1e9
+
+    monkeypatch.setattr(bench.naive_loop, "NaiveLoop", lambda size, rows: Fake("naive", size, None))
+    monkeypatch.setattr(
+        bench.wgangp_systems, "build", lambda name, size, rows, k=None: Fake(name, size, k)
+    )
+    args = benchmark.parse_args(["--systems", "naive,wgangp_k_xla", "--sizes", "default"])
+    harness = benchmark.Harness(args, rows=None)
+    assert harness.plan.k == bench.wgangp_systems.K_STEPS == 100
+    harness.run_batch_sweep(["naive", "wgangp_k_xla"])
+
+    trainer_k = {batch: k for name, batch, k in made if name == "wgangp_k_xla"}
+    # step budget max(10, 40 * 512 / batch): 320, 160, 80, 40, 20, 10, 10
+    assert trainer_k == {64: 100, 128: 100, 256: 80, 512: 40, 1024: 20, 2048: 10, 4096: 10}
+    assert all(k is None for name, _, k in made if name == "naive")
+    assert all(steps % k == 0 for _, k, steps in asked)
+    assert {steps for batch, k, steps in asked if k > 1 and batch == 64} >= {300}
 
 
 def test_probe_step_runs_each_matmul_shape_as_often_as_the_step(

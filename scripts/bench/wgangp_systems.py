@@ -37,7 +37,12 @@ SYSTEMS: dict[str, str] = {
     "wgangp_k_xla": "K steps per call, XLA-compiled",
 }
 #: Generator steps per call for the ``_k`` variants (the harness times multiples of it).
-K_STEPS = 20
+#: Each call costs about 4-6 ms besides its steps (dispatch, the XLA launch, the first loop
+#: iteration's draws, reading results back; measured 2026-11-24 by timing run(n) for n in
+#: 1..100). At the small size, where a step takes about 2 ms, K=20 pays 0.2-0.3 ms of it a step
+#: (interleaved A/Bs: K=100 ran 7-19% faster than K=20 at the small size, +6% at the default
+#: size; K=400 no faster than K=100).
+K_STEPS = 100
 
 
 class BenchSystem(Protocol):
@@ -138,11 +143,12 @@ def count_step_flops(trainer):
     return count_flops(traced)
 
 
-def build(name: str, size: Size, rows: Rows) -> BenchSystem:
-    """The system ``name`` at ``size`` on ``rows``."""
+def build(name: str, size: Size, rows: Rows, steps_per_call: int | None = None) -> BenchSystem:
+    """The system ``name`` at ``size`` on ``rows``; the ``_k`` variants run ``steps_per_call``
+    (default :data:`K_STEPS`) generator steps per call, the others one."""
     if name not in SYSTEMS:
         raise KeyError(f"unknown wgangp system {name!r}; choose from {', '.join(SYSTEMS)}")
-    k = K_STEPS if name.startswith("wgangp_k") else 1
+    k = (steps_per_call or K_STEPS) if name.startswith("wgangp_k") else 1
     return TrainerSystem(name, size, rows, steps_per_call=k, jit_compile=name.endswith("xla"))
 
 
