@@ -1,6 +1,6 @@
 """The project's trainer as benchmark systems: plain, XLA, K steps per call, K steps + XLA.
 
-The harness asks ``build(name, size, rows)`` for an object with:
+The harness asks ``build(name, size, rows, steps_per_call)`` for an object with:
 - ``run(steps: int) -> object``: complete ``steps`` generator steps (each = ``size.n_critic``
   critic updates + 1 generator update) and return only when the work is done (read a value back);
 - ``steps_per_call: int``: ``run`` is only asked for multiples of it (K for the ``_k`` variants);
@@ -37,11 +37,11 @@ SYSTEMS: dict[str, str] = {
     "wgangp_k_xla": "K steps per call, XLA-compiled",
 }
 #: Generator steps per call for the ``_k`` variants (the harness times multiples of it).
-#: Each call costs about 4-6 ms besides its steps (dispatch, the XLA launch, the first loop
-#: iteration's draws, reading results back; measured 2026-11-24 by timing run(n) for n in
-#: 1..100). At the small size, where a step takes about 2 ms, K=20 pays 0.2-0.3 ms of it a step
-#: (interleaved A/Bs: K=100 ran 7-19% faster than K=20 at the small size, +6% at the default
-#: size; K=400 no faster than K=100).
+#: Each call costs about 4-6 ms besides its steps under XLA, 3.4 ms without (measured
+#: 2026-11-24 by timing run(n) for n = 1..100; a perf profile spreads it over dispatch, malloc,
+#: thread-pool scheduling and context switches). At the small size, where a step takes about
+#: 2 ms, K=20 pays 0.2-0.3 ms of it a step (interleaved A/Bs: K=100 ran 7-19% faster than K=20
+#: at the small size, +6% at the default size; K=400 no faster than K=100).
 K_STEPS = 100
 
 
