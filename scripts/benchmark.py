@@ -46,7 +46,7 @@ from bench.wgangp_systems import K_STEPS  # noqa: E402
 
 from wgangp.errors import ConfigError, DataError, WgangpError  # noqa: E402
 
-WGANGP_SYSTEMS = ("wgangp", "wgangp_xla", "wgangp_k", "wgangp_k_xla")
+WGANGP_SYSTEMS = ("wgangp", "wgangp_default", "wgangp_xla", "wgangp_k", "wgangp_k_xla")
 PEERS = {
     "ydata": ("ydata_cwgangp.py", "ydata-synthetic 1.4.0 CWGAN-GP (TF 2.15)"),
     "ctgan": ("ctgan_bench.py", "CTGAN 0.12.1 (PyTorch CPU)"),

@@ -114,7 +114,7 @@ def test_unknown_system_is_one_line_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "benchmark: unknown system(s) nope; choose from "
-        "naive, wgangp, wgangp_xla, wgangp_k, wgangp_k_xla, ydata, ctgan, matmul"
+        "naive, wgangp, wgangp_default, wgangp_xla, wgangp_k, wgangp_k_xla, ydata, ctgan, matmul"
     ]
 
 
@@ -378,6 +378,25 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
     assert all(k is None for name, _, k in made if name == "naive")
     assert all(steps % k == 0 for _, k, steps in asked)
     assert {steps for batch, k, steps in asked if k > 1 and batch == 64} >= {300}
+
+
+def test_default_config_system_trains_as_a_users_run_is_configured() -> None:
+    """``wgangp_default`` is the product as ``python -m wgangp.train`` composes it: its K and
+    XLA come from the Hydra config, never from the harness's K for the ``_k`` variants."""
+    from conftest import compose
+
+    sys.path.insert(0, str(SCRIPTS))
+    from bench.common import SIZES, simulated_rows
+    from bench.wgangp_systems import build, product_defaults
+
+    trainer = compose().trainer
+    assert product_defaults() == (trainer.steps_per_call, trainer.jit_compile)
+    system = build("wgangp_default", SIZES["small"], simulated_rows(500), steps_per_call=2)
+    assert system.steps_per_call == trainer.steps_per_call
+    assert system.jit_compile is trainer.jit_compile
+    assert system.trainer.cfg.trainer.steps_per_call == trainer.steps_per_call
+    assert system.variant == f"default config (K={trainer.steps_per_call})"
+    assert build("wgangp_k", SIZES["small"], simulated_rows(500), 2).steps_per_call == 2
 
 
 def test_probe_step_runs_each_matmul_shape_as_often_as_the_step(

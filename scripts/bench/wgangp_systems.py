@@ -32,6 +32,8 @@ from bench.common import Rows, Size  # noqa: E402
 #: name -> what it is (shown in the docs and in the harness's --help).
 SYSTEMS: dict[str, str] = {
     "wgangp": "the project's trainer, one generator step per tf.function call",
+    "wgangp_default": "the project's trainer as conf/trainer/default.yaml configures it "
+    "(steps_per_call and jit_compile), what `python -m wgangp.train` runs",
     "wgangp_xla": "the project's trainer compiled with XLA (jit_compile=True)",
     "wgangp_k": "the project's trainer, K generator steps per call in one tf.range loop",
     "wgangp_k_xla": "K steps per call, XLA-compiled",
@@ -82,6 +84,7 @@ class TrainerSystem:
     jit_compile: bool
     notes: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None  # the variant's name in the table, when not its K and XLA
 
     def __post_init__(self) -> None:
         import keras
@@ -93,11 +96,12 @@ class TrainerSystem:
         cfg = trainer_config(self.size, self.steps_per_call, self.jit_compile)
         sampler = ClassBalancedSampler(self.rows.features, self.rows.labels, fraud_share=0.5)
         self.trainer = WGANGPTrainer(cfg, sampler)
-        self.variant = (
+        mode = (
             f"K={self.steps_per_call}" + (" XLA" if self.jit_compile else "")
             if self.steps_per_call > 1
             else ("XLA" if self.jit_compile else "plain")
         )
+        self.variant = f"{self.label} ({mode})" if self.label else mode
         self.settings = {
             "steps_per_call": self.steps_per_call,
             "jit_compile": self.jit_compile,
@@ -148,8 +152,20 @@ def build(name: str, size: Size, rows: Rows, steps_per_call: int | None = None) 
     (default :data:`K_STEPS`) generator steps per call, the others one."""
     if name not in SYSTEMS:
         raise KeyError(f"unknown wgangp system {name!r}; choose from {', '.join(SYSTEMS)}")
+    if name == "wgangp_default":
+        k, jit = product_defaults()
+        return TrainerSystem(name, size, rows, k, jit, label="default config")
     k = (steps_per_call or K_STEPS) if name.startswith("wgangp_k") else 1
     return TrainerSystem(name, size, rows, steps_per_call=k, jit_compile=name.endswith("xla"))
+
+
+def product_defaults() -> tuple[int, bool]:
+    """``trainer.steps_per_call`` and ``trainer.jit_compile`` as a user's run gets them: read
+    from ``conf/trainer/default.yaml``, the Hydra group ``python -m wgangp.train`` composes."""
+    from omegaconf import OmegaConf
+
+    trainer = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/trainer/default.yaml")
+    return int(trainer.steps_per_call), bool(trainer.jit_compile)
 
 
 # -- extras: peak memory ---------------------------------------------------------------------
