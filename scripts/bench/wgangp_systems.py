@@ -1,4 +1,5 @@
-"""The project's trainer as benchmark systems: plain, XLA, K steps per call, K steps + XLA.
+"""The project's trainer as benchmark systems: plain, the default config, XLA, K steps per call,
+K steps + XLA.
 
 The harness asks ``build(name, size, rows, steps_per_call)`` for an object with:
 - ``run(steps: int) -> object``: complete ``steps`` generator steps (each = ``size.n_critic``
@@ -149,7 +150,8 @@ def count_step_flops(trainer):
 
 def build(name: str, size: Size, rows: Rows, steps_per_call: int | None = None) -> BenchSystem:
     """The system ``name`` at ``size`` on ``rows``; the ``_k`` variants run ``steps_per_call``
-    (default :data:`K_STEPS`) generator steps per call, the others one."""
+    (default :data:`K_STEPS`) generator steps per call, ``wgangp_default`` the config's K
+    (:func:`product_defaults`), the others one."""
     if name not in SYSTEMS:
         raise KeyError(f"unknown wgangp system {name!r}; choose from {', '.join(SYSTEMS)}")
     if name == "wgangp_default":
