@@ -308,7 +308,7 @@ def test_floors_block_times_naive_trainer_and_floors_round_robin(
     harness = benchmark.Harness(args, rows=None)
     harness.naive_flops["small"] = FlopCount(shapes=Counter({(256, 32, 64, False, False): 3}))
     harness.plan.repeats = 2
-    harness.plan.k = 4
+    harness.plan.k = 100  # above the small size's step budget (80), which caps the sweep's K
     harness.run_floors("wgangp_k_xla")
 
     small = benchmark.SIZES["small"]
@@ -319,7 +319,7 @@ def test_floors_block_times_naive_trainer_and_floors_round_robin(
     assert built[3][1].gen_widths == (8, 8) and built[3][1].latent == small.latent
     assert built[4][1] == Counter({(256, 32, 64, False, False): 3})  # the naive step's matmuls
     # The trainer and both floors run the plan's K a call, the step they are read against.
-    assert ks == [None, 4, 4, 4, None]
+    assert ks == [None, 100, 100, 100, None]
     assert calls == [0, 1, 2, 3, 4] * 3  # warm-up, then two repeats, one of each in turn
     variants = [r.variant for r in harness.records]
     assert variants == [
