@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from conftest import REPO, compose
@@ -27,6 +28,16 @@ def test_default_config_composes_to_the_schema() -> None:
 def test_experiment_is_selected_with_plus() -> None:
     cfg = to_config(compose(["+experiment=stable_gp"]))
     assert cfg.name == "stable_gp"
+
+
+def test_fast_trainer_differs_from_default_only_in_how_steps_run() -> None:
+    """``trainer=fast`` extends trainer/default: K=100 steps per call, XLA; nothing else moves."""
+    fast = to_config(compose(["trainer=fast", "+experiment=stable_gp"])).trainer
+    default = to_config(compose(["+experiment=stable_gp"])).trainer
+    assert (fast.steps_per_call, fast.jit_compile) == (100, True)
+    assert (default.steps_per_call, default.jit_compile) == (10, False)
+    assert fast.steps == 3000  # the experiment still sets the schedule
+    assert replace(fast, steps_per_call=10, jit_compile=False) == default
 
 
 def test_interface_names_override() -> None:

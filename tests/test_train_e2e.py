@@ -64,6 +64,32 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert np.isfinite(rows.drop(columns="Class").to_numpy()).all()
 
 
+def test_fast_trainer_preset_trains_a_finished_run(tmp_path: Path) -> None:
+    """``trainer=fast`` (K=100 per call, XLA) runs the pipeline to a finished, logged run.
+
+    A checkpoint boundary (step 5) and the end (step 8) fall inside its first 100-step call.
+    """
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tiny = [o for o in TINY if not o.startswith("trainer.steps_per_call=")]
+    cfg = compose(
+        [
+            *tiny,
+            f"tracking.uri={uri}",
+            "+experiment=stable_gp",
+            "trainer=fast",
+            "trainer.steps=8",
+            "trainer.checkpoint_every=5",
+        ]
+    )
+    result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
+    assert result.status == "FINISHED" and result.steps_completed == 8
+    assert all(np.isfinite(v) for v in result.final_metrics.values())
+    client, run = _run_of(uri)
+    _check_run(client, run, steps=8, log_every=2)
+    params = run.data.params
+    assert (params["trainer.steps_per_call"], params["trainer.jit_compile"]) == ("100", "True")
+
+
 @pytest.mark.slow
 def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
