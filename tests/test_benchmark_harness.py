@@ -399,6 +399,17 @@ def test_default_config_system_trains_as_a_users_run_is_configured() -> None:
     assert build("wgangp_k", SIZES["small"], simulated_rows(500), 2).steps_per_call == 2
 
 
+def test_k_xla_system_is_what_the_fast_trainer_preset_runs() -> None:
+    """The docs label ``wgangp_k_xla``'s rows ``trainer=fast``: same K per call, XLA on."""
+    from conftest import compose
+
+    sys.path.insert(0, str(SCRIPTS))
+    from bench.wgangp_systems import K_STEPS
+
+    fast = compose(["trainer=fast"]).trainer
+    assert (fast.steps_per_call, fast.jit_compile) == (K_STEPS, True)
+
+
 def test_probe_step_runs_each_matmul_shape_as_often_as_the_step(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
