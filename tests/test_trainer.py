@@ -75,6 +75,29 @@ def test_loop_drawing_a_step_ahead_trains_on_each_steps_own_batches() -> None:
         np.testing.assert_allclose(u, v, rtol=0, atol=1e-6)
 
 
+def _random_ops(trainer: WGANGPTrainer) -> int:
+    """Stateless random ops in the traced chunk, the loop body's function included."""
+    concrete = trainer.train_chunk.get_concrete_function(
+        tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int32)
+    )
+    graph = concrete.graph.as_graph_def()
+    nodes = [*graph.node, *(n for f in graph.library.function for n in f.node_def)]
+    return sum(n.op.startswith("StatelessRandom") for n in nodes)
+
+
+def test_one_step_per_call_draws_no_step_ahead() -> None:
+    """With K=1 a step drawn ahead would be thrown away; with K>1 the loop draws one more."""
+    one, two = (
+        make_trainer(["trainer.steps_per_call=1"]),
+        make_trainer(["trainer.steps_per_call=2"]),
+    )
+    per_step = _random_ops(one)
+    assert per_step > 0
+    assert _random_ops(two) == 2 * per_step
+    result = one.run(1)
+    assert result.completed == 1 and np.isfinite(result.metrics).all()
+
+
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_noise_is_standard_normal_and_finite(jit_compile: bool) -> None:
     """Noise is the inverse CDF of Philox (TF's kernels) or Threefry (XLA) uniforms."""

@@ -4,7 +4,8 @@ One call of the compiled function runs up to ``steps_per_call`` generator steps 
 loop; each generator step does ``n_critic`` critic updates then one generator update. Batches are
 drawn in the graph (:mod:`wgangp.sampler`), metrics come back once per call as a [K, M] tensor.
 A step's random inputs depend on its number alone, never on the weights, so the loop draws step
-s+1's while step s trains (:class:`StepBatches`): the same numbers, off the critical path.
+s+1's while step s trains (:class:`StepBatches`): the same numbers, off the critical path
+(except with one step per call, where there is no next step to draw).
 
 Before every update the step checks in the graph that the losses and every gradient are finite;
 a bad update is never applied, so the weights stay the last good ones. The first bad quantity is
@@ -442,11 +443,16 @@ class WGANGPTrainer:
         max_skips = tf.constant(self.cfg.trainer.max_consecutive_skips, tf.int64)
         buffer = tf.zeros([capacity, len(METRICS)], tf.float32)
         completed = tf.constant(0, tf.int32)
+        # A call of one step would throw a step drawn ahead away: at the paper's size that draw
+        # was 7% of a step. With K > 1 only the last one of K + 1 draws is wasted, and a tf.cond
+        # to skip it cost more than it saved under XLA (interleaved A/Bs, 2026-11-24).
+        draw_ahead = capacity > 1
         drawn = self.draw_step(start_step)
         for i in tf.range(num_steps):
             step = start_step + tf.cast(i, tf.int64)
             healthy, metrics = self.generator_step(step, drawn)
-            drawn = self.draw_step(step + 1)  # independent of this step: overlaps it
+            if draw_ahead:
+                drawn = self.draw_step(step + 1)  # independent of this step: overlaps it
             buffer = tf.tensor_scatter_nd_update(buffer, [[i]], [metrics])
             if healthy:
                 completed += 1
