@@ -30,6 +30,18 @@ if __package__ in (None, ""):
 
 from bench.common import Rows, Size  # noqa: E402
 
+
+def product_defaults(preset: str = "default") -> tuple[int, bool]:
+    """``trainer.steps_per_call`` and ``trainer.jit_compile`` as a user's run gets them: read
+    from ``conf/trainer/<preset>.yaml``, the Hydra group ``python -m wgangp.train`` composes
+    (``default``, or ``trainer=fast``; both presets set these two keys themselves)."""
+    from omegaconf import OmegaConf
+
+    path = Path(__file__).resolve().parents[2] / f"conf/trainer/{preset}.yaml"
+    trainer = OmegaConf.load(path)
+    return int(trainer.steps_per_call), bool(trainer.jit_compile)
+
+
 #: name -> what it is (shown in the docs and in the harness's --help).
 SYSTEMS: dict[str, str] = {
     "wgangp": "the project's trainer, one generator step per tf.function call",
@@ -39,13 +51,14 @@ SYSTEMS: dict[str, str] = {
     "wgangp_k": "the project's trainer, K generator steps per call in one tf.range loop",
     "wgangp_k_xla": "K steps per call, XLA-compiled",
 }
-#: Generator steps per call for the ``_k`` variants (the harness times multiples of it).
-#: Each call costs about 4-6 ms besides its steps under XLA, 3.4 ms without (measured
-#: 2026-11-24 by timing run(n) for n = 1..100; a perf profile spreads it over dispatch, malloc,
-#: thread-pool scheduling and context switches). At the small size, where a step takes about
+#: Generator steps per call for the ``_k`` variants (the harness times multiples of it): the
+#: ``trainer=fast`` preset's K, so ``wgangp_k_xla`` is what that preset runs. Each call costs
+#: about 4-6 ms besides its steps under XLA, 3.4 ms without (measured 2026-11-24 by timing
+#: run(n) for n = 1..100; a perf profile spreads it over dispatch, malloc, thread-pool
+#: scheduling and context switches). At the small size, where a step takes about
 #: 2 ms, K=20 pays 0.2-0.3 ms of it a step (interleaved A/Bs: K=100 ran 7-19% faster than K=20
 #: at the small size, +6% at the default size; K=400 no faster than K=100).
-K_STEPS = 100
+K_STEPS = product_defaults("fast")[0]
 
 
 class BenchSystem(Protocol):
@@ -159,15 +172,6 @@ def build(name: str, size: Size, rows: Rows, steps_per_call: int | None = None) 
         return TrainerSystem(name, size, rows, k, jit, label="default config")
     k = (steps_per_call or K_STEPS) if name.startswith("wgangp_k") else 1
     return TrainerSystem(name, size, rows, steps_per_call=k, jit_compile=name.endswith("xla"))
-
-
-def product_defaults() -> tuple[int, bool]:
-    """``trainer.steps_per_call`` and ``trainer.jit_compile`` as a user's run gets them: read
-    from ``conf/trainer/default.yaml``, the Hydra group ``python -m wgangp.train`` composes."""
-    from omegaconf import OmegaConf
-
-    trainer = OmegaConf.load(Path(__file__).resolve().parents[2] / "conf/trainer/default.yaml")
-    return int(trainer.steps_per_call), bool(trainer.jit_compile)
 
 
 # -- extras: peak memory ---------------------------------------------------------------------
