@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from wgangp import losses
+from wgangp.model import losses
 
 
 def linear_critic(w: tf.Tensor):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from wgangp import losses
+from wgangp.model import losses
 from wgangp.trainer import norm_gradient_singular_at_zero
 
 SAFE = sorted(n for n in losses.ROW_NORMS if n != "tf_norm")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from wgangp.optimizers import FusedAdam
+from wgangp.model.optimizers import FusedAdam
 
 STEPS = 6
 # float32 rounding: the fused kernel multiplies m by alpha before dividing, Keras after.

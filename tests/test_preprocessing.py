@@ -7,7 +7,7 @@ import pytest
 
 from wgangp.data.schema import AMOUNT, COLUMNS, FEATURES, LABEL, PCA_FEATURES, TIME
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.preprocessing import TabularTransformer
+from wgangp.data.transform import TabularTransformer
 
 
 @pytest.fixture(scope="module")

@@ -101,8 +101,8 @@ def _known_keys(raw: dict, schema: dict) -> dict:
 def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     from mlflow.tracking import MlflowClient
 
+    from wgangp.data.prepare import prepare_data
     from wgangp.evaluation.run import run_evaluation
-    from wgangp.run import prepare_data
     from wgangp.synthesizer import Synthesizer
     from wgangp.tracking import resolve_tracking_uri
 
@@ -124,7 +124,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     settings.check()
     seed = cfg.seed if args.seed is None else args.seed
 
-    data = prepare_data(cfg, launch_dir)
+    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir)
     synthesizer = Synthesizer.from_uri(f"runs:/{run_id}", tracking_uri=uri)
     result = run_evaluation(
         data.train,

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from wgangp.config import Config, flatten, to_config
-from wgangp.errors import DataError, NonFiniteError, WgangpError
+from wgangp.data.prepare import PreparedData, check_batch_fits, prepare_data
+from wgangp.errors import NonFiniteError, WgangpError
 from wgangp.outbox import OUTBOX_FILE
 from wgangp.resume import (
     INTERRUPTED,
@@ -50,15 +49,6 @@ class TrainResult:
     nan_source: str | None = None
 
 
-@dataclass
-class PreparedData:
-    source: str
-    origin: str
-    train: Any  # pandas frames in original units
-    val: Any
-    test: Any
-
-
 def _hydra_dirs() -> tuple[Path | None, Path | None, Path | None]:
     """(output dir, launch dir, .hydra dir) when running under Hydra."""
     from hydra.core.hydra_config import HydraConfig
@@ -68,31 +58,6 @@ def _hydra_dirs() -> tuple[Path | None, Path | None, Path | None]:
     hc = HydraConfig.get()
     out = Path(hc.runtime.output_dir)
     return out, Path(hc.runtime.cwd), out / hc.output_subdir if hc.output_subdir else None
-
-
-def prepare_data(cfg: Config, launch_dir: Path) -> PreparedData:
-    from wgangp.data.loader import load_creditcard, load_simulated
-    from wgangp.data.split import stratified_split
-
-    dc = cfg.data
-    if dc.name == "simulated":
-        loaded = load_simulated(
-            seed=cfg.seed, rows=dc.simulated_rows, min_rows_per_class=dc.min_rows_per_class
-        )
-    else:
-        loaded = load_creditcard(
-            dc.path,
-            launch_dir=launch_dir,
-            fallback=dc.fallback,
-            cache_dir=Path(os.path.expanduser(dc.cache_dir)),
-            seed=cfg.seed,
-            simulated_rows=dc.simulated_rows,
-            min_rows_per_class=dc.min_rows_per_class,
-        )
-    split = stratified_split(
-        loaded.frame, val_fraction=dc.val_fraction, test_fraction=dc.test_fraction, seed=cfg.seed
-    )
-    return PreparedData(loaded.source, loaded.origin, split.train, split.val, split.test)
 
 
 def run_training(
@@ -143,13 +108,9 @@ def run_training(
         if tracker.run_id:
             log.info("MLflow run %s; checkpoints in %s", tracker.run_id, checkpoints.path)
         try:
-            data = prepare_data(cfg, launch_dir)
-            log.info(
-                "data: %s (%s): train %d rows (%d frauds), val %d, test %d",
-                data.source, data.origin, len(data.train), int(data.train["Class"].sum()),
-                len(data.val), len(data.test),
-            )  # fmt: skip
-            _check_batch_fits(cfg, data)
+            data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir)
+            log.info("data: %s", data.describe())
+            check_batch_fits(data, cfg.trainer.batch_size)
             tracker.set_tags({"data.source": data.source, "data.origin": data.origin})
             result = _train_tracked(
                 cfg, data, tracker, output_dir, hydra_meta, checkpoints, record,
@@ -208,22 +169,6 @@ def _run_to_continue(previous: RunRecord | None, record: RunRecord) -> str | Non
     return previous.run_id
 
 
-def _check_batch_fits(cfg: Config, data: PreparedData) -> None:
-    """Fewer training rows than a batch would make every batch repeat rows: refuse it.
-
-    The sampler draws with replacement (frauds are always fewer than a batch: that is the
-    point of class balancing), but a table smaller than one batch is almost surely the wrong
-    file or a wrong ``trainer.batch_size``.
-    """
-    rows, batch = len(data.train), cfg.trainer.batch_size
-    if rows < batch:
-        raise DataError(
-            f"{data.origin}: the training split has {rows} rows, fewer than one batch "
-            f"(trainer.batch_size={batch}); use a larger table or set "
-            f"trainer.batch_size={max(2, rows // 2)}"
-        )
-
-
 def _train_tracked(
     cfg: Config,
     data: PreparedData,
@@ -238,10 +183,10 @@ def _train_tracked(
     from tqdm.auto import tqdm
 
     from wgangp.data.schema import LABEL
+    from wgangp.data.transform import TabularTransformer
     from wgangp.distributed import make_trainer
     from wgangp.forensics import investigate, write_forensics
     from wgangp.history import MetricHistory
-    from wgangp.preprocessing import TabularTransformer
     from wgangp.runtime import training_runtime
     from wgangp.sampler import ClassBalancedSampler
     from wgangp.synthesizer import ARTIFACT_PATH, Synthesizer

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.schema import COLUMNS, FRAUD
+from wgangp.data.transform import TabularTransformer
 from wgangp.errors import WgangpError
-from wgangp.networks import N_CLASSES
-from wgangp.preprocessing import TabularTransformer
+from wgangp.model.networks import N_CLASSES
 
 GENERATOR_FILE = "generator.keras"
 PREPROCESSING_FILE = "preprocessing.json"

@@ -31,10 +31,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from wgangp import losses
 from wgangp.config import Config
-from wgangp.networks import N_CLASSES, build_critic, build_generator
-from wgangp.optimizers import FusedAdam
+from wgangp.model import losses
+from wgangp.model.networks import N_CLASSES, build_critic, build_generator
+from wgangp.model.optimizers import FusedAdam
 from wgangp.sampler import (
     ClassBalancedSampler,
     random_alg,

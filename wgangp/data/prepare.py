@@ -1,0 +1,75 @@
+"""The data a run trains and is judged on: load -> validate -> split, as one call.
+
+Training and ``python -m wgangp.evaluate`` both go through :func:`prepare_data`, so an evaluation
+rebuilds exactly the split its run trained on (same file, same ``data.*`` settings, same seed).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from wgangp.config import DataConfig
+from wgangp.data.loader import load_creditcard, load_simulated
+from wgangp.data.schema import LABEL
+from wgangp.data.split import stratified_split
+from wgangp.errors import DataError
+
+
+@dataclass
+class PreparedData:
+    """The validated table's three splits, in original units, and where the table came from."""
+
+    source: str  # "file" | "kaggle" | "simulated"
+    origin: str  # the file read, or "simulated(seed=..., rows=...)"
+    train: pd.DataFrame
+    val: pd.DataFrame
+    test: pd.DataFrame
+
+    def describe(self) -> str:
+        frauds = int(self.train[LABEL].sum())
+        return (
+            f"{self.source} ({self.origin}): train {len(self.train)} rows ({frauds} frauds), "
+            f"val {len(self.val)}, test {len(self.test)}"
+        )
+
+
+def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
+    """Load the configured table (relative paths from ``launch_dir``), validate it, split it."""
+    if data.name == "simulated":
+        loaded = load_simulated(
+            seed=seed, rows=data.simulated_rows, min_rows_per_class=data.min_rows_per_class
+        )
+    else:
+        loaded = load_creditcard(
+            data.path,
+            launch_dir=launch_dir,
+            fallback=data.fallback,
+            cache_dir=Path(os.path.expanduser(data.cache_dir)),
+            seed=seed,
+            simulated_rows=data.simulated_rows,
+            min_rows_per_class=data.min_rows_per_class,
+        )
+    split = stratified_split(
+        loaded.frame, val_fraction=data.val_fraction, test_fraction=data.test_fraction, seed=seed
+    )
+    return PreparedData(loaded.source, loaded.origin, split.train, split.val, split.test)
+
+
+def check_batch_fits(data: PreparedData, batch_size: int) -> None:
+    """Fewer training rows than a batch would make every batch repeat rows: refuse it.
+
+    The sampler draws with replacement (frauds are always fewer than a batch: that is the
+    point of class balancing), but a table smaller than one batch is almost surely the wrong
+    file or a wrong ``trainer.batch_size``.
+    """
+    rows = len(data.train)
+    if rows < batch_size:
+        raise DataError(
+            f"{data.origin}: the training split has {rows} rows, fewer than one batch "
+            f"(trainer.batch_size={batch_size}); use a larger table or set "
+            f"trainer.batch_size={max(2, rows // 2)}"
+        )
