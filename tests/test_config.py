@@ -94,6 +94,15 @@ def test_bad_values_fail_with_one_line(override: str, fragment: str) -> None:
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("val", "test"), [(-0.1, 0.2), (0.1, 0.0), (0.1, 1.0), (0.5, 0.5), (float("nan"), 0.2)]
+)
+def test_bad_split_fractions_are_config_errors(val: float, test: float) -> None:
+    overrides = [f"data.val_fraction={val}", f"data.test_fraction={test}"]
+    with pytest.raises(ConfigError, match="data.(val|test)_fraction"):
+        to_config(compose(overrides))
+
+
 def test_flatten_gives_dotted_params() -> None:
     params = flatten(to_config(compose()))
     assert params["trainer.steps"] == 2000

@@ -9,7 +9,7 @@ import pytest
 from wgangp.data import schema
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.split import Split, stratified_split
-from wgangp.errors import ConfigError, DataError
+from wgangp.errors import DataError
 
 
 def table(rows: int = 2_000, fraud_rate: float = 0.02) -> pd.DataFrame:
@@ -80,11 +80,3 @@ def test_val_fraction_zero_gives_an_empty_val_frame() -> None:
     assert list(split.val.columns) == list(df.columns)
     assert (frauds(split.train), frauds(split.test)) == (1, 1)
     assert len(split.train) + len(split.test) == len(df)
-
-
-@pytest.mark.parametrize(
-    ("val", "test"), [(-0.1, 0.2), (0.1, 0.0), (0.1, 1.0), (0.5, 0.5), (float("nan"), 0.2)]
-)
-def test_bad_fractions_are_config_errors(val: float, test: float) -> None:
-    with pytest.raises(ConfigError):
-        stratified_split(table(rows=100), val_fraction=val, test_fraction=test)

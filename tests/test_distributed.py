@@ -14,9 +14,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import compose
 
-from wgangp.config import Config
-from wgangp.distributed import check_mirrored, make_trainer
+from wgangp.config import Config, to_config
+from wgangp.distributed import check_replicas, make_trainer
 from wgangp.errors import ConfigError
 
 CHILD = r"""
@@ -113,29 +114,23 @@ def test_mirrored_on_two_logical_cpus_matches_single_device():
     assert result["nan_weights_kept"], result
 
 
-def _mirrored(**trainer) -> Config:
-    cfg = Config()
-    cfg.trainer.strategy = "mirrored"
-    for key, value in trainer.items():
-        setattr(cfg.trainer, key, value)
-    return cfg
-
-
-def test_mirrored_with_xla_is_refused_in_one_line():
-    with pytest.raises(ConfigError) as err:
-        check_mirrored(_mirrored(jit_compile=True), replicas=2)
-    message = str(err.value)
-    assert "\n" not in message
-    assert "trainer.jit_compile=false" in message
-
-
 @pytest.mark.parametrize(
-    ("trainer", "fix"),
-    [({"batch_size": 33}, "multiple of 2"), ({"precision": "mixed_float16"}, "mixed_bfloat16")],
+    ("override", "fix"),
+    [
+        ("trainer.jit_compile=true", "set trainer.jit_compile=false"),
+        ("trainer.precision=mixed_float16", "use mixed_bfloat16 or float32"),
+    ],
 )
-def test_mirrored_refuses_what_it_cannot_honour(trainer, fix):
-    with pytest.raises(ConfigError, match=fix):
-        check_mirrored(_mirrored(**trainer), replicas=2)
+def test_the_schema_refuses_what_mirrored_cannot_honour_in_one_line(override, fix):
+    with pytest.raises(ConfigError, match=fix) as err:
+        to_config(compose(["trainer.strategy=mirrored", override]))
+    assert "\n" not in str(err.value)
+
+
+def test_a_batch_that_does_not_split_over_the_replicas_is_refused():
+    with pytest.raises(ConfigError, match="use a multiple of 2"):
+        check_replicas(33, replicas=2)
+    check_replicas(32, replicas=2)
 
 
 def test_make_trainer_without_strategy_is_the_single_device_trainer():

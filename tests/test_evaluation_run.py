@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from wgangp.config import EvaluateConfig
 from wgangp.data.schema import COLUMNS, FEATURES, LABEL
 from wgangp.errors import ConfigError, DataError
-from wgangp.evaluation import EvaluateConfig, EvaluationResult, run_evaluation
+from wgangp.evaluation.run import EvaluationResult, run_evaluation
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
+from wgangp.config import EvaluateConfig
 from wgangp.errors import ConfigError
-from wgangp.evaluation import EvaluateConfig
 
 
 def test_defaults_are_valid_and_compose_as_a_structured_config() -> None:

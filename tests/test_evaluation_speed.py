@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from wgangp.config import EvaluateConfig
 from wgangp.data.schema import AMOUNT, COLUMNS, LABEL, PCA_FEATURES, TIME, TIME_MAX
-from wgangp.evaluation import EvaluateConfig, run_evaluation
+from wgangp.evaluation.run import run_evaluation
 
 ROWS, FRAUDS = 284_807, 492
 BUDGET_SECONDS = 120.0

@@ -6,12 +6,17 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from wgangp.config import GP_NORMS
 from wgangp.model import losses
 
 
 def linear_critic(w: tf.Tensor):
     """f(x) = w.x: its input gradient is w everywhere, so the penalty is (||w|| - 1)^2."""
     return lambda x: tf.reduce_sum(x * w, axis=-1, keepdims=True)
+
+
+def test_every_norm_the_schema_accepts_has_an_implementation() -> None:
+    assert set(losses.ROW_NORMS) == set(GP_NORMS)
 
 
 @pytest.mark.parametrize("norm", sorted(losses.ROW_NORMS))

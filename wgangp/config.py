@@ -7,15 +7,35 @@ key fails at composition; values are checked in ``__post_init__``, which runs wh
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from wgangp.errors import ConfigError
-from wgangp.evaluation.settings import EvaluateConfig
+
+log = logging.getLogger("wgangp.config")
+
+#: The Hydra config tree (``conf/config.yaml`` and one folder per group). Absolute, so the console
+#: script finds it too: Hydra resolves a relative path against a module as a Python package.
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
+# Every choice a config key accepts, declared once; the code that acts on a key imports its list.
+DATA_NAMES = ("creditcard", "simulated")
+FALLBACKS = ("simulated", "error")
+SCALINGS = ("standard", "none")
+CRITIC_OUTPUTS = ("linear", "tanh")
+GP_NORMS = ("safe_sqrt", "tf_norm", "custom_gradient", "double_where")
+GP_DTYPES = ("float32", "compute")
+LABEL_SAMPLINGS = ("balanced", "empirical")
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+DEVICES = ("auto", "cpu", "gpu")
+STRATEGIES = ("none", "mirrored")
+NAN_POLICIES = ("raise", "stop", "skip")
 
 
 def _require(condition: bool, key: str, message: str) -> None:
@@ -41,8 +61,8 @@ class DataConfig:
     min_rows_per_class: int = 3
 
     def __post_init__(self) -> None:
-        _require_choice(self.name, "data.name", ("creditcard", "simulated"))
-        _require_choice(self.fallback, "data.fallback", ("simulated", "error"))
+        _require_choice(self.name, "data.name", DATA_NAMES)
+        _require_choice(self.fallback, "data.fallback", FALLBACKS)
         _require(self.simulated_rows >= 100, "data.simulated_rows", "must be >= 100")
         _require(0 <= self.val_fraction < 0.5, "data.val_fraction", "must be in [0, 0.5)")
         _require(0 < self.test_fraction < 0.5, "data.test_fraction", "must be in (0, 0.5)")
@@ -57,7 +77,7 @@ class PreprocessConfig:
     log_amount: bool = True  # model log1p(Amount): Amount spans 0..25,000
 
     def __post_init__(self) -> None:
-        _require_choice(self.scaling, "preprocess.scaling", ("standard", "none"))
+        _require_choice(self.scaling, "preprocess.scaling", SCALINGS)
 
 
 @dataclass
@@ -85,10 +105,7 @@ class ModelConfig:
             _require(len(net.hidden) >= 1, f"model.{name}.hidden", "needs at least one layer")
             _require(all(w >= 1 for w in net.hidden), f"model.{name}.hidden", "widths must be >= 1")
             _require(net.negative_slope >= 0, f"model.{name}.negative_slope", "must be >= 0")
-        _require_choice(self.critic.output, "model.critic.output", ("linear", "tanh"))
-
-
-NORMS = ("safe_sqrt", "tf_norm", "custom_gradient", "double_where")
+        _require_choice(self.critic.output, "model.critic.output", CRITIC_OUTPUTS)
 
 
 @dataclass
@@ -103,8 +120,8 @@ class GPConfig:
     def __post_init__(self) -> None:
         _require(self.weight >= 0 and math.isfinite(self.weight), "gp.weight", "must be >= 0")
         _require(self.eps > 0, "gp.eps", f"must be > 0 (got {self.eps})")
-        _require_choice(self.norm, "gp.norm", NORMS)
-        _require_choice(self.dtype, "gp.dtype", ("float32", "compute"))
+        _require_choice(self.norm, "gp.norm", GP_NORMS)
+        _require_choice(self.dtype, "gp.dtype", GP_DTYPES)
 
 
 @dataclass
@@ -138,7 +155,9 @@ class TrainerConfig:
     strategy: str = "none"  # none | mirrored
     deterministic: bool = True
     checkpoint_every: int = 500
-    checkpoint_dir: str | None = None  # default: <run output dir>/checkpoints
+    #: default: <launch dir>/checkpoints/<name>-seed<seed>-<config hash>, where a relaunch of the
+    #: same command finds them (wgangp.training.checkpoints)
+    checkpoint_dir: str | None = None
     keep_checkpoints: int = 3
     resume: bool = False
     on_nan: str = "raise"  # raise | stop | skip
@@ -152,23 +171,29 @@ class TrainerConfig:
             self.batch_size >= 2, "trainer.batch_size", f"must be >= 2 (got {self.batch_size})"
         )
         _require(self.n_critic >= 1, "trainer.n_critic", f"must be >= 1 (got {self.n_critic})")
-        _require_choice(self.label_sampling, "trainer.label_sampling", ("balanced", "empirical"))
+        _require_choice(self.label_sampling, "trainer.label_sampling", LABEL_SAMPLINGS)
         self.generator_optimizer.check("trainer.generator_optimizer")
         self.critic_optimizer.check("trainer.critic_optimizer")
         _require(self.steps_per_call >= 1, "trainer.steps_per_call", "must be >= 1")
-        _require_choice(
-            self.precision, "trainer.precision", ("float32", "mixed_float16", "mixed_bfloat16")
-        )
-        _require_choice(self.device, "trainer.device", ("auto", "cpu", "gpu"))
-        _require_choice(self.strategy, "trainer.strategy", ("none", "mirrored"))
+        _require_choice(self.precision, "trainer.precision", PRECISIONS)
+        _require_choice(self.device, "trainer.device", DEVICES)
+        _require_choice(self.strategy, "trainer.strategy", STRATEGIES)
+        mirrored = self.strategy == "mirrored"
         _require(
-            not (self.strategy == "mirrored" and self.jit_compile),
+            not (mirrored and self.jit_compile),
             "trainer.jit_compile",
-            "must be false with trainer.strategy=mirrored (XLA inside replicas fails on TF 2.21)",
+            "must be false with trainer.strategy=mirrored (XLA inside the per-replica function "
+            "fails on TF 2.21); set trainer.jit_compile=false",
+        )
+        _require(
+            not (mirrored and self.precision == "mixed_float16"),
+            "trainer.precision",
+            "mixed_float16 is not supported with trainer.strategy=mirrored (loss scaling across "
+            "replicas is untested); use mixed_bfloat16 or float32",
         )
         _require(self.checkpoint_every >= 1, "trainer.checkpoint_every", "must be >= 1")
         _require(self.keep_checkpoints >= 1, "trainer.keep_checkpoints", "must be >= 1")
-        _require_choice(self.on_nan, "trainer.on_nan", ("raise", "stop", "skip"))
+        _require_choice(self.on_nan, "trainer.on_nan", NAN_POLICIES)
         _require(self.max_consecutive_skips >= 1, "trainer.max_consecutive_skips", "must be >= 1")
         _require(self.sample_rows >= 0, "trainer.sample_rows", "must be >= 0")
 
@@ -189,6 +214,97 @@ class TrackingConfig:
 
 
 @dataclass
+class EvaluateConfig:
+    """What the end-of-run evaluation draws, fits and reports (``wgangp.evaluation``).
+
+    The defaults keep a full Kaggle-sized run (about 227k training rows) to a couple of minutes
+    on two CPU cores: the detectors see at most ``max_normal_rows`` real normals, and every
+    model is a small one. :meth:`check` runs again after ``python -m wgangp.evaluate`` changes
+    values.
+    """
+
+    enabled: bool = True
+    #: Synthetic fraud rows drawn for fidelity, detection and privacy.
+    n_synthetic: int = 2000
+    #: Synthetic frauds added to the detector's training rows = ratio * (#real training frauds).
+    augment_ratios: list[float] = field(default_factory=lambda: [0.5, 1.0, 2.0])
+    #: The ratio reported as ``eval.pr_auc_augmented``; SMOTE and random oversampling add this many
+    #: frauds too, so the headline comparison is count for count. Must be one of augment_ratios.
+    headline_ratio: float = 1.0
+    #: Repeats of the utility experiment (new normal subsample, synthetic draw, model seed).
+    seeds: int = 3
+    #: Subsample of real training normals the fraud detectors train on (speed).
+    max_normal_rows: int = 20_000
+    #: Report recall at this precision (the operating point of a fraud team's review queue).
+    target_precision: float = 0.9
+    #: Folds of the stratified cross-validation of the real-vs-synthetic classifiers (C2ST).
+    c2st_folds: int = 5
+    #: Boosting rounds of the gradient-boosting detectors (utility and C2ST).
+    gbm_max_iter: int = 200
+    #: SMOTE's neighbour count (imbalanced-learn default 5).
+    smote_k_neighbors: int = 5
+    #: Exact-copy check: V1..V28 equal within this relative tolerance (Time to the second and
+    #: Amount to the cent, as in the file). The generator emits float32 (relative error ~6e-8), so
+    #: a memorised row would slip past a comparison at the file's 15 digits.
+    copy_rtol: float = 1e-6
+    #: Threads for the BLAS/OpenMP pools while evaluating. 1 by default: on a busy 2-core machine
+    #: histogram gradient boosting with 2 OpenMP threads is many times slower (docs/performance.md).
+    threads: int = 1
+    #: Also compute SDMetrics' QualityReport (needs the ``sdmetrics`` package).
+    sdmetrics: bool = True
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` with one line naming the first invalid value."""
+        _require(
+            self.n_synthetic >= 20, "evaluate.n_synthetic", f"{self.n_synthetic} must be >= 20"
+        )
+        ratios = list(self.augment_ratios)
+        _require(len(ratios) > 0, "evaluate.augment_ratios", "must list at least one ratio")
+        for ratio in ratios:
+            _require(
+                isinstance(ratio, int | float) and math.isfinite(ratio) and ratio > 0,
+                "evaluate.augment_ratios",
+                f"{ratio!r} must be a positive number",
+            )
+        _require(
+            any(math.isclose(r, self.headline_ratio) for r in ratios),
+            "evaluate.headline_ratio",
+            f"{self.headline_ratio} must be one of augment_ratios {ratios}",
+        )
+        _require(1 <= self.seeds <= 100, "evaluate.seeds", f"{self.seeds} must be in 1..100")
+        _require(
+            self.max_normal_rows >= 100,
+            "evaluate.max_normal_rows",
+            f"{self.max_normal_rows} must be >= 100",
+        )
+        _require(
+            0 < self.target_precision < 1,
+            "evaluate.target_precision",
+            f"{self.target_precision} must be in (0, 1)",
+        )
+        _require(
+            2 <= self.c2st_folds <= 20, "evaluate.c2st_folds", f"{self.c2st_folds} must be in 2..20"
+        )
+        _require(
+            self.gbm_max_iter >= 1, "evaluate.gbm_max_iter", f"{self.gbm_max_iter} must be >= 1"
+        )
+        _require(
+            self.smote_k_neighbors >= 1,
+            "evaluate.smote_k_neighbors",
+            f"{self.smote_k_neighbors} must be >= 1",
+        )
+        _require(self.threads >= 1, "evaluate.threads", f"{self.threads} must be >= 1")
+        _require(
+            0 <= self.copy_rtol <= 1e-2,
+            "evaluate.copy_rtol",
+            f"{self.copy_rtol} must be in [0, 0.01]",
+        )
+
+
+@dataclass
 class Config:
     data: DataConfig = field(default_factory=DataConfig)
     preprocess: PreprocessConfig = field(default_factory=PreprocessConfig)
@@ -203,8 +319,6 @@ class Config:
 
     def __post_init__(self) -> None:
         _require(self.seed >= 0, "seed", f"must be >= 0 (got {self.seed})")
-        if hasattr(self.evaluate, "check"):
-            self.evaluate.check()
 
 
 def register_configs() -> None:
@@ -244,3 +358,37 @@ def flatten(cfg: Config | DictConfig) -> dict[str, Any]:
 
     walk("", container)
     return out
+
+
+def config_from_dict(raw: dict[str, Any] | None) -> Config:
+    """The typed config of a logged ``config_resolved.yaml``, keeping only keys this version knows.
+
+    A run logged by an older version still evaluates: keys it had that the schema has since
+    dropped are ignored with a warning; keys it lacked take today's defaults.
+    """
+    schema = OmegaConf.structured(Config)
+    known = _known_keys(raw or {}, OmegaConf.to_container(schema), "")
+    return to_config(OmegaConf.merge(schema, known))
+
+
+def _known_keys(raw: dict, schema: dict, prefix: str) -> dict:
+    known = {}
+    for key, value in raw.items():
+        if key not in schema:
+            log.warning(
+                "ignoring config key %s%s of the run (unknown to this version)", prefix, key
+            )
+        elif isinstance(value, dict) and isinstance(schema[key], dict):
+            known[key] = _known_keys(value, schema[key], f"{prefix}{key}.")
+        else:
+            known[key] = value
+    return known
+
+
+def config_groups() -> dict[str, tuple[str, ...]]:
+    """Each config group under ``conf/`` and its options (the YAML files' stems)."""
+    return {
+        folder.name: tuple(sorted(p.stem for p in folder.glob("*.yaml")))
+        for folder in sorted(CONF_DIR.iterdir())
+        if folder.is_dir()
+    }

@@ -37,22 +37,15 @@ def local_devices() -> list[str]:
     return [d.name for d in (gpus or tf.config.list_logical_devices("CPU"))]
 
 
-def check_mirrored(cfg: Config, replicas: int) -> None:
-    """One-line ConfigErrors for settings the mirrored trainer cannot honour."""
-    tc = cfg.trainer
-    if tc.jit_compile:
+def check_replicas(batch_size: int, replicas: int) -> None:
+    """The batch must split evenly over the replicas (known only once the devices are).
+
+    The settings mirrored cannot honour at all (XLA, mixed_float16) are schema rules
+    (``TrainerConfig``).
+    """
+    if batch_size % replicas:
         raise ConfigError(
-            "trainer.strategy=mirrored does not support trainer.jit_compile=true (XLA inside "
-            "the per-replica function fails on TF 2.21); set trainer.jit_compile=false"
-        )
-    if tc.precision == "mixed_float16":
-        raise ConfigError(
-            "trainer.strategy=mirrored does not support trainer.precision=mixed_float16 (loss "
-            "scaling across replicas is untested); use mixed_bfloat16 or float32"
-        )
-    if tc.batch_size % replicas:
-        raise ConfigError(
-            f"trainer.batch_size={tc.batch_size} does not split evenly over {replicas} "
+            f"trainer.batch_size={batch_size} does not split evenly over {replicas} "
             f"replicas under trainer.strategy=mirrored; use a multiple of {replicas}"
         )
 
@@ -75,7 +68,7 @@ class MirroredTrainer(WGANGPTrainer):
     ) -> None:
         self.strategy = strategy or tf.distribute.MirroredStrategy(local_devices())
         self.replicas = int(self.strategy.num_replicas_in_sync)
-        check_mirrored(cfg, self.replicas)
+        check_replicas(cfg.trainer.batch_size, self.replicas)
         self.local_batch = cfg.trainer.batch_size // self.replicas
         with self.strategy.scope():
             super().__init__(cfg, sampler)

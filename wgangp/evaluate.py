@@ -17,10 +17,9 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from omegaconf import OmegaConf
 
 from wgangp.cli import report_error
-from wgangp.config import Config, to_config
+from wgangp.config import Config, config_from_dict
 from wgangp.errors import WgangpError
 
 log = logging.getLogger("wgangp.evaluate")
@@ -80,22 +79,7 @@ def load_run_config(client, run_id: str) -> tuple[Config, dict[str, str]]:
             f"cannot read the config of run {run_id} ({type(err).__name__}); check the run id and "
             "--tracking-uri / MLFLOW_TRACKING_URI"
         ) from None
-    schema = OmegaConf.structured(Config)
-    merged = OmegaConf.merge(schema, _known_keys(raw, OmegaConf.to_container(schema)))
-    return to_config(merged), dict(run.data.tags)
-
-
-def _known_keys(raw: dict, schema: dict) -> dict:
-    """Keep the keys today's schema knows: a run logged by an older version still evaluates."""
-    known = {}
-    for key, value in (raw or {}).items():
-        if key not in schema:
-            log.warning("ignoring config key %s of the run (unknown to this version)", key)
-        elif isinstance(value, dict) and isinstance(schema[key], dict):
-            known[key] = _known_keys(value, schema[key])
-        else:
-            known[key] = value
-    return known
+    return config_from_dict(raw), dict(run.data.tags)
 
 
 def evaluate_run(args: argparse.Namespace) -> dict[str, float]:

@@ -14,7 +14,7 @@ import hydra
 from omegaconf import DictConfig
 
 from wgangp.cli import check_output_dir, check_overrides, report_error
-from wgangp.config import Config, register_configs
+from wgangp.config import CONF_DIR, Config, register_configs
 from wgangp.errors import WgangpError
 from wgangp.run import TrainResult, run_training
 
@@ -36,12 +36,7 @@ def train(
     return run_training(cfg, output_dir=output_dir, launch_dir=launch_dir)
 
 
-#: Absolute, so the console script ``wgangp-train`` (module ``wgangp.train``, not __main__) finds
-#: it too: Hydra resolves a relative path against a module as a Python package, and conf/ is none.
-CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
-
-
-@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_entry(cfg: DictConfig) -> float | None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from wgangp.config import FALLBACKS
 from wgangp.data import kaggle
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.validation import validate_frame
@@ -24,7 +25,6 @@ from wgangp.errors import ConfigError, DataError
 
 logger = logging.getLogger("wgangp.data")
 
-FALLBACKS = ("simulated", "error")
 KAGGLE_PAGE = "https://www.kaggle.com/datasets/mlg-ulb/creditcardfraud"
 _CORRUPT = (EOFError, zlib.error, zipfile.BadZipFile, gzip.BadGzipFile, OSError)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data import schema
-from wgangp.errors import ConfigError, DataError
+from wgangp.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,10 @@ def stratified_split(
 ) -> Split:
     """Split ``df`` per Class into train/val/test, deterministically by ``seed``.
 
-    ``val_fraction`` may be 0 (empty validation frame). Each class needs at least one row per
-    non-empty split (3 frauds, or 2 without validation), else DataError.
+    ``val_fraction`` may be 0 (empty validation frame); the fractions are the schema's
+    (``DataConfig``: each below 0.5). Each class needs at least one row per non-empty split
+    (3 frauds, or 2 without validation), else DataError.
     """
-    _check_fractions(val_fraction, test_fraction)
     n_parts = 3 if val_fraction > 0 else 2
     labels = df[schema.LABEL].to_numpy()
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -58,18 +58,6 @@ def stratified_split(
         return df.iloc[rows].reset_index(drop=True)
 
     return Split(train=take("train"), val=take("val"), test=take("test"))
-
-
-def _check_fractions(val_fraction: float, test_fraction: float) -> None:
-    if not 0.0 <= val_fraction < 1.0:
-        raise ConfigError(f"data.val_fraction must be in [0, 1), got {val_fraction}")
-    if not 0.0 < test_fraction < 1.0:
-        raise ConfigError(f"data.test_fraction must be in (0, 1), got {test_fraction}")
-    if val_fraction + test_fraction >= 1.0:
-        raise ConfigError(
-            f"data.val_fraction + data.test_fraction must be below 1 to leave training rows, got "
-            f"{val_fraction} + {test_fraction}"
-        )
 
 
 def _class_sizes(n: int, val_fraction: float, test_fraction: float) -> tuple[int, int]:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from wgangp.config import EvaluateConfig
 from wgangp.data.schema import COLUMNS, FEATURES, FRAUD, LABEL
 from wgangp.errors import DataError
 from wgangp.evaluation.detection import detection_metrics
@@ -25,7 +26,6 @@ from wgangp.evaluation.fidelity import fidelity_metrics
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
 from wgangp.evaluation.privacy import privacy_metrics
 from wgangp.evaluation.report import render_html, render_markdown
-from wgangp.evaluation.settings import EvaluateConfig
 from wgangp.evaluation.utility import summarize, utility_metrics, utility_per_seed
 
 log = logging.getLogger(__name__)

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import keras
 
+from wgangp.config import CRITIC_OUTPUTS
+
 N_CLASSES = 2
 
 
@@ -43,8 +45,8 @@ def build_critic(
     h = keras.layers.Concatenate(name="critic_concat")([x, y])
     h = _mlp(h, hidden, negative_slope, "critic")
     out = keras.layers.Dense(1, dtype="float32", name="critic_out")(h)
+    if output not in CRITIC_OUTPUTS:
+        raise ValueError(f"unknown critic output {output!r}; choose one of {CRITIC_OUTPUTS}")
     if output == "tanh":
         out = keras.layers.Activation("tanh", dtype="float32", name="critic_tanh")(out)
-    elif output != "linear":
-        raise ValueError(f"unknown critic output {output!r}")
     return keras.Model([x, y], out, name="critic")
