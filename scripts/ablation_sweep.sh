@@ -32,7 +32,7 @@ import sys
 
 from mlflow.tracking import MlflowClient
 
-from wgangp.tracking import default_artifact_location
+from wgangp.tracking.store import default_artifact_location
 
 uri, name = sys.argv[1], sys.argv[2]
 client = MlflowClient(tracking_uri=uri)  # creates the schema of a fresh sqlite store

@@ -12,6 +12,7 @@ import pytest
 from conftest import REPO
 
 from wgangp import report
+from wgangp.tracking import ablation
 
 
 def _store(tmp_path: Path) -> str:
@@ -45,8 +46,8 @@ def _store(tmp_path: Path) -> str:
 
 
 def test_rows_read_back_from_the_store(tmp_path: Path) -> None:
-    rows = report.collect(_store(tmp_path), "ablation")
-    table = report.table(rows).set_index("variant")
+    rows = ablation.collect(_store(tmp_path), "ablation")
+    table = ablation.table(rows).set_index("variant")
     assert list(table.index) == [
         "safe_sqrt",
         "safe_sqrt (penalty compute, mixed_float16)",

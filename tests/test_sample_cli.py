@@ -16,12 +16,12 @@ from conftest import REPO, TINY, compose
 from wgangp.data.schema import COLUMNS, LABEL, TIME
 from wgangp.sample import (
     SampleArgumentError,
-    artifact_uri_for,
     check_writable,
     main,
     output_format,
     parse_args,
 )
+from wgangp.serving.bundle import ModelUriError, artifact_uri_for
 
 # --- arguments: each mistake is one line naming the fix, before any model is loaded ---------
 
@@ -81,7 +81,7 @@ def test_model_uri_forms():
     assert artifact_uri_for("runs:/abc/other") == "runs:/abc/other"
     assert artifact_uri_for("abc123") == "runs:/abc123/synthesizer"
     assert artifact_uri_for("models:/m-123") == "models:/m-123"
-    with pytest.raises(SampleArgumentError, match="neither a directory nor an MLflow URI"):
+    with pytest.raises(ModelUriError, match="neither a directory nor an MLflow URI"):
         artifact_uri_for("no/such/dir")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from support.mlflow_server import free_port
 
-from wgangp.tracking import redact
+from wgangp.tracking.secrets import redact
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -22,13 +22,8 @@ from mlflow.exceptions import MlflowException
 
 from wgangp.data.schema import COLUMNS, LABEL
 from wgangp.errors import WgangpError
-from wgangp.serving import (
-    BUNDLE_META_FILE,
-    RUN_ARTIFACT_PATH,
-    model_signature,
-    parse_requests,
-    synthesizer_bundle,
-)
+from wgangp.serving.bundle import META_FILE, find_bundle
+from wgangp.serving.pyfunc import SamplerModel, model_signature, model_spec, parse_requests
 
 # --- request parsing and bundle lookup (no TensorFlow) ----------------------------------------
 
@@ -62,11 +57,22 @@ def test_bad_requests_are_400_errors(frame, expected):
     assert info.value.get_http_status_code() == 400
 
 
-def test_bundle_constants_match_the_synthesizer_module():
-    from wgangp import synthesizer
+def test_models_logged_by_earlier_versions_still_find_their_class():
+    """Their code file (serving_model.py) imports SamplerModel from the old module path."""
+    from wgangp.serving import SamplerModel as old_path
 
-    assert RUN_ARTIFACT_PATH == synthesizer.ARTIFACT_PATH
-    assert BUNDLE_META_FILE == synthesizer.META_FILE
+    assert old_path is SamplerModel
+
+
+def test_model_spec_is_plain_json_and_restores_the_signature(tmp_path):
+    """The tracker journals the spec during an outage: it must survive a JSON round trip."""
+    from mlflow.models import ModelSignature
+
+    spec = json.loads(json.dumps(model_spec(tmp_path)))
+    assert spec["name"] == "sampler"
+    assert spec["artifacts"] == {"synthesizer": str(tmp_path.resolve())}
+    assert Path(spec["python_model"]).is_file()
+    assert ModelSignature.from_dict(spec["signature"]) == model_signature()
 
 
 def test_bundle_found_in_each_layout(tmp_path):
@@ -74,10 +80,10 @@ def test_bundle_found_in_each_layout(tmp_path):
         root = tmp_path / layout.replace("/", "_") / "x"
         bundle = root / layout
         bundle.mkdir(parents=True)
-        (bundle / BUNDLE_META_FILE).write_text("{}")
-        assert synthesizer_bundle(root) == bundle
+        (bundle / META_FILE).write_text("{}")
+        assert find_bundle(root) == bundle
     with pytest.raises(WgangpError, match="holds no wgangp synthesizer"):
-        synthesizer_bundle(tmp_path / "empty")
+        find_bundle(tmp_path / "empty")
 
 
 def test_signature_makes_label_and_seed_optional():

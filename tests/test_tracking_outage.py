@@ -20,8 +20,9 @@ from mlflow.tracking import MlflowClient
 from support.mlflow_server import MlflowServer, free_port
 
 from wgangp.errors import TrackingError
-from wgangp.outbox import OUTBOX_FILE, Outbox
-from wgangp.tracking import Tracker, open_tracking_uri
+from wgangp.tracking.outbox import OUTBOX_FILE, Outbox, replay, sync_outbox
+from wgangp.tracking.store import open_tracking_uri
+from wgangp.tracking.tracker import Tracker
 
 
 class _DownClient:
@@ -64,10 +65,9 @@ def test_calls_the_store_misses_are_kept_in_order_and_replayed(tmp_path: Path) -
     assert [e["metrics"][0][3] for e in kept[:3]] == [2, 3, 4]
 
     assert real.get_run(run_id).info.status == "RUNNING"
-    from wgangp.sync import sync
 
-    assert sync(tmp_path, uri) == 6
-    assert sync(tmp_path, uri) == 0  # the outbox is gone; nothing sent twice
+    assert sync_outbox(tmp_path, uri) == 6
+    assert sync_outbox(tmp_path, uri) == 0  # the outbox is gone; nothing sent twice
     run = real.get_run(run_id)
     assert run.info.status == "FINISHED" and run.data.tags["done"] == "yes"
     assert [m.step for m in real.get_metric_history(run_id, "loss")] == [1, 2, 3, 4]
@@ -75,7 +75,6 @@ def test_calls_the_store_misses_are_kept_in_order_and_replayed(tmp_path: Path) -
 
 
 def test_replay_skips_points_already_logged(tmp_path: Path) -> None:
-    from wgangp.tracking import replay
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     client = MlflowClient(uri)

@@ -13,7 +13,7 @@ from conftest import TINY, compose
 from mlflow.tracking import MlflowClient
 
 from wgangp.data.schema import COLUMNS
-from wgangp.synthesizer import Synthesizer
+from wgangp.serving.synthesizer import load_synthesizer
 from wgangp.train import train
 from wgangp.trainer import METRICS
 
@@ -57,7 +57,7 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert run.data.tags["experiment"] == "stable_gp"
     samples = (tmp_path / "out" / "fraud_samples.csv").read_text().splitlines()
     assert samples[0].split(",") == list(COLUMNS) and len(samples) == 51
-    synthesizer = Synthesizer.from_uri(f"runs:/{result.run_id}", tracking_uri=uri)
+    synthesizer = load_synthesizer(f"runs:/{result.run_id}", uri)
     rows = synthesizer.sample(20, label=1, seed=1)
     assert list(rows.columns) == list(COLUMNS) and len(rows) == 20
     assert (rows["Class"] == 1).all() and (rows["Amount"] >= 0).all()
@@ -105,7 +105,7 @@ def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
     assert "SIMULATED" in proc.stderr + proc.stdout
     client, run = _run_of(uri)
     _check_run(client, run, steps=8, log_every=2)
-    synthesizer = Synthesizer.from_uri(f"runs:/{run.info.run_id}/synthesizer", tracking_uri=uri)
+    synthesizer = load_synthesizer(f"runs:/{run.info.run_id}/synthesizer", uri)
     rows = synthesizer.sample(5)
     assert list(rows.columns) == list(COLUMNS)
     assert (tmp_path / "run" / "synthesizer" / "generator.keras").exists()

@@ -87,8 +87,8 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
 
     from wgangp.data.prepare import prepare_data
     from wgangp.evaluation.run import run_evaluation
-    from wgangp.synthesizer import Synthesizer
-    from wgangp.tracking import resolve_tracking_uri
+    from wgangp.serving.synthesizer import load_synthesizer
+    from wgangp.tracking.store import resolve_tracking_uri
 
     launch_dir = Path.cwd()
     uri = resolve_tracking_uri(args.tracking_uri, launch_dir)
@@ -109,7 +109,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     seed = cfg.seed if args.seed is None else args.seed
 
     data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir)
-    synthesizer = Synthesizer.from_uri(f"runs:/{run_id}", tracking_uri=uri)
+    synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
     result = run_evaluation(
         data.train,
         data.test,

@@ -15,7 +15,6 @@ from omegaconf import DictConfig, OmegaConf
 from wgangp.config import Config, flatten, to_config
 from wgangp.data.prepare import PreparedData, check_batch_fits, prepare_data
 from wgangp.errors import NonFiniteError, WgangpError
-from wgangp.outbox import OUTBOX_FILE
 from wgangp.resume import (
     INTERRUPTED,
     CheckpointDir,
@@ -23,14 +22,10 @@ from wgangp.resume import (
     config_key,
     open_checkpoint_dir,
 )
-from wgangp.tracking import (
-    Tracker,
-    environment_tags,
-    git_commit,
-    open_tracking_uri,
-    redact,
-    scrub_secrets,
-)
+from wgangp.tracking.outbox import OUTBOX_FILE
+from wgangp.tracking.secrets import redact, scrub_secrets
+from wgangp.tracking.store import open_tracking_uri
+from wgangp.tracking.tracker import Tracker
 
 log = logging.getLogger("wgangp.train")
 # TensorFlow's checkpoint writer logs "Sharding callback duration" at INFO through absl.
@@ -92,6 +87,8 @@ def run_training(
     status = "FAILED"
     nan_failure = False
     try:
+        from wgangp.runtime import environment_tags, git_commit
+
         resume_run_id = _run_to_continue(previous, record)
         tags = {
             "experiment": cfg.name,
@@ -189,7 +186,9 @@ def _train_tracked(
     from wgangp.history import MetricHistory
     from wgangp.runtime import training_runtime
     from wgangp.sampler import ClassBalancedSampler
-    from wgangp.synthesizer import ARTIFACT_PATH, Synthesizer
+    from wgangp.serving.bundle import BUNDLE
+    from wgangp.serving.pyfunc import model_spec
+    from wgangp.serving.synthesizer import Synthesizer
 
     resolved = OmegaConf.structured(cfg)
     (output_dir / "config_resolved.yaml").write_text(redact(OmegaConf.to_yaml(resolved)))
@@ -298,10 +297,10 @@ def _train_tracked(
             )  # fmt: skip
 
         synthesizer = Synthesizer(trainer.generator, transformer, cfg.model.latent_dim)
-        synth_dir = synthesizer.save(output_dir / ARTIFACT_PATH)
+        synth_dir = synthesizer.save(output_dir / BUNDLE)
         if cfg.tracking.log_model and tracker.run_id:
-            tracker.log_artifact(synth_dir, ARTIFACT_PATH)
-            tracker.log_model(synth_dir)  # queued after the bundle; tags model.uri
+            tracker.log_artifact(synth_dir, BUNDLE)
+            tracker.log_model(model_spec(synth_dir))  # queued after the bundle; tags model.uri
         if tc.sample_rows:
             samples = synthesizer.sample(tc.sample_rows, label=1, seed=cfg.seed)
             samples.to_csv(output_dir / "fraud_samples.csv", index=False)

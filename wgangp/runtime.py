@@ -1,10 +1,14 @@
-"""Process-wide TensorFlow settings: seed, determinism, precision policy, device placement."""
+"""Process-wide TensorFlow settings (seed, determinism, precision policy, device placement) and
+the tags that say where a run ran."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import platform
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import keras
 import tensorflow as tf
@@ -46,3 +50,32 @@ def training_runtime(tc: TrainerConfig, seed: int) -> Iterator[str]:
         yield device
     finally:
         keras.mixed_precision.set_dtype_policy(previous)
+
+
+def environment_tags() -> dict[str, str]:
+    """TensorFlow version, host platform, Python version, and the GPUs TensorFlow sees.
+
+    The ``device`` tag is not here: :func:`training_runtime` reports the device the run used.
+    """
+    tags = {
+        "tensorflow.version": tf.__version__,
+        "platform": platform.platform(),
+        "python.version": platform.python_version(),
+    }
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        details = tf.config.experimental.get_device_details(gpus[0])
+        tags["gpu.name"] = str(details.get("device_name", "unknown"))
+        tags["gpu.count"] = str(len(gpus))
+    return tags
+
+
+def git_commit(cwd: Path) -> str:
+    """The commit of the code a run ran, or ``unknown`` outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 else "unknown"

@@ -22,7 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wgangp.errors import TrackingError, WgangpError
+from wgangp.cli import report_error
+from wgangp.errors import WgangpError
+from wgangp.serving.bundle import local_bundle
+from wgangp.tracking.store import existing_store
 
 log = logging.getLogger("wgangp.sample")
 
@@ -126,85 +129,6 @@ def check_writable(path: Path) -> None:
         ) from None
 
 
-def tracking_uri_for(request: SampleRequest, launch_dir: Path) -> str:
-    """The store to resolve ``runs:/`` and ``models:/`` against; a missing sqlite file is an error
-    (MLflow would silently create an empty one and then report the run as not found)."""
-    from wgangp.tracking import check_reachable, resolve_tracking_uri
-
-    uri = resolve_tracking_uri(request.tracking_uri, launch_dir)
-    if uri.startswith("sqlite:///"):
-        database = Path(uri[len("sqlite:///") :])
-        if not database.exists():
-            raise TrackingError(
-                f"no MLflow store at {database}; pass tracking_uri=sqlite:///<path to mlflow.db> "
-                "or set MLFLOW_TRACKING_URI to the server that holds the run"
-            )
-    try:
-        check_reachable(uri)
-    except TrackingError:
-        raise TrackingError(
-            f"MLflow tracking server {uri} is unreachable; start it or pass the right "
-            "tracking_uri=... / MLFLOW_TRACKING_URI"
-        ) from None
-    return uri
-
-
-def load_synthesizer(model_uri: str, tracking_uri: str | None):
-    """The :class:`~wgangp.synthesizer.Synthesizer` behind a run, a logged model or a directory.
-
-    The artifacts are downloaded before Keras is imported, so a wrong id fails fast.
-    """
-    from wgangp.serving import synthesizer_bundle
-
-    local = Path(model_uri).expanduser()
-    if not local.is_dir():
-        local = download(model_uri, tracking_uri)
-    bundle = synthesizer_bundle(local)
-    from wgangp.synthesizer import Synthesizer
-
-    return Synthesizer.load(bundle)
-
-
-def artifact_uri_for(model_uri: str) -> str:
-    """``runs:/<id>`` (or a bare run id) -> its synthesizer bundle; other URIs unchanged."""
-    from wgangp.serving import RUN_ARTIFACT_PATH as ARTIFACT_PATH
-
-    if model_uri.startswith("runs:/") and model_uri.rstrip("/").count("/") == 1:
-        return f"{model_uri.rstrip('/')}/{ARTIFACT_PATH}"
-    if ":" not in model_uri and "/" not in model_uri:  # a bare run id
-        return f"runs:/{model_uri}/{ARTIFACT_PATH}"
-    if "://" not in model_uri and not model_uri.startswith(("runs:/", "models:/")):
-        raise SampleArgumentError(
-            f"model_uri={model_uri} is neither a directory nor an MLflow URI; "
-            "use runs:/<run_id>, models:/<model_id> or a synthesizer directory"
-        )
-    return model_uri
-
-
-def download(model_uri: str, tracking_uri: str | None) -> Path:
-    """Download a run's bundle or a logged model into a temporary directory."""
-    import contextlib
-
-    import mlflow
-
-    from wgangp.serving import use_tracking_uri
-
-    uri = artifact_uri_for(model_uri)
-    scope = use_tracking_uri(tracking_uri) if tracking_uri else contextlib.nullcontext()
-    try:
-        with scope:
-            local = mlflow.artifacts.download_artifacts(
-                artifact_uri=uri, tracking_uri=tracking_uri, registry_uri=tracking_uri
-            )
-    except Exception as err:
-        first = str(err).splitlines()[0][:200] if str(err) else ""
-        raise WgangpError(
-            f"cannot download {uri} from {tracking_uri} ({type(err).__name__}: {first}); check "
-            "the run id or model id (tag model.uri of the training run) and the tracking URI"
-        ) from None
-    return Path(local)
-
-
 def write_rows(frame, path: Path, file_format: str) -> Path:
     try:
         if file_format == "parquet":
@@ -225,9 +149,13 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path:
         request = SampleRequest(**{**request.__dict__, "output": launch_dir / request.output})
     check_writable(request.output)
     is_dir = Path(request.model_uri).expanduser().is_dir()
-    tracking_uri = None if is_dir else tracking_uri_for(request, launch_dir)
+    tracking_uri = None if is_dir else existing_store(request.tracking_uri, launch_dir)
     started = time.perf_counter()
-    synthesizer = load_synthesizer(request.model_uri, tracking_uri)
+    bundle = local_bundle(request.model_uri, tracking_uri)  # a wrong id fails here, in a second
+    # Importing TensorFlow takes seconds: only once the arguments, store and bundle are good.
+    from wgangp.serving.synthesizer import Synthesizer
+
+    synthesizer = Synthesizer.load(bundle)
     frame = synthesizer.sample(request.n, label=request.label, seed=request.seed)
     write_rows(frame, request.output, request.file_format)
     log.info(
@@ -239,8 +167,6 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry; returns the exit code (0, or the error's code after one line on stderr)."""
-    from wgangp.cli import report_error
-
     argv = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help", "help") for a in argv):
         print(USAGE)

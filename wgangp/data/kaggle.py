@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from wgangp.errors import DataError
+from wgangp.tracking.secrets import redact
 
 DATASET = "mlg-ulb/creditcardfraud"
 CSV_NAME = "creditcard.csv"
 ARCHIVE_NAME = "creditcardfraud.zip"
-_SECRET_VARIABLES = ("KAGGLE_KEY", "KAGGLE_API_TOKEN", "KAGGLE_USERNAME")
 _FIX = (
     "set KAGGLE_USERNAME and KAGGLE_KEY (or ~/.kaggle/kaggle.json), "
     "or download creditcard.csv yourself and pass data.path=/path/to/creditcard.csv, "
@@ -109,11 +109,7 @@ def _kaggle_api() -> Any:
 def _describe(err: BaseException) -> str:
     """The exception as a short single line, with any credential value masked."""
     text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-    for variable in _SECRET_VARIABLES:
-        secret = os.environ.get(variable, "")
-        if len(secret) >= 4:
-            text = text.replace(secret, "***")
-    text = " ".join(text.split())
+    text = " ".join(redact(text).split())
     return text if len(text) <= 200 else text[:197] + "..."
 
 

@@ -1,9 +1,9 @@
 """The synthesizer as an MLflow pyfunc model: ``predict`` takes requests, returns rows.
 
-Logged as a "model from code" (``wgangp/serving_model.py``), so nothing is pickled: MLflow copies
-that file and the synthesizer bundle (Keras native format + JSON) into the model. Loading it needs
-the ``wgangp`` package installed (``mlflow models serve --env-manager local`` from this project's
-environment, or the Docker image).
+Logged as a "model from code" (``wgangp/serving/model_code.py``), so nothing is pickled: MLflow
+copies that file and the synthesizer bundle (Keras native format + JSON) into the model. Loading
+it needs the ``wgangp`` package installed (``mlflow models serve --env-manager local`` from this
+project's environment, or the Docker image).
 
 Each input row is one request: ``n`` rows of class ``label`` (default 1, fraud) drawn with
 ``seed`` (default: the row's position). The answer is the requested rows stacked in input order,
@@ -12,27 +12,19 @@ in original units with the original column names.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import mlflow.pyfunc
 import pandas as pd
 
 from wgangp.data.schema import COLUMNS, LABEL
+from wgangp.serving.bundle import BUNDLE, MODEL_NAME
+from wgangp.serving.synthesizer import Synthesizer
 
-#: Name of the pyfunc model inside a training run.
-MODEL_NAME = "sampler"
-#: Artifact key (and folder under ``artifacts/`` in the model) of the synthesizer bundle.
-BUNDLE_KEY = "synthesizer"
-#: ``wgangp.synthesizer.ARTIFACT_PATH`` and ``META_FILE``, repeated here because importing that
-#: module imports Keras (seconds): the CLI checks a model URI before paying for it.
-RUN_ARTIFACT_PATH = "synthesizer"
-BUNDLE_META_FILE = "synthesizer.json"
 #: Most rows one request (all input rows together) may ask for: keeps a REST call bounded.
 MAX_ROWS_PER_CALL = 1_000_000
-_MODEL_CODE = Path(__file__).with_name("serving_model.py")
+_MODEL_CODE = Path(__file__).with_name("model_code.py")
 
 
 def _bad_request(message: str) -> Exception:
@@ -89,9 +81,7 @@ class SamplerModel(mlflow.pyfunc.PythonModel):
     """pyfunc body: each input row asks for ``n`` rows of class ``label`` (seed optional)."""
 
     def load_context(self, context) -> None:
-        from wgangp.synthesizer import Synthesizer
-
-        self.synthesizer = Synthesizer.load(Path(context.artifacts[BUNDLE_KEY]))
+        self.synthesizer = Synthesizer.load(Path(context.artifacts[BUNDLE]))
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
         frames = [
@@ -104,25 +94,6 @@ class SamplerModel(mlflow.pyfunc.PythonModel):
                 {LABEL: "int64"}
             )
         return pd.concat(frames, ignore_index=True)
-
-
-def synthesizer_bundle(directory: Path) -> Path:
-    """The synthesizer bundle inside ``directory``: the bundle itself, a run's artifact root
-    (``synthesizer/``) or a downloaded pyfunc model (``artifacts/synthesizer/``)."""
-    from wgangp.errors import WgangpError
-
-    directory = Path(directory)
-    for candidate in (
-        directory,
-        directory / RUN_ARTIFACT_PATH,
-        directory / "artifacts" / BUNDLE_KEY,
-    ):
-        if (candidate / BUNDLE_META_FILE).is_file():
-            return candidate
-    raise WgangpError(
-        f"{directory} holds no wgangp synthesizer ({BUNDLE_META_FILE} not found); point at a "
-        f"training run's '{RUN_ARTIFACT_PATH}' artifact or its '{MODEL_NAME}' model"
-    )
 
 
 def model_signature():
@@ -155,47 +126,14 @@ def _requirements() -> list[str]:
     return pins
 
 
-@contextmanager
-def use_tracking_uri(uri: str) -> Iterator[None]:
-    """Point MLflow's fluent API at ``uri`` for a block, then restore exactly what was there.
-
-    Needed even where an API takes ``tracking_uri=``: resolving ``models:/<id>`` looks the model
-    up in the *default* store (creating ``./mlflow.db`` when that is sqlite) whatever is passed.
-
-    ``mlflow.set_tracking_uri`` also writes ``$MLFLOW_TRACKING_URI``; restoring with
-    ``set_tracking_uri(mlflow.get_tracking_uri())`` would pin the *default* store (a sqlite file
-    in the working directory) for the rest of the process, so the module global and the variable
-    are restored separately.
-    """
-    import mlflow
-    from mlflow.tracking._tracking_service import utils
-
-    saved_global = utils._tracking_uri
-    saved_env = os.environ.get("MLFLOW_TRACKING_URI")
-    mlflow.set_tracking_uri(uri)
-    try:
-        yield
-    finally:
-        mlflow.set_tracking_uri(saved_global)
-        if saved_env is None:
-            os.environ.pop("MLFLOW_TRACKING_URI", None)
-        else:
-            os.environ["MLFLOW_TRACKING_URI"] = saved_env
-
-
-def log_sampler_model(synthesizer_dir: Path, run_id: str, tracking_uri: str) -> str:
-    """Log the pyfunc model into ``run_id``; returns its ``models:/`` URI."""
-    import mlflow
-
-    example = pd.DataFrame({"n": [3], "label": [1], "seed": [0]})
-    with use_tracking_uri(tracking_uri), mlflow.start_run(run_id=run_id):
-        info = mlflow.pyfunc.log_model(
-            name=MODEL_NAME,
-            python_model=str(_MODEL_CODE),
-            artifacts={BUNDLE_KEY: str(synthesizer_dir)},
-            signature=model_signature(),
-            input_example=example,
-            # Explicit: inferring them re-imports TensorFlow in a subprocess (~1 min).
-            pip_requirements=_requirements(),
-        )
-    return info.model_uri
+def model_spec(bundle_dir: Path) -> dict[str, Any]:
+    """The pyfunc model of a bundle, as the JSON the tracker logs (and journals in an outage)."""
+    return {
+        "name": MODEL_NAME,
+        "python_model": str(_MODEL_CODE),
+        "artifacts": {BUNDLE: str(Path(bundle_dir).resolve())},
+        "signature": model_signature().to_dict(),
+        "input_example": {"n": [3], "label": [1], "seed": [0]},
+        # Explicit: inferring them re-imports TensorFlow in a subprocess (about a minute).
+        "pip_requirements": _requirements(),
+    }

@@ -1,7 +1,7 @@
-"""A trained generator plus its fitted preprocessing: sample rows in original units.
+"""A trained generator plus its fitted feature transform: sample rows in original units.
 
-Saved as a directory (no pickle anywhere): ``generator.keras`` (Keras native format, loaded in
-safe mode), ``preprocessing.json`` and ``synthesizer.json`` (latent size, columns, versions).
+Saved as a bundle directory (:mod:`wgangp.serving.bundle`): the generator in Keras' native format
+(loaded in safe mode) and the transform and metadata as JSON; no pickle anywhere.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from wgangp.data.schema import COLUMNS, FRAUD
 from wgangp.data.transform import TabularTransformer
 from wgangp.errors import WgangpError
 from wgangp.model.networks import N_CLASSES
-
-GENERATOR_FILE = "generator.keras"
-PREPROCESSING_FILE = "preprocessing.json"
-META_FILE = "synthesizer.json"
-#: Artifact path of the bundle inside an MLflow run.
-ARTIFACT_PATH = "synthesizer"
+from wgangp.serving.bundle import (
+    BUNDLE,
+    GENERATOR_FILE,
+    META_FILE,
+    PREPROCESSING_FILE,
+    local_bundle,
+)
 
 
 @dataclass
@@ -77,7 +78,7 @@ class Synthesizer:
         if missing:
             raise WgangpError(
                 f"{directory} is not a wgangp synthesizer (missing {', '.join(missing)}); "
-                f"point at the '{ARTIFACT_PATH}' artifact of a training run"
+                f"point at the '{BUNDLE}' artifact of a training run"
             )
         meta = json.loads((directory / META_FILE).read_text())
         generator = keras.saving.load_model(
@@ -86,25 +87,10 @@ class Synthesizer:
         transformer = TabularTransformer.load(directory / PREPROCESSING_FILE)
         return cls(generator=generator, transformer=transformer, latent_dim=int(meta["latent_dim"]))
 
-    @classmethod
-    def from_uri(cls, uri: str, tracking_uri: str | None = None) -> Synthesizer:
-        """Load from a directory, ``runs:/<id>[/synthesizer]``, a bare run id or an artifact URI."""
-        if Path(uri).is_dir():
-            return cls.load(Path(uri))
-        import mlflow
 
-        if uri.startswith("runs:/") and uri.rstrip("/").count("/") == 1:
-            uri = f"{uri.rstrip('/')}/{ARTIFACT_PATH}"
-        elif "://" not in uri and ":" not in uri:  # a bare run id
-            uri = f"runs:/{uri}/{ARTIFACT_PATH}"
-        try:
-            local = mlflow.artifacts.download_artifacts(artifact_uri=uri, tracking_uri=tracking_uri)
-        except Exception as err:
-            raise WgangpError(
-                f"cannot download synthesizer {uri} ({type(err).__name__}); check the run id and "
-                "MLFLOW_TRACKING_URI / tracking_uri"
-            ) from err
-        local_path = Path(local)
-        if not (local_path / META_FILE).exists() and (local_path / ARTIFACT_PATH).is_dir():
-            local_path = local_path / ARTIFACT_PATH
-        return cls.load(local_path)
+def load_synthesizer(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
+    """The synthesizer behind a directory, a run (``runs:/<id>``, a bare id) or a logged model.
+
+    The artifacts are downloaded before Keras loads anything, so a wrong id fails fast.
+    """
+    return Synthesizer.load(local_bundle(model_uri, tracking_uri))

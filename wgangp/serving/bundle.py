@@ -1,0 +1,82 @@
+"""The synthesizer bundle's names, and the one way a model URI becomes a local bundle directory.
+
+A bundle is a directory (no pickle anywhere): ``generator.keras`` (Keras native format, loaded in
+safe mode), ``preprocessing.json`` and ``synthesizer.json`` (latent size, columns, versions). A
+training run logs it as the artifact ``synthesizer`` and inside its pyfunc model ``sampler``
+(under ``artifacts/synthesizer``). Nothing here imports Keras, so a wrong URI fails in a second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from wgangp.errors import WgangpError
+from wgangp.tracking.store import use_tracking_uri
+
+#: The bundle's folder: the artifact path in a training run and the pyfunc model's artifact key.
+BUNDLE = "synthesizer"
+GENERATOR_FILE = "generator.keras"
+PREPROCESSING_FILE = "preprocessing.json"
+META_FILE = "synthesizer.json"
+#: The name of the pyfunc model inside a training run.
+MODEL_NAME = "sampler"
+
+
+class ModelUriError(WgangpError):
+    """A model URI that names neither a directory nor an MLflow location."""
+
+    reason = "config"
+
+
+def artifact_uri_for(model_uri: str) -> str:
+    """``runs:/<id>`` or a bare run id -> the run's bundle; other MLflow URIs unchanged."""
+    if model_uri.startswith("runs:/") and model_uri.rstrip("/").count("/") == 1:
+        return f"{model_uri.rstrip('/')}/{BUNDLE}"
+    if ":" not in model_uri and "/" not in model_uri:  # a bare run id
+        return f"runs:/{model_uri}/{BUNDLE}"
+    if "://" not in model_uri and not model_uri.startswith(("runs:/", "models:/")):
+        raise ModelUriError(
+            f"model_uri={model_uri} is neither a directory nor an MLflow URI; "
+            "use runs:/<run_id>, models:/<model_id> or a synthesizer directory"
+        )
+    return model_uri
+
+
+def find_bundle(directory: Path) -> Path:
+    """The bundle inside ``directory``: the bundle itself, a run's artifact root (``synthesizer/``)
+    or a downloaded pyfunc model (``artifacts/synthesizer/``)."""
+    directory = Path(directory)
+    for candidate in (directory, directory / BUNDLE, directory / "artifacts" / BUNDLE):
+        if (candidate / META_FILE).is_file():
+            return candidate
+    raise WgangpError(
+        f"{directory} holds no wgangp synthesizer ({META_FILE} not found); point at a "
+        f"training run's '{BUNDLE}' artifact or its '{MODEL_NAME}' model"
+    )
+
+
+def download(model_uri: str, tracking_uri: str | None) -> Path:
+    """Download a run's bundle or a logged model (``models:/...``) into a temporary directory."""
+    import mlflow
+
+    uri = artifact_uri_for(model_uri)
+    scope = use_tracking_uri(tracking_uri) if tracking_uri else contextlib.nullcontext()
+    try:
+        with scope:
+            local = mlflow.artifacts.download_artifacts(
+                artifact_uri=uri, tracking_uri=tracking_uri, registry_uri=tracking_uri
+            )
+    except Exception as err:
+        first = str(err).splitlines()[0][:200] if str(err) else ""
+        raise WgangpError(
+            f"cannot download {uri} from {tracking_uri} ({type(err).__name__}: {first}); check "
+            "the run id or model id (tag model.uri of the training run) and the tracking URI"
+        ) from None
+    return Path(local)
+
+
+def local_bundle(model_uri: str, tracking_uri: str | None) -> Path:
+    """The bundle behind a directory, a run (``runs:/<id>``, a bare id) or a logged model."""
+    local = Path(model_uri).expanduser()
+    return find_bundle(local if local.is_dir() else download(model_uri, tracking_uri))
