@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from conftest import SMALL_MODEL, compose, run_train_cli
 
-from wgangp.trainer import NORM_GRADIENT
+from wgangp.training.guard import NORM_GRADIENT
 
 REDUCED = [
     *SMALL_MODEL,

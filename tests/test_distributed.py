@@ -17,8 +17,8 @@ import pytest
 from conftest import compose
 
 from wgangp.config import Config, to_config
-from wgangp.distributed import check_replicas, make_trainer
 from wgangp.errors import ConfigError
+from wgangp.training.distributed import check_replicas, make_trainer
 
 CHILD = r"""
 import json, os
@@ -29,9 +29,8 @@ cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 import keras
 from wgangp.config import Config
-from wgangp.distributed import MirroredTrainer
-from wgangp.sampler import ClassBalancedSampler
-from wgangp.trainer import WGANGPTrainer
+from wgangp.training.batches import ClassBalancedRows
+from wgangp.training.distributed import MirroredTrainer, make_trainer
 
 rng = np.random.default_rng(0)
 x = rng.standard_normal((400, 30)).astype(np.float32)
@@ -48,8 +47,8 @@ def config(strategy):
     return cfg
 
 keras.utils.set_random_seed(0)
-plain = WGANGPTrainer(config("none"), ClassBalancedSampler(x, y))
-mirrored = MirroredTrainer(config("mirrored"), ClassBalancedSampler(x, y))
+plain = make_trainer(config("none"), ClassBalancedRows(x, y))
+mirrored = MirroredTrainer(config("mirrored"), ClassBalancedRows(x, y))
 mirrored.generator.set_weights(plain.generator.get_weights())
 mirrored.critic.set_weights(plain.critic.get_weights())
 a = np.concatenate([plain.run(3).metrics for _ in range(2)])
@@ -57,13 +56,14 @@ b = np.concatenate([mirrored.run(3).metrics for _ in range(2)])
 
 def replay():  # the NaN forensics' recomputation of a critic iteration: single-device math
     p, m = plain.replay_critic_iteration(6, 0), mirrored.replay_critic_iteration(6, 0)
-    pairs = [(p["loss"], m["loss"]), *zip(p["grads"], m["grads"])]
+    pairs = [(p.loss, m.loss), *zip(p.grads, m.grads)]
     diffs = [float(np.abs(np.asarray(u) - np.asarray(v)).max()) for u, v in pairs]
     return {"replay_diff": max(diffs)}
 
 def nan_guard():  # NaN fraud rows: the guard names the critic loss and keeps the weights
     before = [w.copy() for w in mirrored.critic.get_weights() + mirrored.generator.get_weights()]
-    mirrored.sampler.fraud.assign(np.full(mirrored.sampler.fraud.shape, np.nan, np.float32))
+    fraud = mirrored.batches.rows.fraud
+    fraud.assign(np.full(fraud.shape, np.nan, np.float32))
     bad = mirrored.run(3)
     after = mirrored.critic.get_weights() + mirrored.generator.get_weights()
     return {
@@ -136,13 +136,13 @@ def test_a_batch_that_does_not_split_over_the_replicas_is_refused():
 def test_make_trainer_without_strategy_is_the_single_device_trainer():
     import numpy as np
 
-    from wgangp.sampler import ClassBalancedSampler
-    from wgangp.trainer import WGANGPTrainer
+    from wgangp.training.batches import ClassBalancedRows
+    from wgangp.training.trainer import WGANGPTrainer
 
     cfg = Config()
     cfg.model.generator.hidden = [4]
     cfg.model.critic.hidden = [4]
     x = np.random.default_rng(0).standard_normal((20, 30)).astype(np.float32)
     y = np.array([0, 1] * 10)
-    trainer = make_trainer(cfg, ClassBalancedSampler(x, y))
+    trainer = make_trainer(cfg, ClassBalancedRows(x, y))
     assert type(trainer) is WGANGPTrainer

@@ -13,7 +13,7 @@ import pytest
 from wgangp.config import EvaluateConfig
 from wgangp.data.schema import COLUMNS, FEATURES, LABEL
 from wgangp.errors import ConfigError, DataError
-from wgangp.evaluation.run import EvaluationResult, run_evaluation
+from wgangp.evaluation.suite import EvaluationResult, run_evaluation
 
 REPO = Path(__file__).resolve().parents[1]
 

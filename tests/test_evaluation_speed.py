@@ -17,7 +17,7 @@ import pytest
 
 from wgangp.config import EvaluateConfig
 from wgangp.data.schema import AMOUNT, COLUMNS, LABEL, PCA_FEATURES, TIME, TIME_MAX
-from wgangp.evaluation.run import run_evaluation
+from wgangp.evaluation.suite import run_evaluation
 
 ROWS, FRAUDS = 284_807, 492
 BUDGET_SECONDS = 120.0

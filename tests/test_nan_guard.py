@@ -15,19 +15,19 @@ import numpy as np
 import pytest
 from conftest import TINY, compose
 
-from wgangp.trainer import NORM_GRADIENT
+from wgangp.training.guard import NORM_GRADIENT
 
 N_FEATURES = 30
 
 
-def make_trainer(overrides: list[str]):
+def guarded_trainer(overrides: list[str]):
     """A tiny trainer on random rows, inside its runtime (seed, dtype policy)."""
     from contextlib import ExitStack
 
     from wgangp.config import to_config
-    from wgangp.runtime import training_runtime
-    from wgangp.sampler import ClassBalancedSampler
-    from wgangp.trainer import WGANGPTrainer
+    from wgangp.training.batches import ClassBalancedRows
+    from wgangp.training.distributed import make_trainer
+    from wgangp.training.runtime import training_runtime
 
     cfg = to_config(compose(TINY + overrides))
     stack = ExitStack()
@@ -35,7 +35,7 @@ def make_trainer(overrides: list[str]):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, N_FEATURES)).astype(np.float32)
     y = (np.arange(400) % 10 == 0).astype(np.int64)
-    trainer = WGANGPTrainer(cfg, ClassBalancedSampler(x, y, 0.5))
+    trainer = make_trainer(cfg, ClassBalancedRows(x, y, 0.5))
     return trainer, stack
 
 
@@ -67,26 +67,26 @@ def test_guard_judges_every_element_whatever_their_sum(
     under XLA the per-tensor judgement runs alone, with the same verdicts and names."""
     import tensorflow as tf
 
-    trainer, stack = make_trainer([f"trainer.jit_compile={str(jit_compile).lower()}"])
+    trainer, stack = guarded_trainer([f"trainer.jit_compile={str(jit_compile).lower()}"])
     with stack:
         tensors = [tf.constant(g, tf.float32) for g in grads]
         head = [tf.constant(True)] * 3
         opt, step = trainer.critic_optimizer, tf.constant(7, tf.int64)
         judge = tf.function(
-            lambda: trainer._judge(opt, head, tensors, 0, step, 2), jit_compile=jit_compile
+            lambda: trainer.guard.judge(opt, head, tensors, 0, step, 2), jit_compile=jit_compile
         )
         ok = judge()
         assert bool(ok) is finite
-        bad_step = int(trainer.bad_step.numpy())
+        bad_step = int(trainer.guard.bad_step.numpy())
         assert bad_step == (-1 if finite else 7)
         if bad_grad is not None:  # sources: penalty, loss, norm gradient, then the gradients
-            assert int(trainer.bad_source.numpy()) == 3 + bad_grad
-            assert int(trainer.bad_update.numpy()) == 2
+            assert int(trainer.guard.bad_source.numpy()) == 3 + bad_grad
+            assert int(trainer.guard.bad_update.numpy()) == 2
 
 
 @pytest.mark.parametrize("policy", ["raise", "stop"])
 def test_bad_update_is_not_applied_and_is_recorded(policy: str) -> None:
-    trainer, stack = make_trainer([f"trainer.on_nan={policy}", "trainer.steps_per_call=3"])
+    trainer, stack = guarded_trainer([f"trainer.on_nan={policy}", "trainer.steps_per_call=3"])
     with stack:
         good = trainer.run(2)
         assert good.completed == 2 and good.bad_step == -1
@@ -94,7 +94,9 @@ def test_bad_update_is_not_applied_and_is_recorded(policy: str) -> None:
         before = weights(trainer)
         critic_steps = int(trainer.critic_optimizer.iterations.numpy())
 
-        trainer.sampler.fraud.assign(np.full(trainer.sampler.fraud.shape, np.nan, np.float32))
+        trainer.batches.rows.fraud.assign(
+            np.full(trainer.batches.rows.fraud.shape, np.nan, np.float32)
+        )
         bad = trainer.run(3)
 
         assert bad.completed == 0
@@ -108,14 +110,14 @@ def test_bad_update_is_not_applied_and_is_recorded(policy: str) -> None:
 
 
 def test_skip_policy_skips_counts_and_gives_up_after_k_consecutive() -> None:
-    trainer, stack = make_trainer(
+    trainer, stack = guarded_trainer(
         ["trainer.on_nan=skip", "trainer.max_consecutive_skips=2", "trainer.steps_per_call=4"]
     )
     with stack:
         trainer.run(1)
         critic_before = [v.numpy().copy() for v in trainer.critic.weights]
-        rows = trainer.sampler.fraud.numpy().copy()  # numpy() may alias the buffer
-        trainer.sampler.fraud.assign(np.full(rows.shape, np.nan, np.float32))
+        rows = trainer.batches.rows.fraud.numpy().copy()  # numpy() may alias the buffer
+        trainer.batches.rows.fraud.assign(np.full(rows.shape, np.nan, np.float32))
         skipped = trainer.run(4)
         assert skipped.bad_step == 1  # the first bad step is remembered
         assert skipped.completed == 2  # skipped steps advance the step counter...
@@ -124,7 +126,7 @@ def test_skip_policy_skips_counts_and_gives_up_after_k_consecutive() -> None:
         assert int(trainer.step.numpy()) == 3
         assert_same([v.numpy() for v in trainer.critic.weights], critic_before)
 
-        trainer.sampler.fraud.assign(rows)  # the data heals: training goes on, streak reset
+        trainer.batches.rows.fraud.assign(rows)  # the data heals: training goes on, streak reset
         healed = trainer.run(2)
         assert healed.completed == 2
         assert (healed.skipped, healed.consecutive_skips) == (2, 0)
@@ -138,9 +140,11 @@ def test_skip_policy_skips_counts_and_gives_up_after_k_consecutive() -> None:
 
 def test_mixed_float16_overflow_is_a_loss_scale_skip_not_a_nan() -> None:
     """Large rows make gradients x 2^15 overflow float16: skipped, scale lowered, never a NaN."""
-    trainer, stack = make_trainer(["trainer.precision=mixed_float16", "trainer.steps_per_call=6"])
+    trainer, stack = guarded_trainer(
+        ["trainer.precision=mixed_float16", "trainer.steps_per_call=6"]
+    )
     with stack:
-        trainer.sampler.fraud.assign(trainer.sampler.fraud.numpy() * 100.0)
+        trainer.batches.rows.fraud.assign(trainer.batches.rows.fraud.numpy() * 100.0)
         before = [v.numpy().copy() for v in trainer.critic.weights]
         result = trainer.run(6)
         assert result.bad_step == -1 and result.completed == 6
@@ -156,7 +160,7 @@ def test_mixed_float16_overflow_is_a_loss_scale_skip_not_a_nan() -> None:
 @pytest.mark.parametrize(("dtype", "fails"), [("compute", True), ("float32", False)])
 def test_float16_penalty_eps_nan_is_caught_whatever_the_loss_scale(dtype: str, fails: bool) -> None:
     """Saturating rows give zero input gradients; in float16 eps rounds to 0 and the norm NaNs."""
-    trainer, stack = make_trainer(
+    trainer, stack = guarded_trainer(
         [
             "trainer.precision=mixed_float16",
             "model.critic.output=tanh",
@@ -165,7 +169,9 @@ def test_float16_penalty_eps_nan_is_caught_whatever_the_loss_scale(dtype: str, f
         ]
     )
     with stack:
-        trainer.sampler.fraud.assign(np.full(trainer.sampler.fraud.shape, 1e4, np.float32))
+        trainer.batches.rows.fraud.assign(
+            np.full(trainer.batches.rows.fraud.shape, 1e4, np.float32)
+        )
         before = [v.numpy().copy() for v in trainer.critic.weights]
         result = trainer.run(2)
         if fails:

@@ -21,7 +21,7 @@ from conftest import TINY_MODEL, compose
 
 from wgangp.config import to_config
 from wgangp.errors import ConfigError
-from wgangp.resume import RunRecord, config_key, open_checkpoint_dir
+from wgangp.training.checkpoints import RunRecord, config_key, open_checkpoint_dir
 
 STEPS, CHECKPOINT_EVERY, LOG_EVERY = 400, 50, 10
 COMMAND = [
@@ -74,8 +74,8 @@ def test_checkpoint_dir_is_locked_and_an_interrupted_run_is_not_overwritten(
 
 
 def test_history_journal_restores_up_to_the_checkpoint(tmp_path: Path) -> None:
-    from wgangp.history import MetricHistory
-    from wgangp.trainer import METRICS
+    from wgangp.training.history import MetricHistory
+    from wgangp.training.trainer import METRICS
 
     journal = tmp_path / "history.csv"
     first = MetricHistory(log_every=2)

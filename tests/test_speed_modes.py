@@ -23,8 +23,9 @@ import pytest
 from conftest import TINY, compose
 
 from wgangp.config import to_config
-from wgangp.sampler import ClassBalancedSampler
-from wgangp.trainer import METRICS, WGANGPTrainer
+from wgangp.training.batches import ClassBalancedRows
+from wgangp.training.distributed import make_trainer
+from wgangp.training.trainer import METRICS, WGANGPTrainer
 
 STEPS = 4
 
@@ -48,7 +49,7 @@ def _train(initial: list | None, calls: int, **trainer) -> tuple[np.ndarray, WGA
     keras.mixed_precision.set_dtype_policy(cfg.trainer.precision)
     try:
         keras.utils.set_random_seed(0)
-        trainer_ = WGANGPTrainer(cfg, ClassBalancedSampler(*_rows()))
+        trainer_ = make_trainer(cfg, ClassBalancedRows(*_rows()))
         if initial is not None:
             trainer_.generator.set_weights(initial[0])
             trainer_.critic.set_weights(initial[1])
@@ -64,7 +65,7 @@ def plain() -> tuple[np.ndarray, list]:
     """The reference: one generator step per call, no XLA, float32; and its initial weights."""
     cfg = _config(steps_per_call=1)
     keras.utils.set_random_seed(0)
-    reference = WGANGPTrainer(cfg, ClassBalancedSampler(*_rows()))
+    reference = make_trainer(cfg, ClassBalancedRows(*_rows()))
     initial = [reference.generator.get_weights(), reference.critic.get_weights()]
     metrics = np.concatenate([reference.run(1).metrics for _ in range(STEPS)])
     assert np.isfinite(metrics).all()
@@ -92,13 +93,13 @@ def test_xla_update_matches_plain_update(plain):
     _, initial = plain
     _, trainer = _train(initial, calls=1, steps_per_call=4)
     step = tf.constant(7, tf.int64)
-    drawn = trainer.draw_step(step)  # drawn once, eagerly, fed to both
+    drawn = trainer.batches.draw_step(step)  # drawn once, eagerly, fed to both
     inputs = trainer.critic_inputs(drawn.critic)[0]
 
     def update() -> list[tf.Tensor]:
         q = trainer.critic_quantities(step, 0, inputs)
         g = trainer.generator_quantities(drawn.generator)
-        return [q["loss"], q["penalty"].value, *q["grads"], g["loss"], *g["grads"]]
+        return [q.loss, q.penalty.value, *q.grads, g.loss, *g.grads]
 
     plain_values = tf.function(update)()
     xla_values = tf.function(update, jit_compile=True)()
@@ -128,13 +129,13 @@ def test_forensics_replay_draws_the_batch_training_drew(jit_compile):
     """
     cfg = _config(steps_per_call=1, n_critic=1, jit_compile=jit_compile)
     keras.utils.set_random_seed(0)
-    trainer = WGANGPTrainer(cfg, ClassBalancedSampler(*_rows()))
+    trainer = make_trainer(cfg, ClassBalancedRows(*_rows()))
     replay = trainer.replay_critic_iteration(0, 0)
     metrics = trainer.run(1).metrics[0]
     loss = metrics[METRICS.index("critic_loss")]
     penalty = metrics[METRICS.index("gradient_penalty")]
-    np.testing.assert_allclose(float(replay["loss"]), loss, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(float(replay["penalty"].value), penalty, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(replay.loss), loss, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(replay.penalty.value), penalty, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])

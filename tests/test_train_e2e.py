@@ -15,7 +15,7 @@ from mlflow.tracking import MlflowClient
 from wgangp.data.schema import COLUMNS
 from wgangp.serving.synthesizer import load_synthesizer
 from wgangp.train import train
-from wgangp.trainer import METRICS
+from wgangp.training.trainer import METRICS
 
 #: Every per-step metric of the trainer, plus the host-side throughput.
 CURVES = (*METRICS, "steps_per_sec")

@@ -11,23 +11,24 @@ import tensorflow as tf
 from conftest import TINY, compose
 
 from wgangp.config import to_config
-from wgangp.sampler import (
-    ClassBalancedSampler,
+from wgangp.training.batches import ClassBalancedRows
+from wgangp.training.distributed import make_trainer
+from wgangp.training.random_streams import (
     random_alg,
     stateless_standard_normal,
     step_seed,
     uniform_to_normal,
 )
-from wgangp.trainer import METRICS, WGANGPTrainer
+from wgangp.training.trainer import METRICS, WGANGPTrainer
 
 
-def make_trainer(extra: list[str] | None = None) -> WGANGPTrainer:
+def tiny_trainer(extra: list[str] | None = None) -> WGANGPTrainer:
     cfg = to_config(compose(TINY + (extra or [])))
     keras.utils.set_random_seed(cfg.seed)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, 30)).astype(np.float32)
     y = (np.arange(400) % 20 == 0).astype(int)
-    return WGANGPTrainer(cfg, ClassBalancedSampler(x, y))
+    return make_trainer(cfg, ClassBalancedRows(x, y))
 
 
 def weights(model: keras.Model) -> list[np.ndarray]:
@@ -36,7 +37,7 @@ def weights(model: keras.Model) -> list[np.ndarray]:
 
 @pytest.fixture(scope="module")
 def trainer() -> WGANGPTrainer:
-    return make_trainer()
+    return tiny_trainer()
 
 
 def test_one_step_changes_weights_and_stays_finite(trainer) -> None:
@@ -58,13 +59,13 @@ def test_no_retracing_across_calls_and_chunk_sizes(trainer) -> None:
 
 
 def test_same_seed_same_losses() -> None:
-    a, b = make_trainer(), make_trainer()
+    a, b = tiny_trainer(), tiny_trainer()
     np.testing.assert_array_equal(a.run(3).metrics, b.run(3).metrics)
 
 
 def test_loop_drawing_a_step_ahead_trains_on_each_steps_own_batches() -> None:
     """The loop draws step s+1's batches during step s; a step drawing its own gives the same."""
-    looped, stepped = make_trainer(["trainer.steps_per_call=3"]), make_trainer()
+    looped, stepped = tiny_trainer(["trainer.steps_per_call=3"]), tiny_trainer()
     stepped.generator.set_weights(looped.generator.get_weights())
     stepped.critic.set_weights(looped.critic.get_weights())
     expected = np.stack(
@@ -88,8 +89,8 @@ def _random_ops(trainer: WGANGPTrainer) -> int:
 def test_one_step_per_call_draws_no_step_ahead() -> None:
     """With K=1 a step drawn ahead would be thrown away; with K>1 the loop draws one more."""
     one, two = (
-        make_trainer(["trainer.steps_per_call=1"]),
-        make_trainer(["trainer.steps_per_call=2"]),
+        tiny_trainer(["trainer.steps_per_call=1"]),
+        tiny_trainer(["trainer.steps_per_call=2"]),
     )
     per_step = _random_ops(one)
     assert per_step > 0
@@ -130,9 +131,9 @@ def test_class_balanced_sampler_draws_half_frauds(jit_compile: bool) -> None:
     """Philox eagerly (TF's kernels), Threefry under XLA (the generator of an XLA run)."""
     x = np.arange(2000, dtype=np.float32).reshape(1000, 2)
     y = (np.arange(1000) < 10).astype(int)  # 1% frauds
-    sampler = ClassBalancedSampler(x, y)
+    rows = ClassBalancedRows(x, y)
     alg = random_alg(jit_compile)
-    draw = tf.function(lambda seed: sampler.sample(4000, seed, alg), jit_compile=jit_compile)
+    draw = tf.function(lambda seed: rows.draw(4000, seed, alg), jit_compile=jit_compile)
     rows, labels = draw(step_seed(0, 5, 0))
     share = float(np.mean(labels.numpy()))
     assert 0.45 < share < 0.55

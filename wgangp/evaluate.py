@@ -86,7 +86,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     from mlflow.tracking import MlflowClient
 
     from wgangp.data.prepare import prepare_data
-    from wgangp.evaluation.run import run_evaluation
+    from wgangp.evaluation.suite import run_evaluation
     from wgangp.serving.synthesizer import load_synthesizer
     from wgangp.tracking.store import resolve_tracking_uri
 

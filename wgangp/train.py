@@ -1,7 +1,6 @@
 """``python -m wgangp.train``: a thin Hydra entry over :func:`train`, which tests call directly.
 
-Data flows one way: load -> validate -> split -> fit transform (training split only) -> train ->
-sample -> evaluate -> log. User errors end as one line on stderr and a non-zero exit.
+User errors end as one line on stderr and a non-zero exit; see docs/errors.md.
 """
 
 from __future__ import annotations
@@ -9,14 +8,17 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import hydra
 from omegaconf import DictConfig
 
 from wgangp.cli import check_output_dir, check_overrides, report_error
-from wgangp.config import CONF_DIR, Config, register_configs
+from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError
-from wgangp.run import TrainResult, run_training
+
+if TYPE_CHECKING:
+    from wgangp.training.session import TrainResult
 
 log = logging.getLogger("wgangp.train")
 register_configs()
@@ -32,8 +34,53 @@ def train(
 
     ``output_dir`` defaults to Hydra's run directory (or a fresh ``outputs/`` folder outside
     Hydra); ``launch_dir``, against which relative paths resolve, to the user's directory.
+    Data flows one way: load -> validate -> split -> fit the transform on the training split ->
+    train -> export the generator -> evaluate on the test split, all logged to one MLflow run.
     """
-    return run_training(cfg, output_dir=output_dir, launch_dir=launch_dir)
+    # TensorFlow takes seconds to import: main() has checked the command line by now.
+    from wgangp.data.prepare import check_batch_fits, prepare_data
+    from wgangp.data.schema import LABEL
+    from wgangp.data.transform import TabularTransformer
+    from wgangp.serving.synthesizer import Synthesizer
+    from wgangp.training.batches import ClassBalancedRows, fraud_share
+    from wgangp.training.distributed import make_trainer
+    from wgangp.training.loop import HostLoop
+    from wgangp.training.outputs import evaluate_on_test, export
+    from wgangp.training.runtime import training_runtime
+    from wgangp.training.session import RunDirs, TrackedRun
+
+    cfg = to_config(cfg)
+    with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir)) as run:
+        data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch)
+        log.info("data: %s", data.describe())
+        check_batch_fits(data, cfg.trainer.batch_size)
+        run.log_data(data)
+        run.log_config()
+        with training_runtime(cfg.trainer, cfg.seed) as device:
+            run.tracker.set_tags({"device": device})
+            transformer = TabularTransformer(
+                scaling=cfg.preprocess.scaling, log_amount=cfg.preprocess.log_amount
+            ).fit(data.train)
+            rows = ClassBalancedRows(
+                transformer.transform(data.train),
+                data.train[LABEL].to_numpy(),
+                fraud_share(cfg.trainer.label_sampling),
+            )
+            trainer = make_trainer(cfg, rows)
+            run.tracker.set_tags({"strategy": cfg.trainer.strategy, "replicas": trainer.replicas})
+            outcome = HostLoop(trainer, run, cfg.trainer, cfg.tracking.log_every).train()
+            if outcome.nan_step is not None:  # on_nan=stop: recorded, the run ends FAILED
+                return run.result(
+                    "FAILED", outcome.step, outcome.final_metrics,
+                    nan_step=outcome.nan_step, nan_source=outcome.nan_source,
+                )  # fmt: skip
+            synthesizer = Synthesizer(trainer.generator, transformer, cfg.model.latent_dim)
+            bundle = export(synthesizer, run, cfg)
+            if cfg.evaluate.enabled:
+                evaluation = evaluate_on_test(synthesizer, data, run, cfg, outcome.step)
+                outcome.final_metrics.update(evaluation)
+        log.info("%s; outputs in %s", outcome.describe(), run.dirs.output)
+        return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from wgangp.trainer import METRICS
+from wgangp.training.trainer import METRICS
 
 
 class MetricHistory:

@@ -25,8 +25,13 @@ import tensorflow as tf
 
 from wgangp.config import Config
 from wgangp.errors import ConfigError
-from wgangp.sampler import ClassBalancedSampler
-from wgangp.trainer import CriticInputs, WGANGPTrainer
+from wgangp.training.batches import ClassBalancedRows
+from wgangp.training.trainer import (
+    CriticInputs,
+    CriticQuantities,
+    GeneratorQuantities,
+    WGANGPTrainer,
+)
 
 log = logging.getLogger("wgangp.distributed")
 
@@ -63,7 +68,7 @@ class MirroredTrainer(WGANGPTrainer):
     def __init__(
         self,
         cfg: Config,
-        sampler: ClassBalancedSampler,
+        rows: ClassBalancedRows,
         strategy: tf.distribute.Strategy | None = None,
     ) -> None:
         self.strategy = strategy or tf.distribute.MirroredStrategy(local_devices())
@@ -71,7 +76,7 @@ class MirroredTrainer(WGANGPTrainer):
         check_replicas(cfg.trainer.batch_size, self.replicas)
         self.local_batch = cfg.trainer.batch_size // self.replicas
         with self.strategy.scope():
-            super().__init__(cfg, sampler)
+            super().__init__(cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows)
         log.info(
             "mirrored over %d replicas: %s", self.replicas, self.strategy.extended.worker_devices
         )
@@ -101,7 +106,7 @@ class MirroredTrainer(WGANGPTrainer):
         # A replica's loss is a mean over its local_batch rows; times local/global it is its
         # share of the global mean, so the sum of the replicas' gradients is the global one.
         if self._replica() is not None:
-            loss = loss * (self.local_batch / self.cfg.trainer.batch_size)
+            loss = loss * (self.local_batch / self.tc.batch_size)
         return super()._scaled(opt, loss)
 
     # -- per-replica quantities, combined in cross-replica context ------------------------
@@ -124,41 +129,41 @@ class MirroredTrainer(WGANGPTrainer):
 
     def critic_quantities(
         self, step: tf.Tensor, i: int, inputs: CriticInputs | None = None
-    ) -> dict[str, tf.Tensor | list]:
+    ) -> CriticQuantities:
         if not self._in_replicas():
             return super().critic_quantities(step, i, inputs)
         per_replica = self.strategy.run(super().critic_quantities, args=(step, i, inputs))
         q = self._locals(per_replica)
         penalty = q["penalty"]
-        return {
-            "real": tf.concat([r for r in q["real"]], 0),
-            "labels": tf.concat([r for r in q["labels"]], 0),
-            "loss": _mean(q["loss"]),
-            "penalty": type(penalty[0])(
+        return CriticQuantities(
+            real=tf.concat(q["real"], 0),
+            onehot=tf.concat(q["onehot"], 0),
+            loss=_mean(q["loss"]),
+            penalty=type(penalty[0])(
                 _mean([p.value for p in penalty]),
                 tf.concat([p.norms for p in penalty], 0),
                 tf.add_n([p.zero_rows for p in penalty]),
             ),
-            "norm_gradient_finite": tf.reduce_all(tf.stack(q["norm_gradient_finite"])),
-            "grads": _sum_lists(q["grads"]),
-            "scaled_grads": per_replica["scaled_grads"],  # summed by the optimizer's all-reduce
-            "wasserstein": _mean(q["wasserstein"]),
-        }
+            norm_gradient_finite=tf.reduce_all(tf.stack(q["norm_gradient_finite"])),
+            grads=_sum_lists(q["grads"]),
+            scaled_grads=per_replica.scaled_grads,  # summed by the optimizer's all-reduce
+            wasserstein=_mean(q["wasserstein"]),
+        )
 
-    def generator_quantities(self, batch) -> dict[str, tf.Tensor | list]:
+    def generator_quantities(self, batch) -> GeneratorQuantities:
         if not self._in_replicas():
             return super().generator_quantities(batch)
 
-        def replica(batch) -> dict[str, tf.Tensor | list]:
+        def replica(batch) -> GeneratorQuantities:
             return super(MirroredTrainer, self).generator_quantities(self._sharded(batch))
 
         per_replica = self.strategy.run(replica, args=(batch,))
         q = self._locals(per_replica)
-        return {
-            "loss": _mean(q["loss"]),
-            "grads": _sum_lists(q["grads"]),
-            "scaled_grads": per_replica["scaled_grads"],
-        }
+        return GeneratorQuantities(
+            loss=_mean(q["loss"]),
+            grads=_sum_lists(q["grads"]),
+            scaled_grads=per_replica.scaled_grads,
+        )
 
     def _apply_if(self, ok: tf.Tensor, opt, grads, variables) -> None:
         if not self._in_replicas():
@@ -177,11 +182,11 @@ class MirroredTrainer(WGANGPTrainer):
         with self.strategy.scope():  # cross-replica context while tracing
             return super()._train_chunk(start_step, num_steps)
 
-    def _locals(self, per_replica: dict) -> dict[str, list]:
-        """{key: [replica 0's value, replica 1's value, ...]} for a dict of PerReplica values."""
+    def _locals(self, per_replica: tuple) -> dict[str, list]:
+        """{field: [replica 0's value, replica 1's value, ...]} for a NamedTuple of PerReplica."""
         local = self.strategy.experimental_local_results
         out: dict[str, list] = {}
-        for key, value in per_replica.items():
+        for key, value in per_replica._asdict().items():
             if isinstance(value, tuple) and not hasattr(value, "_fields"):
                 value = list(value)
             if isinstance(value, list):  # a list of PerReplica tensors (the gradients)
@@ -203,8 +208,8 @@ def _sum_lists(per_replica: list[list[tf.Tensor]]) -> list[tf.Tensor]:
     return [tf.add_n(list(gs)) for gs in zip(*per_replica, strict=True)]
 
 
-def make_trainer(cfg: Config, sampler: ClassBalancedSampler) -> WGANGPTrainer:
+def make_trainer(cfg: Config, rows: ClassBalancedRows) -> WGANGPTrainer:
     """The trainer ``trainer.strategy`` asks for (``none``: single device; ``mirrored``)."""
     if cfg.trainer.strategy == "mirrored":
-        return MirroredTrainer(cfg, sampler)
-    return WGANGPTrainer(cfg, sampler)
+        return MirroredTrainer(cfg, rows)
+    return WGANGPTrainer(cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows)

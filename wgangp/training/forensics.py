@@ -17,7 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from wgangp.data.schema import FEATURES
-from wgangp.trainer import NORM_GRADIENT, WGANGPTrainer
+from wgangp.training.guard import NORM_GRADIENT
+from wgangp.training.trainer import WGANGPTrainer
 
 
 def _nonfinite(t: tf.Tensor) -> int:
@@ -40,48 +41,48 @@ def _feature_stats(x: np.ndarray) -> dict[str, dict[str, float]]:
 
 def _critic_iteration(trainer: WGANGPTrainer, step: int, i: int) -> dict[str, Any]:
     q = trainer.replay_critic_iteration(step, i)
-    norms = np.asarray(q["penalty"].norms)
+    norms = np.asarray(q.penalty.norms)
     bad = {
-        "critic/loss": _nonfinite(q["loss"]),
-        "critic/gradient_penalty": _nonfinite(q["penalty"].value),
-        NORM_GRADIENT: 0 if bool(q["norm_gradient_finite"]) else int((norms == 0).sum()),
+        "critic/loss": _nonfinite(q.loss),
+        "critic/gradient_penalty": _nonfinite(q.penalty.value),
+        NORM_GRADIENT: 0 if bool(q.norm_gradient_finite) else int((norms == 0).sum()),
         **{
             f"critic/grad:{v.path}": _nonfinite(g)
-            for v, g in zip(trainer.critic.trainable_variables, q["grads"], strict=True)
+            for v, g in zip(trainer.critic.trainable_variables, q.grads, strict=True)
         },
     }
     entry = {
         "iteration": i,
         "nonfinite_tensors": {name: count for name, count in bad.items() if count},
-        "zero_grad_rows": int(q["penalty"].zero_rows),
+        "zero_grad_rows": int(q.penalty.zero_rows),
         "zero_norm_rows": int((norms == 0).sum()),
         "grad_norm_min": float(np.min(norms)),
-        "critic_loss": float(q["loss"]),
-        "gradient_penalty": float(q["penalty"].value),
+        "critic_loss": float(q.loss),
+        "gradient_penalty": float(q.penalty.value),
     }
-    return {"entry": entry, "real": np.asarray(q["real"]), "labels": np.asarray(q["labels"])}
+    return {"entry": entry, "real": np.asarray(q.real), "labels": np.asarray(q.onehot)}
 
 
 def investigate(trainer: WGANGPTrainer, step: int, source: str | None) -> dict[str, Any]:
     """Recompute the failing update of ``step`` and describe what was non-finite, and why."""
-    cfg = trainer.cfg
-    update = int(trainer.bad_update.numpy())
+    n_critic = trainer.tc.n_critic
+    update = int(trainer.guard.bad_update.numpy())
     report: dict[str, Any] = {
         "step": step,
         "source": source,
-        "update": "generator" if update == cfg.trainer.n_critic else f"critic iteration {update}",
-        "norm": cfg.gp.norm,
-        "eps": cfg.gp.eps,
+        "update": "generator" if update == n_critic else f"critic iteration {update}",
+        "norm": trainer.gp.norm,
+        "eps": trainer.gp.eps,
         "penalty_dtype": trainer.penalty_dtype.name,
-        "norm_gradient_singular_at_zero": trainer.norm_singular_at_zero,
-        "precision": cfg.trainer.precision,
+        "norm_gradient_singular_at_zero": trainer.guard.norm_singular_at_zero,
+        "precision": trainer.tc.precision,
         "critic_iterations": [],
     }
     if trainer.loss_scaling:
         report["loss_scale"] = float(trainer.critic_optimizer.dynamic_scale.numpy())
-        report["loss_scale_skips"] = int(trainer.scale_skips.numpy())
+        report["loss_scale_skips"] = int(trainer.guard.scale_skips.numpy())
     # The failing critic iteration (or, when the generator failed, the whole step's critic side).
-    iterations = [update] if 0 <= update < cfg.trainer.n_critic else range(cfg.trainer.n_critic)
+    iterations = [update] if 0 <= update < n_critic else range(n_critic)
     for i in iterations:
         found = _critic_iteration(trainer, step, i)
         entry = found["entry"]

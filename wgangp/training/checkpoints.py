@@ -25,7 +25,6 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from wgangp.config import Config, flatten
 from wgangp.errors import ConfigError, WgangpError
@@ -196,7 +195,3 @@ def open_checkpoint_dir(cfg: Config, launch_dir: Path) -> tuple[CheckpointDir, R
     except BaseException:
         directory.release()
         raise
-
-
-def describe(record: RunRecord) -> dict[str, Any]:
-    return {"resumed.from_step": record.step, "resumed.run_id": record.run_id or ""}

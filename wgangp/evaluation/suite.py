@@ -8,7 +8,6 @@ seed give the same metrics.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from wgangp.evaluation.detection import detection_metrics
 from wgangp.evaluation.fidelity import fidelity_metrics
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
 from wgangp.evaluation.privacy import privacy_metrics
-from wgangp.evaluation.report import render_html, render_markdown
+from wgangp.evaluation.render import render_html, render_markdown
 from wgangp.evaluation.utility import summarize, utility_metrics, utility_per_seed
 
 log = logging.getLogger(__name__)
@@ -223,11 +222,6 @@ def _evaluate(
             "synthetic": synthetic,
         },
     )
-
-
-def non_finite_metrics(result: EvaluationResult) -> list[str]:
-    """Names of metrics that are NaN or infinite (for callers that log to MLflow)."""
-    return [k for k, v in result.metrics.items() if not math.isfinite(v)]
 
 
 __all__ = ["EvaluationResult", "FraudSampler", "run_evaluation"]

@@ -75,6 +75,17 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     ),
 ]
 
+TITLE = "Evaluation of the synthetic frauds"
+INTRO = (
+    "All comparisons use real rows that neither the GAN nor any fitted transform has seen "
+    "(the test split)."
+)
+_STYLE = (
+    "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto}"
+    "table{border-collapse:collapse;font-size:13px}td,th{padding:2px 8px;"
+    "border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}</style>"
+)
+
 FIGURES = [
     ("marginals.png", "Marginal distributions, real test frauds vs synthetic"),
     ("correlations.png", "Correlation matrices"),
@@ -116,28 +127,33 @@ def metrics_frame(metrics: dict[str, float], names: list[str]) -> pd.DataFrame:
     )
 
 
+def sections(
+    metrics: dict[str, float], tables: dict[str, pd.DataFrame]
+) -> list[tuple[str, str, pd.DataFrame, list[tuple[str, pd.DataFrame]]]]:
+    """Each report section: title, explanation, its metrics, and the tables it shows."""
+    return [
+        (
+            title,
+            explanation,
+            metrics_frame(metrics, names),
+            [(name, tables[name]) for name in table_names if name in tables],
+        )
+        for title, explanation, names, table_names in SECTIONS
+    ]
+
+
 def render_markdown(
     metrics: dict[str, float], tables: dict[str, pd.DataFrame], figures: list[str]
 ) -> str:
     lines = [
-        "# Evaluation of the synthetic frauds",
+        f"# {TITLE}",
         "",
-        "All comparisons use real rows that neither the GAN nor any fitted transform has seen "
-        "(the test split). Every number is also in `metrics.csv`; tables are CSV files beside "
-        "this report.",
+        f"{INTRO} Every number is also in `metrics.csv`; tables are CSV files beside this report.",
     ]
-    for title, explanation, names, table_names in SECTIONS:
-        lines += [
-            "",
-            f"## {title}",
-            "",
-            explanation,
-            "",
-            markdown_table(metrics_frame(metrics, names)),
-        ]
-        for table_name in table_names:
-            if table_name in tables:
-                lines += ["", f"`{table_name}.csv`:", "", markdown_table(tables[table_name])]
+    for title, explanation, frame, shown in sections(metrics, tables):
+        lines += ["", f"## {title}", "", explanation, "", markdown_table(frame)]
+        for name, table in shown:
+            lines += ["", f"`{name}.csv`:", "", markdown_table(table)]
     lines += ["", "## Figures", ""]
     lines += [f"![{caption}]({name})" for name, caption in FIGURES if name in figures]
     return "\n".join(lines) + "\n"
@@ -151,24 +167,14 @@ def render_html(
     metrics: dict[str, float], tables: dict[str, pd.DataFrame], figures: list[str]
 ) -> str:
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        "<title>Evaluation of the synthetic frauds</title>",
-        "<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto}"
-        "table{border-collapse:collapse;font-size:13px}td,th{padding:2px 8px;"
-        "border-bottom:1px solid #ddd;text-align:right}img{max-width:100%}</style>",
-        "</head><body><h1>Evaluation of the synthetic frauds</h1>",
-        "<p>All comparisons use real rows that neither the GAN nor any fitted transform has "
-        "seen (the test split).</p>",
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{TITLE}</title>{_STYLE}",
+        f"</head><body><h1>{TITLE}</h1><p>{html.escape(INTRO)}</p>",
     ]
-    for title, explanation, names, table_names in SECTIONS:
-        parts += [
-            f"<h2>{html.escape(title)}</h2>",
-            f"<p>{html.escape(explanation)}</p>",
-            html_table(metrics_frame(metrics, names)),
-        ]
-        for table_name in table_names:
-            if table_name in tables:
-                parts += [f"<h3>{table_name}.csv</h3>", html_table(tables[table_name])]
+    for title, explanation, frame, shown in sections(metrics, tables):
+        parts += [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(explanation)}</p>"]
+        parts.append(html_table(frame))
+        for name, table in shown:
+            parts += [f"<h3>{name}.csv</h3>", html_table(table)]
     parts.append("<h2>Figures</h2>")
     parts += [
         f"<figure><img src='{name}' alt='{html.escape(caption)}'>"

@@ -1,0 +1,162 @@
+"""Class-conditional batches drawn inside the graph, typed from the draw to the update.
+
+The training rows live on the device as two tables (normal, fraud); every draw is a stateless
+random op (:mod:`wgangp.training.random_streams`), so no host-to-device copy happens per step and
+a step's batches are a pure function of its number.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+from wgangp.config import TrainerConfig
+from wgangp.model.networks import N_CLASSES
+from wgangp.training.random_streams import (
+    CRITIC_SLOTS,
+    GENERATOR_SLOT,
+    random_alg,
+    stateless_standard_normal,
+    step_seed,
+)
+
+
+class CriticBatch(NamedTuple):
+    """One critic iteration's random inputs: real rows, their onehot labels, noise, alpha."""
+
+    real: tf.Tensor  # [batch, features]
+    onehot: tf.Tensor  # [batch, N_CLASSES]
+    z: tf.Tensor  # [batch, latent_dim]: the generator's input for the fake rows
+    alpha: tf.Tensor  # [batch, 1] ~ U(0, 1): where x_hat lies between real and fake
+
+
+class GeneratorBatch(NamedTuple):
+    """The generator update's random inputs: onehot labels and noise (no real rows)."""
+
+    onehot: tf.Tensor
+    z: tf.Tensor
+
+
+class StepBatches(NamedTuple):
+    """Every random input of one generator step.
+
+    They are a pure function of (seed, step), so the training loop may draw them one step early
+    without changing a number. That changes when they are computed: XLA runs a while loop's
+    iterations one after another, and a step is a dependent chain of updates that leaves the
+    second core partly idle; drawn in the previous iteration, the sampling and noise run there.
+    """
+
+    critic: tuple[CriticBatch, ...]  # one per critic iteration
+    generator: GeneratorBatch
+
+
+def fraud_share(label_sampling: str) -> float | None:
+    """A batch's expected share of frauds: half (``balanced``), or the data's (``empirical``)."""
+    return 0.5 if label_sampling == "balanced" else None
+
+
+class ClassBalancedRows:
+    """The training rows by class; draws (rows, labels) with labels ~ Bernoulli(fraud_share)
+    and rows uniform within their class.
+
+    With 0.17% frauds, a batch of empirical class frequencies holds almost no frauds, so the
+    default ``fraud_share`` is 0.5; ``None`` keeps the empirical share.
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, fraud_share: float | None = 0.5) -> None:
+        x = np.asarray(x, dtype=np.float32)
+        y = np.asarray(y).astype(np.int64)
+        if not np.isfinite(x).all():
+            raise ValueError("training rows contain NaN or inf; validate the data first")
+        normal, fraud = x[y == 0], x[y == 1]
+        if len(normal) == 0 or len(fraud) == 0:
+            raise ValueError("both classes need at least one training row")
+        self.n_features = x.shape[1]
+        self.counts = (len(normal), len(fraud))
+        share = float(fraud.shape[0] / len(x)) if fraud_share is None else float(fraud_share)
+        self.fraud_share = share
+        # Variables, not constants: captured by reference, never copied into the graph.
+        self.normal = tf.Variable(normal, trainable=False, name="rows_normal")
+        self.fraud = tf.Variable(fraud, trainable=False, name="rows_fraud")
+
+    def labels(self, batch_size: int, seed: tf.Tensor, alg: str = "philox") -> tf.Tensor:
+        """The labels [batch] int32 that :meth:`draw` pairs with rows for ``seed``."""
+        label_seed, _ = self._seeds(seed, alg)
+        return self._labels(batch_size, label_seed, alg)
+
+    def draw(
+        self, batch_size: int, seed: tf.Tensor, alg: str = "philox"
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """A batch of rows [batch, features] float32 and labels [batch] int32 for ``seed``.
+
+        ``alg`` is the counter-based generator (``random_streams.random_alg``).
+        """
+        label_seed, index_seed = self._seeds(seed, alg)
+        labels = self._labels(batch_size, label_seed, alg)
+        u = tf.random.stateless_uniform([batch_size], index_seed, alg=alg)
+        rows = []
+        for table, count in ((self.normal, self.counts[0]), (self.fraud, self.counts[1])):
+            index = tf.minimum(tf.cast(u * count, tf.int32), count - 1)
+            rows.append(tf.gather(table, index))
+        x = tf.where(tf.equal(labels, 1)[:, None], rows[1], rows[0])
+        return x, labels
+
+    @staticmethod
+    def _seeds(seed: tf.Tensor, alg: str) -> list[tf.Tensor]:
+        return tf.unstack(tf.random.experimental.stateless_split(seed, num=2, alg=alg), axis=0)
+
+    def _labels(self, batch_size: int, label_seed: tf.Tensor, alg: str) -> tf.Tensor:
+        u = tf.random.stateless_uniform([batch_size], label_seed, alg=alg)
+        return tf.cast(u < self.fraud_share, tf.int32)
+
+
+class BatchDrawer:
+    """All random inputs of a generator step, from the rows and the run's seed.
+
+    The batch size and critic iterations are the trainer's; the random generator is the one
+    its compilation implements (:func:`~wgangp.training.random_streams.random_alg`).
+    """
+
+    def __init__(
+        self, rows: ClassBalancedRows, trainer: TrainerConfig, *, latent_dim: int, seed: int
+    ) -> None:
+        self.rows = rows
+        self.batch_size = trainer.batch_size
+        self.n_critic = trainer.n_critic
+        self.latent_dim = latent_dim
+        self.base_seed = tf.constant(seed, dtype=tf.int64)
+        self.alg = random_alg(trainer.jit_compile)
+
+    def critic_batch(self, step: tf.Tensor, i: int) -> CriticBatch:
+        """The real rows, onehot labels, noise and alpha of critic iteration ``i`` at ``step``."""
+        slot = CRITIC_SLOTS * i
+        real, labels = self.rows.draw(self.batch_size, self._seed(step, slot), self.alg)
+        z = self._noise(step, slot + 1)
+        alpha = tf.random.stateless_uniform(
+            [self.batch_size, 1], self._seed(step, slot + 2), alg=self.alg
+        )
+        return CriticBatch(real, self._onehot(labels), z, alpha)
+
+    def generator_batch(self, step: tf.Tensor) -> GeneratorBatch:
+        """The onehot labels and noise of the generator update at ``step``."""
+        labels = self.rows.labels(self.batch_size, self._seed(step, GENERATOR_SLOT), self.alg)
+        return GeneratorBatch(self._onehot(labels), self._noise(step, GENERATOR_SLOT + 1))
+
+    def draw_step(self, step: tf.Tensor) -> StepBatches:
+        """Every random input of generator step ``step`` (see :class:`StepBatches`)."""
+        critic = tuple(self.critic_batch(step, i) for i in range(self.n_critic))
+        return StepBatches(critic, self.generator_batch(step))
+
+    def _seed(self, step: tf.Tensor, slot: int) -> tf.Tensor:
+        return step_seed(self.base_seed, step, slot)
+
+    def _noise(self, step: tf.Tensor, slot: int) -> tf.Tensor:
+        return stateless_standard_normal(
+            [self.batch_size, self.latent_dim], self._seed(step, slot), self.alg
+        )
+
+    @staticmethod
+    def _onehot(labels: tf.Tensor) -> tf.Tensor:
+        return tf.one_hot(labels, N_CLASSES, dtype=tf.float32)

@@ -1,0 +1,187 @@
+"""The host side of training: calls the compiled step, logs, checkpoints, stops on a NaN.
+
+Each call runs up to ``trainer.steps_per_call`` steps and never crosses a checkpoint boundary, so
+checkpoints land exactly every ``trainer.checkpoint_every`` steps (and at the end). The metrics
+journal is written before each checkpoint, so a resumed run's curves have no gap and no repeat.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import tensorflow as tf
+from tqdm.auto import tqdm
+
+from wgangp.config import TrainerConfig
+from wgangp.errors import NonFiniteError
+from wgangp.training.forensics import investigate, write_forensics
+from wgangp.training.history import MetricHistory
+from wgangp.training.session import TrackedRun
+from wgangp.training.trainer import METRICS, ChunkResult, WGANGPTrainer
+
+log = logging.getLogger("wgangp.train")
+# TensorFlow's checkpoint writer logs "Sharding callback duration" at INFO through absl.
+logging.getLogger("absl").setLevel(logging.WARNING)
+
+
+@dataclass
+class LoopOutcome:
+    """Where the loop stopped and what it measured."""
+
+    step: int  # generator steps completed, resumed ones included
+    steps_done: int  # completed by this job
+    elapsed_s: float
+    final_metrics: dict[str, float]  # the last step's metrics and the train.* summary
+    nan_step: int | None = None  # set when on_nan=stop ended the run (raise has raised)
+    nan_source: str | None = None
+
+    def describe(self) -> str:
+        metrics = self.final_metrics
+        return (
+            f"finished {self.steps_done} steps in {self.elapsed_s:.1f} s "
+            f"({metrics['train.steps_per_sec']:.2f} steps/s); final critic "
+            f"{metrics.get('critic_loss', np.nan):.4f} generator "
+            f"{metrics.get('generator_loss', np.nan):.4f} W "
+            f"{metrics.get('wasserstein_estimate', np.nan):.4f}"
+        )
+
+
+class HostLoop:
+    """Runs a trainer to ``trainer.steps`` for one tracked run."""
+
+    def __init__(
+        self, trainer: WGANGPTrainer, run: TrackedRun, tc: TrainerConfig, log_every: int
+    ) -> None:
+        self.trainer = trainer
+        self.run = run
+        self.tc = tc
+        self.tracker = run.tracker
+        self.manager = tf.train.CheckpointManager(
+            trainer.checkpoint(), str(run.checkpoints.path), max_to_keep=tc.keep_checkpoints
+        )
+        self.history = MetricHistory(log_every)
+
+    def train(self) -> LoopOutcome:
+        """Train from the start (or the last checkpoint, resuming) to the configured step."""
+        step = first_step = self.start()
+        tc = self.tc
+        bar = tqdm(total=tc.steps, initial=step, disable=not tc.progress, desc="train", unit="step")
+        started = time.perf_counter()
+        last: ChunkResult | None = None
+        failed: ChunkResult | None = None
+        try:
+            while step < tc.steps:
+                boundary = (step // tc.checkpoint_every + 1) * tc.checkpoint_every
+                last = self.trainer.run(min(tc.steps_per_call, tc.steps - step, boundary - step))
+                for point_step, values in self.history.add(last.start_step, last.metrics):
+                    self.tracker.log_metrics(values, point_step)
+                step = int(self.trainer.step.numpy())
+                bar.update(last.completed)
+                self._show(bar, last)
+                if self._must_stop(last):
+                    failed = last
+                    break
+                if step % tc.checkpoint_every == 0 or step >= tc.steps:
+                    self.checkpoint(step)
+        finally:
+            bar.close()
+        outcome = self.finish(step, step - first_step, time.perf_counter() - started, last)
+        if failed is not None:
+            self.handle_nan(outcome, failed)
+        return outcome
+
+    def start(self) -> int:
+        """Restore the latest checkpoint when resuming; else start with an empty journal."""
+        run, trainer = self.run, self.trainer
+        if self.tc.resume and self.manager.latest_checkpoint:
+            latest = self.manager.latest_checkpoint
+            trainer.checkpoint().restore(latest).assert_existing_objects_matched()
+            restored = int(trainer.step.numpy())
+            self.history.restore(run.checkpoints.history_path, restored)
+            self.history.skip_through = self.tracker.last_logged_step()
+            self.tracker.set_tags({"resumed.from_step": restored})
+            log.info("resumed from %s at step %d", latest, restored)
+        else:
+            run.checkpoints.history_path.unlink(missing_ok=True)
+        return int(trainer.step.numpy())
+
+    def checkpoint(self, step: int) -> str:
+        """Save the weights at ``step``, the metrics journal first: no gap on resume."""
+        self.history.persist(self.run.checkpoints.history_path)
+        path = self.manager.save(checkpoint_number=step)
+        self.run.record.step = step
+        self.run.checkpoints.write_record(self.run.record)
+        return path
+
+    def finish(
+        self, step: int, steps_done: int, elapsed: float, last: ChunkResult | None
+    ) -> LoopOutcome:
+        """Log the last partial window, the curves (CSV and plot) and the run's summary."""
+        output_dir, history = self.run.dirs.output, self.history
+        point = history.flush()
+        if point is not None:
+            self.tracker.log_metrics(point[1], point[0])
+        if len(history.rows):
+            history.save_csv(output_dir / "metrics.csv")
+            history.plot(output_dir / "loss_curves.png")
+            self.tracker.log_artifact(output_dir / "metrics.csv")
+            self.tracker.log_artifact(output_dir / "loss_curves.png")
+        summary = {
+            "train.wall_time_s": elapsed,
+            "train.steps_per_sec": steps_done / elapsed if elapsed > 0 else 0.0,
+            "train.skipped_updates": float(last.skipped if last else 0),
+            "train.loss_scale_skips": float(last.scale_skips if last else 0),
+        }
+        if self.tc.precision == "mixed_float16" and last is not None:
+            summary["train.loss_scale"] = float(last.loss_scale)
+        self.tracker.log_metrics(summary, step)
+        final = dict(zip(METRICS, history.rows[-1].tolist(), strict=True)) if history.rows else {}
+        return LoopOutcome(step, steps_done, elapsed, {**final, **summary})
+
+    def handle_nan(self, outcome: LoopOutcome, failed: ChunkResult) -> None:
+        """Record the first non-finite quantity and keep the last good weights; then raise
+        (``on_nan=raise``) or mark ``outcome`` as stopped (``on_nan=stop``)."""
+        step, source = failed.bad_step, failed.bad_source
+        good = self.manager.save(checkpoint_number=outcome.step)  # the guard kept good weights
+        report = investigate(self.trainer, step, source)
+        report.update(
+            {
+                "last_good_checkpoint": good,
+                "policy": self.tc.on_nan,
+                "steps_completed": outcome.step,
+            }
+        )
+        path = write_forensics(report, self.run.dirs.output / "nan_forensics.json")
+        self.tracker.set_tags({"nan.step": step, "nan.source": source or "unknown"})
+        self.tracker.log_metrics({"nan.step": float(step)}, outcome.step)
+        self.tracker.log_artifact(path)
+        message = (
+            f"non-finite {source} at generator step {step}; weights kept from step "
+            f"{outcome.step} in {good}; forensics in {path}; use the default gp.norm=safe_sqrt "
+            "with gp.dtype=float32"
+        )
+        if self.tc.on_nan != "stop":
+            raise NonFiniteError(message)
+        log.error("stopped: %s", message)
+        self.tracker.set_tags({"failure.reason": "nan", "failure.message": message})
+        outcome.nan_step, outcome.nan_source = step, source
+
+    def _must_stop(self, result: ChunkResult) -> bool:
+        """A non-finite update under raise/stop, or too many skipped in a row under skip."""
+        if result.bad_step < 0:
+            return False
+        return self.tc.on_nan != "skip" or result.consecutive_skips >= self.tc.max_consecutive_skips
+
+    @staticmethod
+    def _show(bar: tqdm, result: ChunkResult) -> None:
+        last = result.last()
+        if last is not None:
+            bar.set_postfix(
+                critic=f"{last.critic_loss:.3f}",
+                gen=f"{last.generator_loss:.3f}",
+                w=f"{last.wasserstein_estimate:.3f}",
+                refresh=False,
+            )

@@ -1,0 +1,53 @@
+"""What a finished run leaves behind: the synthesizer bundle and its pyfunc model, sampled fraud
+rows in original units, and the evaluation on the held-out test split."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from wgangp.config import Config
+from wgangp.data.prepare import PreparedData
+from wgangp.data.schema import FRAUD
+from wgangp.evaluation.suite import run_evaluation
+from wgangp.serving.bundle import BUNDLE
+from wgangp.serving.pyfunc import model_spec
+from wgangp.serving.synthesizer import Synthesizer
+from wgangp.training.session import TrackedRun
+
+log = logging.getLogger("wgangp.train")
+
+
+def export(synthesizer: Synthesizer, run: TrackedRun, cfg: Config) -> Path:
+    """Save the bundle; log it and its pyfunc model; write ``trainer.sample_rows`` frauds."""
+    output_dir, tracker = run.dirs.output, run.tracker
+    bundle = synthesizer.save(output_dir / BUNDLE)
+    if cfg.tracking.log_model and tracker.run_id:
+        tracker.log_artifact(bundle, BUNDLE)
+        tracker.log_model(model_spec(bundle))  # queued after the bundle; tags model.uri
+    if cfg.trainer.sample_rows:
+        samples = synthesizer.sample(cfg.trainer.sample_rows, label=FRAUD, seed=cfg.seed)
+        samples.to_csv(output_dir / "fraud_samples.csv", index=False)
+        tracker.log_artifact(output_dir / "fraud_samples.csv")
+    return bundle
+
+
+def evaluate_on_test(
+    synthesizer: Synthesizer, data: PreparedData, run: TrackedRun, cfg: Config, step: int
+) -> dict[str, float]:
+    """Score the synthesizer's frauds against the test split; metrics and report to the run."""
+    started = time.perf_counter()
+    result = run_evaluation(
+        data.train,
+        data.test,
+        lambda n, seed: synthesizer.sample(n, label=FRAUD, seed=seed),
+        cfg.evaluate,
+        seed=cfg.seed,
+    )
+    eval_dir = run.dirs.output / "evaluation"
+    result.write(eval_dir)
+    run.tracker.log_metrics(result.metrics, step)
+    run.tracker.log_artifact(eval_dir, "evaluation")
+    log.info("evaluation took %.1f s", time.perf_counter() - started)
+    return dict(result.metrics)

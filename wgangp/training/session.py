@@ -1,0 +1,242 @@
+"""One training job's MLflow run and checkpoint directory, from opening to closing.
+
+:class:`TrackedRun` opens (or, on resume, reopens) the MLflow run and locks the job's checkpoint
+directory; whatever ends the job, it closes the run as FINISHED, FAILED (with ``failure.reason``
+and ``failure.message`` tags) or KILLED and records the status in the directory's ``run.json``,
+so a relaunch knows whether there is a run to continue.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+
+from omegaconf import OmegaConf
+
+from wgangp.config import Config, flatten
+from wgangp.data.prepare import PreparedData
+from wgangp.errors import NonFiniteError, WgangpError
+from wgangp.tracking.outbox import OUTBOX_FILE
+from wgangp.tracking.secrets import redact, scrub_secrets
+from wgangp.tracking.store import open_tracking_uri
+from wgangp.tracking.tracker import Tracker
+from wgangp.training.checkpoints import (
+    INTERRUPTED,
+    CheckpointDir,
+    RunRecord,
+    config_key,
+    open_checkpoint_dir,
+)
+from wgangp.training.runtime import environment_tags, git_commit
+
+log = logging.getLogger("wgangp.train")
+
+
+@dataclass
+class TrainResult:
+    """What :func:`wgangp.train.train` returns: where the run is and how it ended."""
+
+    run_id: str | None
+    output_dir: Path
+    steps_completed: int
+    status: str  # FINISHED | FAILED
+    final_metrics: dict[str, float] = field(default_factory=dict)
+    synthesizer_dir: Path | None = None
+    nan_step: int | None = None
+    nan_source: str | None = None
+
+
+@dataclass(frozen=True)
+class RunDirs:
+    """Where a job writes (``output``), where relative paths start (``launch``), and Hydra's
+    own record of the job (``hydra_meta``: the ``.hydra`` folder, when under Hydra)."""
+
+    output: Path
+    launch: Path
+    hydra_meta: Path | None = None
+
+    @classmethod
+    def resolve(cls, output_dir: Path | None, launch_dir: Path | None) -> RunDirs:
+        """Hydra's run directory and launch directory, unless given; a fresh ``outputs/``
+        folder in the current directory outside Hydra. The output directory must be writable.
+        """
+        from hydra.core.hydra_config import HydraConfig
+
+        hydra_out = hydra_launch = hydra_meta = None
+        if HydraConfig.initialized():
+            hc = HydraConfig.get()
+            hydra_out, hydra_launch = Path(hc.runtime.output_dir), Path(hc.runtime.cwd)
+            hydra_meta = hydra_out / hc.output_subdir if hc.output_subdir else None
+        launch = Path(launch_dir or hydra_launch or Path.cwd()).resolve()
+        if output_dir is None:
+            stamp = datetime.now().strftime("%Y-%m-%d/%H-%M-%S-%f")
+            output_dir = hydra_out or launch / "outputs" / stamp
+        output = Path(output_dir).resolve()
+        _check_writable(output)
+        return cls(output, launch, hydra_meta)
+
+
+class TrackedRun:
+    """Use as ``with TrackedRun(cfg, dirs) as run:``; the body trains and returns
+    :meth:`result`. An exception leaves the run FAILED (KILLED on Ctrl-C) with its reason."""
+
+    def __init__(self, cfg: Config, dirs: RunDirs) -> None:
+        self.cfg = cfg
+        self.dirs = dirs
+        self.status = "FAILED"  # until the body reports how it ended
+        self._nan_failure = False
+        self.tracker = Tracker(
+            None,
+            cfg.tracking.experiment,
+            enabled=cfg.tracking.enabled,
+            outbox=dirs.output / OUTBOX_FILE,
+        )
+        self.checkpoints: CheckpointDir
+        self.previous: RunRecord | None = None
+        self.record: RunRecord
+        self._resumed_run_id: str | None = None
+
+    @property
+    def resumed(self) -> bool:
+        """Whether this job continues an MLflow run a previous launch opened."""
+        return self._resumed_run_id is not None
+
+    def __enter__(self) -> TrackedRun:
+        cfg, tracker = self.cfg, self.tracker
+        if cfg.tracking.enabled:
+            tracker.uri = open_tracking_uri(
+                cfg.tracking.uri, self.dirs.launch, self.dirs.output, required=cfg.tracking.required
+            )
+            log.info(
+                "MLflow tracking URI: %s (experiment %s)", redact(tracker.uri), tracker.experiment
+            )
+        self.checkpoints, self.previous = open_checkpoint_dir(cfg, self.dirs.launch)
+        self.record = RunRecord(
+            tracking_uri=redact(tracker.uri) if tracker.uri else None,
+            experiment=tracker.experiment,
+            output_dir=str(self.dirs.output),
+            config_key=config_key(cfg),
+        )
+        try:
+            self._resumed_run_id = self._run_to_continue()
+            tags = {
+                "experiment": cfg.name,
+                "git.commit": git_commit(Path(__file__).resolve().parent),
+                "checkpoint.dir": str(self.checkpoints.path),
+                "output.dir": str(self.dirs.output),
+                **environment_tags(),
+            }
+            tracker.start(cfg.tracking.run_name or cfg.name, tags, run_id=self._resumed_run_id)
+            self.record.run_id = tracker.run_id
+            if self.previous is not None:
+                self.record.step = self.previous.step
+            self.checkpoints.write_record(self.record)
+            if tracker.run_id:
+                log.info("MLflow run %s; checkpoints in %s", tracker.run_id, self.checkpoints.path)
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        err: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if err is not None:
+            reason = err.reason if isinstance(err, WgangpError) else type(err).__name__
+            if isinstance(err, WgangpError):
+                log.debug("run failed", exc_info=err)
+            self.tracker.set_tags({"failure.reason": reason, "failure.message": str(err)[:4000]})
+            self.status = "KILLED" if isinstance(err, KeyboardInterrupt) else "FAILED"
+            self._nan_failure = isinstance(err, NonFiniteError)
+        self._close()
+
+    def log_data(self, data: PreparedData) -> None:
+        self.tracker.set_tags({"data.source": data.source, "data.origin": data.origin})
+
+    def log_config(self) -> None:
+        """The resolved config (secrets redacted) as a file and artifact, and as params unless
+        this job continues a run (a resumed run keeps the params of its first launch)."""
+        output = self.dirs.output
+        resolved = OmegaConf.structured(self.cfg)
+        (output / "config_resolved.yaml").write_text(redact(OmegaConf.to_yaml(resolved)))
+        if not self.resumed:
+            self.tracker.log_params(flatten(self.cfg))
+        self.tracker.log_artifact(output / "config_resolved.yaml", "config")
+        meta = self.dirs.hydra_meta
+        if meta is not None and meta.is_dir():
+            scrub_secrets(meta)  # Hydra wrote the overrides as typed, passwords included
+            self.tracker.log_artifact(meta, "config/hydra")
+
+    def result(
+        self,
+        status: str,
+        steps_completed: int,
+        final_metrics: dict[str, float],
+        *,
+        synthesizer_dir: Path | None = None,
+        nan_step: int | None = None,
+        nan_source: str | None = None,
+    ) -> TrainResult:
+        """How the job ended (the run is closed with this status on leaving the ``with``)."""
+        self.status = status
+        self._nan_failure = nan_step is not None
+        return TrainResult(
+            run_id=self.tracker.run_id,
+            output_dir=self.dirs.output,
+            steps_completed=steps_completed,
+            status=status,
+            final_metrics=final_metrics,
+            synthesizer_dir=synthesizer_dir,
+            nan_step=nan_step,
+            nan_source=nan_source,
+        )
+
+    def _run_to_continue(self) -> str | None:
+        """The MLflow run a resumed job logs into: the recorded one, if it is in the same store."""
+        previous, record = self.previous, self.record
+        if previous is None or not previous.run_id or record.tracking_uri is None:
+            return None
+        if previous.tracking_uri != record.tracking_uri:
+            log.warning(
+                "resuming, but the run was tracked in %s and this job tracks to %s: starting a new "
+                "MLflow run", previous.tracking_uri, record.tracking_uri,
+            )  # fmt: skip
+            return None
+        return previous.run_id
+
+    def _close(self) -> None:
+        """End the MLflow run, record the status in run.json, release the checkpoint directory."""
+        status, previous = self.status, self.previous
+        try:
+            self.tracker.end(status)
+        except Exception:
+            log.warning("could not close MLflow run %s as %s", self.tracker.run_id, status)
+        self.record.status = status
+        resumable = previous is not None and previous.status in INTERRUPTED
+        if status == "FAILED" and not self._nan_failure and resumable:
+            self.record.status = previous.status  # a failed relaunch leaves the run resumable
+        with contextlib.suppress(OSError):
+            self.checkpoints.write_record(self.record)
+        if previous is None and status != "FINISHED":
+            self.checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
+        self.checkpoints.release()
+
+
+def _check_writable(output_dir: Path) -> None:
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        probe = output_dir / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as err:
+        raise WgangpError(
+            f"output directory {output_dir} is not writable ({err.strerror}); "
+            "run from a writable directory or set hydra.run.dir=..."
+        ) from None
