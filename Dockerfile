@@ -38,8 +38,8 @@ RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))
     && pip install --no-cache-dir "tensorflow[and-cuda]==2.21.*" -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
-# Editable install on purpose: wgangp/train.py loads Hydra configs from config_path="../conf",
-# the top-level conf/ next to the package, which a built wheel would not contain.
+# Editable install on purpose: Hydra loads its configs from the top-level conf/ next to the
+# package (wgangp.config.CONF_DIR), which a built wheel would not contain.
 COPY conf ./conf
 COPY wgangp ./wgangp
 RUN pip install --no-cache-dir --no-deps -e .

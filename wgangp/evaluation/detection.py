@@ -10,8 +10,8 @@ scales) and gradient boosting (sees shapes, tails and interactions).
 Rows present in both classes (a synthetic row that is an exact copy of a real one) are kept in the
 same fold (stratified GROUP k-fold, one group per distinct row): otherwise the copy's twin, with
 the opposite label, sits in the training folds and the classifier "anti-learns" it; identical
-samples then score an AUC near 0 (measured: 0.02 for gradient boosting) instead of 0.5. Near-copies
-can still pull the AUC below 0.5; an AUC clearly below 0.5 means copying, see the privacy metrics.
+samples then score an AUC near 0 instead of 0.5. Near-copies can still pull the AUC below 0.5;
+an AUC clearly below 0.5 means copying, see the privacy metrics.
 """
 
 from __future__ import annotations
