@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO, compose
 
 from wgangp.cli import check_overrides
-from wgangp.config import Config, flatten, to_config
+from wgangp.config import Config, config_groups, flatten, to_config
 from wgangp.errors import ConfigError
 
 
@@ -67,6 +67,40 @@ def test_unknown_key_names_the_closest_valid_one() -> None:
     assert "trainer.stepz" in str(err.value) and "trainer.steps" in str(err.value)
     assert "\n" not in str(err.value)
     check_overrides(["trainer.steps=5", "data=simulated", "hydra.run.dir=x", "-m", "seed=0,1"])
+
+
+def test_a_group_outside_the_defaults_needs_a_plus() -> None:
+    with pytest.raises(ConfigError) as err:
+        check_overrides(["experiment=stable_gp"])
+    assert str(err.value) == (
+        "config group 'experiment' needs a '+' (it is not in the defaults list of "
+        "conf/config.yaml): write +experiment=stable_gp"
+    )
+    check_overrides(["+experiment=stable_gp", "~experiment", "data=simulated"])
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("trainer=fastt", "no option 'fastt' in config group 'trainer' (override 'trainer=fastt'); "
+         "did you mean 'fast'? choose one of default, fast"),
+        ("+experiment=tf_norm", "no option 'tf_norm' in config group 'experiment'"),
+        ("-m data=simulated,simulted", "no option 'simulted' in config group 'data'"),
+    ],
+)  # fmt: skip
+def test_an_unknown_group_option_is_one_line_naming_the_options(override, expected) -> None:
+    with pytest.raises(ConfigError) as err:
+        check_overrides(override.split())
+    assert str(err.value).startswith(expected)
+    assert "\n" not in str(err.value)
+
+
+def test_the_group_list_is_the_conf_folder() -> None:
+    """A new folder under conf/ is a group the checks know, with its YAML files as options."""
+    groups = config_groups()
+    assert set(groups) == {p.name for p in (REPO / "conf").iterdir() if p.is_dir()}
+    assert groups["trainer"] == ("default", "fast")
+    assert "stable_gp" in groups["experiment"]
 
 
 def test_hydra_itself_rejects_unknown_keys() -> None:

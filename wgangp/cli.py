@@ -5,24 +5,25 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import re
 import sys
 import traceback
 from collections.abc import Iterable
 from typing import Any
 
+import yaml
 from omegaconf import OmegaConf
 
+from wgangp.config import CONF_DIR, Config, config_groups
 from wgangp.errors import ConfigError, WgangpError
 
 log = logging.getLogger("wgangp")
 
-#: Top-level config groups selected as ``group=option`` (not dotted keys).
-_GROUPS = {"data", "model", "trainer", "tracking", "gp", "preprocess", "evaluate", "experiment"}
+#: An option name as ``group=option`` gives it (sweeps list several, separated by commas).
+_OPTION = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def _schema_keys() -> set[str]:
-    from wgangp.config import Config
-
     keys: set[str] = set()
 
     def walk(prefix: str, node: Any) -> None:
@@ -36,28 +37,61 @@ def _schema_keys() -> set[str]:
     return keys
 
 
-def check_overrides(argv: Iterable[str]) -> None:
-    """Reject ``trainer.stepz=5`` before Hydra starts, naming the closest valid key.
+def _default_groups() -> set[str]:
+    """The groups ``conf/config.yaml`` selects by default: only these take ``group=option``."""
+    defaults = yaml.safe_load((CONF_DIR / "config.yaml").read_text()).get("defaults", [])
+    return {next(iter(entry)) for entry in defaults if isinstance(entry, dict)}
 
-    Only plain ``key=value`` overrides are checked; ``+key``, ``~key``, ``hydra.*`` and group
-    selections (``data=simulated``) are left to Hydra.
+
+def check_overrides(argv: Iterable[str]) -> None:
+    """Reject ``trainer.stepz=5``, ``experiment=x`` (needs ``+``) and ``trainer=fastt`` before
+    Hydra starts, each as one line naming the fix.
+
+    Plain ``key=value`` overrides must name a schema key; group selections (``data=simulated``,
+    ``+experiment=stable_gp``) must name an option in ``conf/<group>/``. ``+key``/``~key`` keys,
+    ``hydra.*`` and ``group/sub=...`` are left to Hydra.
     """
-    keys = _schema_keys()
+    argv = list(argv)
+    keys, groups, defaults = _schema_keys(), config_groups(), _default_groups()
     for arg in argv:
         if arg.startswith("-") or "=" not in arg:
             continue
-        key = arg.split("=", 1)[0]
-        if key.startswith(("+", "~", "hydra.", "hydra/")) or "/" in key:
+        key, value = arg.split("=", 1)
+        name = key.lstrip("+~")
+        if name.startswith(("hydra.", "hydra/")) or "/" in name:
             continue
-        if key in keys or (key in _GROUPS and "." not in key):
+        if name in groups:
+            _check_group(arg, key, name, value, groups[name], name in defaults)
+            continue
+        if key != name or key in keys:
             continue
         suggestion = difflib.get_close_matches(key, sorted(keys), n=1)
         hint = f"did you mean '{suggestion[0]}'?" if suggestion else "see conf/ for the valid keys"
         raise ConfigError(f"unknown config key '{key}' in override '{arg}'; {hint}")
-    _check_override_types(argv, keys)
+    _check_override_types(argv, keys, set(groups))
 
 
-def _check_override_types(argv: Iterable[str], keys: set[str]) -> None:
+def _check_group(
+    arg: str, key: str, group: str, value: str, options: tuple[str, ...], in_defaults: bool
+) -> None:
+    if key == group and not in_defaults:
+        raise ConfigError(
+            f"config group '{group}' needs a '+' (it is not in the defaults list of "
+            f"conf/config.yaml): write +{arg}"
+        )
+    if key.startswith("~"):
+        return
+    for option in value.split(","):
+        if _OPTION.fullmatch(option) and option not in (*options, "null"):
+            close = difflib.get_close_matches(option, options, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ConfigError(
+                f"no option '{option}' in config group '{group}' (override '{arg}'); {hint}"
+                f"choose one of {', '.join(options)}"
+            )
+
+
+def _check_override_types(argv: Iterable[str], keys: set[str], groups: set[str]) -> None:
     """Reject ``trainer.batch_size=abc`` as one line (Hydra would print a multi-line report).
 
     Sweeps (``a=1,2``) and anything Hydra cannot parse are left to Hydra.
@@ -65,13 +99,11 @@ def _check_override_types(argv: Iterable[str], keys: set[str]) -> None:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf.errors import OmegaConfBaseException
 
-    from wgangp.config import Config
-
     parser = OverridesParser.create()
     schema = OmegaConf.structured(Config)
     for arg in argv:
         key = arg.split("=", 1)[0] if "=" in arg else ""
-        if arg.startswith("-") or key not in keys or key in _GROUPS:
+        if arg.startswith("-") or key not in keys or key in groups:
             continue
         try:
             override = parser.parse_overrides([arg])[0]
