@@ -1,7 +1,9 @@
 """Load checks: a big CSV trains with flat memory; many parallel sweep jobs share one sqlite store.
 
-    python scripts/load_test.py rows --rows 1000000 --steps 300 [--workdir DIR]
-    python scripts/load_test.py multirun --jobs 20 --n-jobs 4 [--workdir DIR]
+    python -m scripts.load_test rows --rows 1000000 --steps 300 [--workdir DIR]
+    python -m scripts.load_test multirun --jobs 20 --n-jobs 4 [--workdir DIR]
+
+(from the repository root, with the project's environment).
 
 ``rows`` writes a simulated table of ``--rows`` rows as a CSV, trains from it through the CLI and
 samples the resident memory (RSS) of the training process every 0.2 s. It prints (and returns as
@@ -25,11 +27,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.support.configs import TINY_NETWORKS
+
 REPO = Path(__file__).resolve().parents[1]
+#: The test suite's tiny networks, without the work at the end of a run that is not measured.
 TINY_MODEL = [
-    "model.latent_dim=8",
-    "model.generator.hidden=[16]",
-    "model.critic.hidden=[16]",
+    *TINY_NETWORKS,
     "trainer.progress=false",
     "trainer.sample_rows=20",
     "evaluate.enabled=false",

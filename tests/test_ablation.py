@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SMALL_MODEL, compose, run_train_cli
+from support.cli import run_train_cli
+from support.configs import SMALL_MODEL, compose
 
 from wgangp.training.guard import NORM_GRADIENT
 

@@ -16,12 +16,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import run_train_cli
+from support.cli import run_train_cli
 from support.mlflow_server import free_port
 
 from wgangp.data.schema import COLUMNS, LABEL
 
-REPO = Path(__file__).resolve().parents[1]
 #: Small but valid: passes validation and the split, trains with a batch of 32.
 QUICK = [
     "trainer.batch_size=32",
@@ -308,7 +307,7 @@ def test_unwritable_output_dir_and_unreachable_server_in_real_processes(tmp_path
 
 def test_unwritable_output_dir_in_process(tmp_path: Path) -> None:
     """``train(output_dir=...)`` (the Python API) refuses it the same way."""
-    from conftest import TINY, compose
+    from support.configs import TINY, compose
 
     from wgangp.errors import WgangpError
     from wgangp.train import train

@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 
 import pytest
-from conftest import REPO, compose
+from support.configs import REPO, compose
 
 from wgangp.cli import check_overrides
 from wgangp.config import Config, config_groups, flatten, to_config

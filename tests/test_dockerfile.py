@@ -20,8 +20,8 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.version import Version
+from support.configs import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO / "Dockerfile"
 DOCKERIGNORE = REPO / ".dockerignore"
 COMPOSE = REPO / "compose.yaml"

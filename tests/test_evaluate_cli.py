@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TINY, compose
 from mlflow.tracking import MlflowClient
+from support.configs import TINY, compose
 
 from wgangp.evaluate import main
 from wgangp.train import train

@@ -1,28 +1,21 @@
 """Load, at CI scale: a large CSV trains with flat memory; parallel sweep jobs share one store.
 
-``scripts/load_test.py`` runs the same measurements at full scale (1,000,000 rows; 20 jobs).
+``python -m scripts.load_test`` runs the same measurements at full scale (1,000,000 rows; 20
+jobs).
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _load_test_module():
-    spec = importlib.util.spec_from_file_location("load_test", REPO / "scripts" / "load_test.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from scripts.load_test import measure_multirun, measure_rows
 
 
 @pytest.mark.slow
 def test_large_csv_trains_with_flat_memory(tmp_path: Path) -> None:
-    result = _load_test_module().measure_rows(
+    result = measure_rows(
         rows=100_000, steps=120, workdir=tmp_path, batch_size=256, checkpoint_every=20
     )
     assert len(result["rss_mib_at_checkpoint"]) >= 4, result
@@ -32,6 +25,6 @@ def test_large_csv_trains_with_flat_memory(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_parallel_sweep_jobs_share_one_fresh_sqlite_store(tmp_path: Path) -> None:
-    result = _load_test_module().measure_multirun(jobs=6, n_jobs=3, workdir=tmp_path)
+    result = measure_multirun(jobs=6, n_jobs=3, workdir=tmp_path)
     assert result["ok"], result
     assert result["seeds_logged"] == list(range(6))

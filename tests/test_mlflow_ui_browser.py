@@ -11,13 +11,8 @@ import json
 from urllib.parse import quote
 
 import pytest
-from support.browser import (  # noqa: F401 (browser is a fixture)
-    browser,
-    save_screenshot,
-    wait_for_css,
-    wait_for_texts,
-)
-from support.tracked_runs import EXPERIMENT, ServerRuns, server_runs  # noqa: F401 (fixture)
+from support.browser import save_screenshot, wait_for_css, wait_for_texts
+from support.tracked_runs import EXPERIMENT, ServerRuns
 
 METRICS = ("critic_loss", "generator_loss", "wasserstein_estimate")
 # MLflow 3.17 opens experiments in its GenAI view; this query selects the training-runs view.
@@ -42,9 +37,11 @@ def _scroll_to_text(driver, text: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.server
+@pytest.mark.browser
 def test_runs_and_compare_view_render_in_chromium(
-    browser,  # noqa: F811 (imported fixture; first, so a missing chromium skips before training)
-    server_runs: ServerRuns,  # noqa: F811 (imported fixture)
+    browser,  # first: a missing chromium skips before the runs train
+    server_runs: ServerRuns,
 ) -> None:
     experiment_id = server_runs.experiment_id
     run_ids = [server_runs.run_ids["stable"], server_runs.run_ids["nan"]]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from conftest import REPO
-from support.tracked_runs import EXPERIMENT, ServerRuns, server_runs  # noqa: F401 (fixture)
+from support.configs import REPO
+from support.tracked_runs import EXPERIMENT, ServerRuns
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 ARTIFACTS_DIR = REPO / "test-artifacts"
@@ -45,7 +45,8 @@ def _text(cell) -> str:
 
 
 @pytest.mark.slow
-def test_notebook_runs_against_tracked_runs(server_runs: ServerRuns, monkeypatch):  # noqa: F811
+@pytest.mark.server
+def test_notebook_runs_against_tracked_runs(server_runs: ServerRuns, monkeypatch):
     from nbclient import NotebookClient
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", server_runs.url)

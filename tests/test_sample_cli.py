@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, TINY, compose
+from support.configs import REPO, TINY, compose
 
 from wgangp.data.schema import COLUMNS, LABEL, TIME
 from wgangp.sample import (

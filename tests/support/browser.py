@@ -3,9 +3,9 @@
 Both binaries come from ``scripts/install_chromium.sh``; the driver path is passed explicitly so
 selenium-manager never tries to download a browser or driver (no network here but registries).
 
-Usage::
+Usage (the fixture is registered by tests/conftest.py)::
 
-    from support.browser import browser, save_screenshot, wait_for_text  # noqa: F401 (fixture)
+    from support.browser import save_screenshot, wait_for_text
 
     def test_page(browser):
         browser.get(url)

@@ -5,9 +5,7 @@ upload/download, Host-header checks, and what happens when the server dies mid-r
 gets its own sqlite store and artifact directory under the given temporary directory, runs in its
 own process group (the CLI forks uvicorn), and is always torn down as a group.
 
-Usage::
-
-    from support.mlflow_server import MlflowServer, mlflow_server  # noqa: F401 (fixture)
+Usage (the fixtures are registered by tests/conftest.py)::
 
     def test_x(mlflow_server):                   # started, stopped after the test
         MlflowClient(mlflow_server.url).create_experiment("wgangp")

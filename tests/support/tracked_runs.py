@@ -8,7 +8,7 @@ Two tiny runs of the real CLI (``python -m wgangp.train``, a subprocess with
 - ``nan``: the original failure (``+experiment=tf_norm_nan``: tanh critic, ``tf.norm`` penalty);
   ``trainer.on_nan=stop`` ends it FAILED with exit code 0 and the tags ``nan.step``/``nan.source``.
 
-Usage: ``from support.tracked_runs import server_runs  # noqa: F401`` (a session fixture).
+Usage: a test asks for the session fixture ``server_runs`` (registered by tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import SMALL_MODEL
 
+from support.configs import SMALL_MODEL
 from support.mlflow_server import MlflowServer
 
-REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = "wgangp-server-e2e"
 #: Test size (the ablation test's reduced size): small data and networks, 60 steps, no evaluation.
 #: At this size tf_norm_nan's first non-finite step is 52 (tests/test_ablation.py), so both runs
@@ -98,13 +97,9 @@ def train_on_server(server: MlflowServer, work_dir: Path) -> dict[str, str]:
     return {"stable": by_name["stable_gp"], "nan": by_name["tf_norm_nan"]}
 
 
-#: The one set of runs per pytest process. Importing the fixture into several test modules (the
-#: usage above) gives each module its own fixture definition, each with its own session cache;
-#: this keeps the trainings and the server to one.
-_SHARED: ServerRuns | None = None
-
-
-def _start_server_runs(tmp_path_factory: pytest.TempPathFactory) -> ServerRuns:
+@pytest.fixture(scope="session")
+def server_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerRuns]:
+    """A real server holding one stable and one NaN training run; stopped after the session."""
     server = MlflowServer(tmp_path_factory.mktemp("server-runs"))
     server.start()
     try:
@@ -117,16 +112,7 @@ def _start_server_runs(tmp_path_factory: pytest.TempPathFactory) -> ServerRuns:
     except BaseException:
         server.stop()
         raise
-    return ServerRuns(server, experiment_id, run_ids, seconds)
-
-
-@pytest.fixture(scope="session")
-def server_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerRuns]:
-    """A real server holding one stable and one NaN training run; stopped after the session."""
-    global _SHARED
-    if _SHARED is None:
-        _SHARED = _start_server_runs(tmp_path_factory)
     try:
-        yield _SHARED
-    finally:  # session teardown (every module's copy of the fixture ends there); stop is idempotent
-        _SHARED.server.stop()
+        yield ServerRuns(server, experiment_id, run_ids, seconds)
+    finally:
+        server.stop()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import TINY, compose
 from mlflow.exceptions import MlflowException
+from support.configs import TINY, compose
 
 from wgangp.data.schema import COLUMNS, LABEL
 from wgangp.errors import WgangpError
@@ -189,6 +189,7 @@ def served(logged_model, tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_rest_invocations_return_requested_rows(served):
     status, body = _post(
         f"{served}/invocations",
@@ -203,6 +204,7 @@ def test_rest_invocations_return_requested_rows(served):
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_rest_optional_columns_and_bad_request(served):
     status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 4}]})
     assert status == 200, body

@@ -20,7 +20,7 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
-from conftest import TINY, compose
+from support.configs import TINY, compose
 
 from wgangp.config import to_config
 from wgangp.training.batches import ClassBalancedRows
@@ -185,3 +185,19 @@ def test_joblib_launcher_runs_two_jobs_in_parallel(tmp_path):
     runs = mlflow.MlflowClient(uri).search_runs([experiment.experiment_id])
     assert sorted(r.data.params["seed"] for r in runs) == ["0", "1"]
     assert {r.info.status for r in runs} == {"FINISHED"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["float32", "mixed_bfloat16"])
+def test_fast_mode_trains_on_the_gpu(precision):
+    """On a GPU host: K steps per call under XLA, weights on the GPU, every step finite."""
+    from wgangp.training.runtime import training_runtime
+
+    cfg = _config(device="gpu", steps_per_call=2, jit_compile="true", precision=precision)
+    with training_runtime(cfg.trainer, cfg.seed) as device:
+        assert device == "gpu"
+        trainer = make_trainer(cfg, ClassBalancedRows(*_rows()))
+        result = trainer.run(2)
+    assert result.completed == 2 and np.isfinite(result.metrics).all()
+    assert "GPU" in trainer.critic.trainable_variables[0].value.device
+    assert trainer.tracing_count() == 1

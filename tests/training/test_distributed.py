@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import compose
+from support.configs import compose
 
 from wgangp.config import Config, to_config
 from wgangp.errors import ConfigError

@@ -9,12 +9,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
-from support.mlflow_server import (  # noqa: F401 (mlflow_server is a fixture)
-    MlflowServer,
-    MlflowServerError,
-    live_processes_in_group,
-    mlflow_server,
-)
+from support.mlflow_server import MlflowServer, MlflowServerError, live_processes_in_group
 
 
 def _port_answers(port: int) -> bool:
@@ -35,8 +30,9 @@ def _read_back(client: MlflowClient, run_id: str, download_dir: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_logged_data_survives_kill_and_restart(
-    mlflow_server: MlflowServer,  # noqa: F811 (the imported fixture)
+    mlflow_server: MlflowServer,
     tmp_path: Path,
 ) -> None:
     client = MlflowClient(mlflow_server.url)
@@ -77,6 +73,7 @@ def test_logged_data_survives_kill_and_restart(
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_server_that_cannot_start_fails_with_its_log_tail(tmp_path: Path) -> None:
     """A server that exits during start-up fails fast, naming the URL and quoting its log."""
     server = MlflowServer(tmp_path, backend_store_uri="nosuchscheme://store")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO
+from support.configs import REPO
 
 from wgangp import report
 from wgangp.tracking import ablation

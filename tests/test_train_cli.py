@@ -9,12 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TINY, compose
 from mlflow.tracking import MlflowClient
+from support.configs import TINY, compose
 
+from wgangp.config import to_config
 from wgangp.data.schema import COLUMNS
 from wgangp.serving.synthesizer import load_synthesizer
 from wgangp.train import train
+from wgangp.training.checkpoints import config_key
 from wgangp.training.trainer import METRICS
 
 #: Every per-step metric of the trainer, plus the host-side throughput.
@@ -55,6 +57,10 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert run.info.run_id == result.run_id
     _check_run(client, run, steps=6, log_every=2)
     assert run.data.tags["experiment"] == "stable_gp"
+    assert run.data.tags["device"] == "cpu"  # the device the runtime used, tagged once
+    checkpoints = tmp_path / "checkpoints" / f"stable_gp-seed0-{config_key(to_config(cfg))}"
+    assert run.data.tags["checkpoint.dir"] == str(checkpoints)  # in the launch dir, as documented
+    assert (checkpoints / "ckpt-6.index").is_file()
     samples = (tmp_path / "out" / "fraud_samples.csv").read_text().splitlines()
     assert samples[0].split(",") == list(COLUMNS) and len(samples) == 51
     synthesizer = load_synthesizer(f"runs:/{result.run_id}", uri)

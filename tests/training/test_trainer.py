@@ -8,7 +8,7 @@ import pytest
 import scipy.special
 import scipy.stats
 import tensorflow as tf
-from conftest import TINY, compose
+from support.configs import TINY, compose
 
 from wgangp.config import to_config
 from wgangp.training.batches import ClassBalancedRows

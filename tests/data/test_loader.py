@@ -315,18 +315,8 @@ def test_load_simulated_is_validated_and_deterministic() -> None:
         load_simulated(seed=4, rows=1_000, min_rows_per_class=50)
 
 
-def _real_sample() -> Path:
-    default = (
-        Path(__file__).resolve().parents[1].parent / "shared/data/creditcard_real_sample.csv.gz"
-    )
-    path = Path(os.environ.get("WGANGP_REAL_SAMPLE", default))
-    if not path.is_file():
-        pytest.skip(f"real data sample not found at {path} (set WGANGP_REAL_SAMPLE)")
-    return path
-
-
-def test_loads_the_real_sample(tmp_path: Path) -> None:
-    sample = _real_sample()
+def test_loads_the_real_sample(tmp_path: Path, real_sample: Path) -> None:
+    sample = real_sample
     loaded = load_creditcard(
         str(sample), launch_dir=tmp_path, fallback="error", cache_dir=tmp_path / "cache"
     )

@@ -8,11 +8,11 @@ import math
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from support.tracked_runs import ServerRuns, server_runs  # noqa: F401 (session fixture)
+from support.tracked_runs import ServerRuns
 
 from wgangp.data.schema import COLUMNS, LABEL
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 
 def _artifact_paths(client: MlflowClient, run_id: str, path: str | None = None) -> set[str]:
@@ -26,7 +26,7 @@ def _artifact_paths(client: MlflowClient, run_id: str, path: str | None = None) 
     return found
 
 
-def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns):  # noqa: F811
+def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns):
     client = MlflowClient(server_runs.url)
     run = client.get_run(server_runs.run_ids["stable"])
     assert run.info.status == "FINISHED"
@@ -58,7 +58,7 @@ def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns):  # noqa: 
     assert {"generator.keras", "config_resolved.yaml"} <= stored
 
 
-def test_stable_run_model_loads_and_samples_over_http(server_runs: ServerRuns, monkeypatch):  # noqa: F811
+def test_stable_run_model_loads_and_samples_over_http(server_runs: ServerRuns, monkeypatch):
     import mlflow.pyfunc
 
     client = MlflowClient(server_runs.url)
@@ -73,7 +73,7 @@ def test_stable_run_model_loads_and_samples_over_http(server_runs: ServerRuns, m
     assert (rows[LABEL] == 1).all()
 
 
-def test_sample_cli_reads_the_model_from_the_server(server_runs: ServerRuns, tmp_path):  # noqa: F811
+def test_sample_cli_reads_the_model_from_the_server(server_runs: ServerRuns, tmp_path):
     from wgangp.sample import main
 
     client = MlflowClient(server_runs.url)
@@ -85,7 +85,7 @@ def test_sample_cli_reads_the_model_from_the_server(server_runs: ServerRuns, tmp
     assert list(rows.columns) == list(COLUMNS) and len(rows) == 25
 
 
-def test_nan_run_is_failed_tagged_with_forensics(server_runs: ServerRuns):  # noqa: F811
+def test_nan_run_is_failed_tagged_with_forensics(server_runs: ServerRuns):
     client = MlflowClient(server_runs.url)
     run = client.get_run(server_runs.run_ids["nan"])
     assert run.info.status == "FAILED"

@@ -17,11 +17,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TINY_MODEL, compose
+from support.configs import TINY_MODEL, compose
 
 from wgangp.config import to_config
 from wgangp.errors import ConfigError
-from wgangp.training.checkpoints import RunRecord, config_key, open_checkpoint_dir
+from wgangp.training.checkpoints import (
+    RunRecord,
+    config_key,
+    open_checkpoint_dir,
+    resolve_checkpoint_dir,
+)
 
 STEPS, CHECKPOINT_EVERY, LOG_EVERY = 400, 50, 10
 COMMAND = [
@@ -45,6 +50,17 @@ def test_config_key_ignores_resume_but_not_the_trajectory() -> None:
     assert config_key(base) == config_key(to_config(compose([*COMMAND, "evaluate.enabled=true"])))
     assert config_key(base) != config_key(to_config(compose([*COMMAND, "seed=1"])))
     assert config_key(base) != config_key(to_config(compose([*COMMAND, "gp.weight=5"])))
+
+
+def test_checkpoints_default_to_the_launch_dir_keyed_by_name_seed_and_config(
+    tmp_path: Path,
+) -> None:
+    """A relaunch from the same directory finds them; trainer.checkpoint_dir overrides it."""
+    cfg = to_config(compose(COMMAND))
+    expected = tmp_path / "checkpoints" / f"{cfg.name}-seed{cfg.seed}-{config_key(cfg)}"
+    assert resolve_checkpoint_dir(cfg, tmp_path) == expected
+    cfg.trainer.checkpoint_dir = "mine/ckpt"
+    assert resolve_checkpoint_dir(cfg, tmp_path) == tmp_path / "mine" / "ckpt"
 
 
 def test_checkpoint_dir_is_locked_and_an_interrupted_run_is_not_overwritten(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +13,6 @@ from wgangp.config import EvaluateConfig
 from wgangp.data.schema import COLUMNS, FEATURES, LABEL
 from wgangp.errors import ConfigError, DataError
 from wgangp.evaluation.suite import EvaluationResult, run_evaluation
-
-REPO = Path(__file__).resolve().parents[1]
 
 #: Names the lead logs to MLflow; a rename here is a breaking change.
 CORE_METRICS = [
@@ -153,16 +150,10 @@ def test_invalid_settings_fail_before_any_work() -> None:
         )
 
 
-def real_sample_path() -> Path:
-    default = REPO.parent / "shared" / "data" / "creditcard_real_sample.csv.gz"
-    return Path(os.environ.get("WGANGP_REAL_SAMPLE", default))
-
-
-def test_on_the_real_sample_with_jittered_training_frauds(tmp_path: Path) -> None:
-    path = real_sample_path()
-    if not path.exists():
-        pytest.skip(f"real data sample not found at {path} (set WGANGP_REAL_SAMPLE to its path)")
-    frame = pd.read_csv(path)
+def test_on_the_real_sample_with_jittered_training_frauds(
+    tmp_path: Path, real_sample: Path
+) -> None:
+    frame = pd.read_csv(real_sample)
     frame[LABEL] = frame[LABEL].astype(int)
     rng = np.random.default_rng(0)
     is_test = np.zeros(len(frame), dtype=bool)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TINY, compose
+from support.configs import TINY, compose
 
 from wgangp.training.guard import NORM_GRADIENT
 

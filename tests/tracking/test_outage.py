@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TINY_MODEL
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+from support.configs import TINY_MODEL
 from support.mlflow_server import MlflowServer, free_port
 
 from wgangp.errors import TrackingError
@@ -100,6 +100,7 @@ TRAIN = [
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_server_killed_mid_run_training_finishes_and_sync_replays(tmp_path: Path) -> None:
     server = MlflowServer(tmp_path / "server").start()
     try:

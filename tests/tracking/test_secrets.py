@@ -16,11 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.configs import REPO
 from support.mlflow_server import free_port
 
 from wgangp.tracking.secrets import redact
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_redact_masks_secret_values_and_uri_passwords(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,63 @@
+"""The real Hydra config, composed as the CLI would, and the shrunken sizes tests train at."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+REPO = Path(__file__).resolve().parents[2]
+CONF_DIR = REPO / "conf"
+
+#: Tiny networks: every test that trains and ``python -m scripts.load_test`` start from these.
+TINY_NETWORKS = [
+    "model.latent_dim=8",
+    "model.generator.hidden=[16,16]",
+    "model.critic.hidden=[16,16]",
+]
+#: Tiny data and networks.
+TINY_MODEL = [
+    "data=simulated",
+    "data.simulated_rows=4000",
+    *TINY_NETWORKS,
+    "trainer.batch_size=32",
+]
+#: The ablation's reduced size: large enough for tf_norm_nan to fail at a known step (52).
+SMALL_MODEL = [
+    "data=simulated",
+    "data.simulated_rows=20000",
+    "model.latent_dim=16",
+    "model.generator.hidden=[32,32]",
+    "model.critic.hidden=[32,32]",
+    "trainer.batch_size=64",
+]
+#: A whole tiny run: 6 steps in two calls, two checkpoints, no evaluation.
+TINY = [
+    *TINY_MODEL,
+    "trainer.steps=6",
+    "trainer.steps_per_call=3",
+    "trainer.checkpoint_every=3",
+    "trainer.progress=false",
+    "trainer.sample_rows=50",
+    "tracking.log_every=2",
+    "evaluate.enabled=false",
+]
+
+
+def compose(overrides: list[str] | None = None) -> DictConfig:
+    """Compose the real Hydra config (as the CLI would) with overrides."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    from wgangp.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose(config_name="config", overrides=overrides or [])
+
+
+def real_sample_path() -> Path:
+    """The real-rows sample beside the repo (or $WGANGP_REAL_SAMPLE)."""
+    env = os.environ.get("WGANGP_REAL_SAMPLE")
+    return Path(env) if env else REPO.parent / "shared" / "data" / "creditcard_real_sample.csv.gz"

@@ -1,0 +1,26 @@
+"""The commands a newcomer pastes: the README's two set-up commands, and CI running the second."""
+
+from __future__ import annotations
+
+from support.configs import REPO
+
+RUN_COMMAND = "bash scripts/bootstrap.sh && .venv/bin/python -m wgangp.train +experiment=stable_gp"
+TEST_INSTALL = "bash scripts/bootstrap.sh --dev"
+TEST_COMMAND = ".venv/bin/python -m pytest"
+
+
+def test_readme_shows_both_set_up_commands() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert RUN_COMMAND in readme
+    assert f"{TEST_INSTALL} && {TEST_COMMAND}" in readme
+
+
+def test_ci_installs_once_then_runs_the_readme_test_command() -> None:
+    lines = [
+        line.strip()
+        for line in (REPO / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert sum("scripts/bootstrap.sh" in line for line in lines) == 1
+    install = lines.index(TEST_INSTALL)
+    assert lines[-1] == TEST_COMMAND and install < len(lines) - 1
