@@ -55,19 +55,8 @@ ALL_SYSTEMS = ("naive", *WGANGP_SYSTEMS, "ydata", "ctgan", "matmul")
 ENVS = Path(os.environ.get("WGANGP_BENCH_ENVS", REPO / ".bench-envs"))  # as setup_envs.sh
 SWEEP_BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
 RSS_ROWS = 1_000_000
-#: The trainer's extras (batch sweep, floors, peak memory) use the first of these asked for.
+#: The trainer's extras (batch sweep, peak memory) use the first of these asked for.
 EXTRAS_PREFERENCE = ("wgangp_k_xla", "wgangp_k", "wgangp", "wgangp_xla")
-#: The trainer's floors at the small size (extras), each the same step with one thing shrunk:
-#: batch 8 leaves its fixed cost per step; 8-wide hidden layers leave everything but the
-#: matmuls' arithmetic (same ops, draws and latent width; the elementwise work shrinks too, so
-#: this floor is low, never high).
-FLOORS = {
-    "floor: batch 8": {"batch": 8},
-    "floor: 8-wide hidden layers": {"gen_widths": (8, 8), "critic_widths": (8, 8)},
-}
-FLOORS_BLOCK = "floors block"  # variant suffix of the naive and trainer runs timed with them
-CEILING_MATMUL = 1024
-CEILING_VARIANT = f"ceiling {CEILING_MATMUL}^3"
 
 
 class Plan:
@@ -78,7 +67,6 @@ class Plan:
         self.steps = steps or (3 if quick else 40)
         self.repeats = repeats or (2 if quick else 5)
         self.warmup = 1 if quick else 5
-        self.probe_seconds = 0.02 if quick else 0.3
         self.peer_timeout = 100 if quick else 1800
         # Generator steps per call of the ``_k`` variants; --quick keeps its few steps few.
         self.k = 2 if quick else K_STEPS
@@ -106,9 +94,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--extras",
         action="store_true",
-        help="also: time per step over batch 64..4096, the small size's floors and the "
-        "machine's matmul ceiling, and peak RSS on 1M rows, for the naive loop and the "
-        "trainer's fastest mode asked for",
+        help="also: time per step over batch 64..4096 and peak RSS on 1M rows, for the naive "
+        "loop and the trainer's fastest mode asked for",
     )
     parser.add_argument(
         "--include",
@@ -271,9 +258,7 @@ class Harness:
             self.add(record(timing))
 
     # -- the matmul probe ------------------------------------------------------------------
-    def probe_contender(
-        self, size_name: str, variant: str | None = None
-    ) -> tuple[Contender, Callable[[Timing], Record]]:
+    def probe_contender(self, size_name: str) -> tuple[Contender, Callable[[Timing], Record]]:
         """The naive step's matmuls alone (``bench.matmul_probe.ProbeStep``) at one size, to
         time round-robin with the steps it bounds, and how its timing becomes a record."""
         from bench.matmul_probe import ProbeStep
@@ -288,7 +273,7 @@ class Harness:
         def record(timing: Timing) -> Record:
             return timing_record(
                 "matmul",
-                variant or f"probe ({probe.shapes} shapes)",
+                f"probe ({probe.shapes} shapes)",
                 size_name,
                 timing,
                 size.batch,
@@ -412,60 +397,19 @@ class Harness:
             for (_, record), timing in zip(prepared, timings, strict=True):
                 self.add(record(timing))
 
-    def run_floors(self, name: str) -> None:
-        """The naive loop, trainer variant ``name``, its :data:`FLOORS` and (if asked for) the
-        matmul probe at the small size, timed round-robin: what is left of a step when its
-        matmuls cost nothing (see :func:`small_target_lines`)."""
-        small = SIZES["small"]
-        note = f"extras: the small size's floors, timed round-robin with naive and {name}"
-        runs = [
-            ("naive", small, f"keras-style loop ({FLOORS_BLOCK})"),
-            (name, small, FLOORS_BLOCK),
-            *((name, replace(small, **change), label) for label, change in FLOORS.items()),
-        ]
-        prepared = [  # the plan's K throughout: the floors are read against the trainer's step
-            self.extra_contender(system, size, variant, note, "small", self.plan.k)
-            for system, size, variant in runs
-        ]
-        if "matmul" in self.args.systems:
-            prepared.append(self.probe_contender("small", f"probe ({FLOORS_BLOCK})"))
-        timings = time_interleaved([c for c, _ in prepared], self.plan.repeats)
-        for (_, record), timing in zip(prepared, timings, strict=True):
-            self.add(record(timing))
-        self.run_ceiling()
-
-    def run_ceiling(self) -> None:
-        """This machine's matmul ceiling: one large float32 matmul, all cores."""
-        from bench.matmul_probe import time_matmul
-
-        n = CEILING_MATMUL
-        seconds = time_matmul((n, n, n, False, False), seconds=self.plan.probe_seconds)
-        self.add(
-            Record(
-                "matmul",
-                CEILING_VARIANT,
-                "small",
-                gflops_per_s=2 * n**3 / seconds / 1e9,
-                notes=[f"extras: a {n}x{n}x{n} float32 matmul, all cores: the machine's ceiling"],
-                settings={**self.common_settings(), "seconds_per_matmul": seconds},
-            )
-        )
-
     def extra_contender(
         self,
         name: str,
         size: Size,
         variant: str,
         note: str,
-        size_name: str = "default",
-        steps_per_call: int | None = None,
     ) -> tuple[Contender, Callable[[Timing], Record]]:
         """System ``name`` (the naive loop or a trainer variant) at a ``size`` of the extras,
         and how its timing becomes a record (``ms_per_gen_step`` in its extra).
 
-        A ``_k`` variant runs ``steps_per_call`` steps a call, by default the plan's K capped
-        at the repeat's step budget (about the same time per repeat at every batch size: K=100
-        at batch 4096 would make a repeat 100 steps of about 0.3 s).
+        A ``_k`` variant runs the plan's K steps a call, capped at the repeat's step budget
+        (about the same time per repeat at every batch size: K=100 at batch 4096 would make a
+        repeat 100 steps of about 0.3 s).
         """
         from bench.naive_loop import NaiveLoop
         from bench.wgangp_systems import build
@@ -474,7 +418,7 @@ class Harness:
         if name == "naive":
             system, k, flops = NaiveLoop(size, self.rows), 1, None
         else:
-            system = build(name, size, self.rows, steps_per_call or min(self.plan.k, budget))
+            system = build(name, size, self.rows, min(self.plan.k, budget))
             k, flops = system.steps_per_call, system.flops_per_gen_step()
         steps = max(k, (budget // k) * k)
 
@@ -482,7 +426,7 @@ class Harness:
             made = timing_record(
                 name,
                 variant,
-                size_name,
+                "default",
                 timing,
                 size.batch,
                 size.n_critic,
@@ -549,8 +493,6 @@ class Harness:
             swept = [s for s in systems if s == "naive"] + chosen
             if swept:
                 self.run_batch_sweep(swept)
-            if chosen and "naive" in systems and "small" in self.args.sizes:
-                self.run_floors(chosen[0])
             if "naive" in systems:
                 self.run_peak_rss()
             if chosen:
@@ -591,7 +533,7 @@ def markdown(records: list[Record], header: list[str]) -> str:
     ]
     notes = []
     for i, r in enumerate(records, 1):
-        base = naive.get(r.size) if r.variant not in FLOORS else None  # floors: not a speed
+        base = naive.get(r.size)
         ratio = f"{r.critic_samples_per_s / base:.2f}" if base and r.critic_samples_per_s else "—"
         per_step = r.flops_per_gen_step / 1e9 if r.flops_per_gen_step else None
         lines.append(
@@ -605,83 +547,7 @@ def markdown(records: list[Record], header: list[str]) -> str:
             notes.append(f"{i}. " + "; ".join(str(d) for d in details))
     if notes:
         lines += ["", "Notes:", "", *notes]
-    target = small_target_lines(records)
-    if target:
-        lines += ["", *target]
     return "\n".join(lines) + "\n"
-
-
-def small_target_lines(records: list[Record]) -> list[str]:
-    """The small size's 3x target worked out from the floors block (nothing without it).
-
-    A step is its floor without the matmuls' arithmetic plus those matmuls, less whatever the
-    two cores overlap. With the matmuls at the probe's rate, the lines say how much overlap the
-    trainer achieves and how much 3x would need.
-    """
-    found = {
-        r.variant: r
-        for r in records
-        if r.size == "small"
-        and r.status == "ok"
-        and (FLOORS_BLOCK in r.variant or r.variant in FLOORS or r.variant == CEILING_VARIANT)
-    }
-    naive, trainer = found.get(f"keras-style loop ({FLOORS_BLOCK})"), found.get(FLOORS_BLOCK)
-    fixed, wide = (found.get(label) for label in FLOORS)
-    if not (naive and trainer and fixed and wide):
-        return []
-
-    def ms(record: Record) -> float:
-        return float(record.extra["ms_per_gen_step"])
-
-    budget = ms(naive) / 3
-    matmul_flops = (trainer.flops_per_gen_step or 0.0) - (wide.flops_per_gen_step or 0.0)
-    left = budget - ms(wide)
-    ceiling = found.get(CEILING_VARIANT)
-    against = (
-        f", against this machine's ceiling of {ceiling.gflops_per_s:,.0f} GFLOP/s "
-        f"({CEILING_MATMUL}^3 on all cores);"
-        if ceiling and ceiling.gflops_per_s
-        else ";"
-    )
-    leaves = (
-        f"- 3x leaves {left:.3f} ms for those matmuls: "
-        f"{matmul_flops / (left / 1000) / 1e9:,.0f} GFLOP/s{against}"
-        if left > 0
-        else f"- 3x leaves no time for those matmuls: the floor alone takes {-left:.3f} ms more;"
-    )
-    lines = [
-        "## The small size's 3x target, worked out",
-        "",
-        f"Timed round-robin in one block: the naive loop takes {ms(naive):.3f} ms a generator "
-        f"step, so 3x needs {budget:.3f} ms; {trainer.system} takes {ms(trainer):.3f} ms "
-        f"({ms(naive) / ms(trainer):.2f}x).",
-        "",
-        f"- the same step at batch 8: {ms(fixed):.3f} ms (its fixed cost per step);",
-        f"- the same step with 8-wide hidden layers: {ms(wide):.3f} ms (everything but "
-        f"{matmul_flops / 1e9:.3f} GFLOP of matmul arithmetic, and less elementwise work);",
-        leaves,
-    ]
-    probe = found.get(f"probe ({FLOORS_BLOCK})")
-    if probe and probe.gflops_per_s:
-        serial = ms(wide) + matmul_flops / (probe.gflops_per_s * 1e9) * 1000
-        overlap = serial - ms(trainer)
-        achieved = (
-            f"the trainer overlaps {overlap:.3f} ms of that on the two cores"
-            if overlap >= 0
-            else f"the trainer takes {-overlap:.3f} ms more than that"
-        )
-        needed_overlap = serial - budget
-        target = (
-            f"3x would need {needed_overlap:.3f} ms overlapped"
-            if needed_overlap > 0
-            else "3x needs no overlap"
-        )
-        lines.append(
-            f"- at the probe's rate on the naive step's shapes ({probe.gflops_per_s:,.0f} "
-            f"GFLOP/s) floor and matmuls take {serial:.3f} ms one after the other: {achieved}, "
-            f"{target}."
-        )
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,6 @@ of this VM's drift, its steps per second are those of a step that does nothing b
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import tensorflow as tf
@@ -47,23 +46,6 @@ def _operands(key: MatmulKey) -> tuple[tf.Tensor, tf.Tensor]:
     a = tf.random.normal([UNROLL, k, m] if transpose_a else [UNROLL, m, k])
     b = tf.random.normal([n, k] if transpose_b else [k, n])
     return a, b
-
-
-def time_matmul(key: MatmulKey, seconds: float = 0.3, repeats: int = 3) -> float:
-    """Median seconds per matmul of shape ``key``, timing loops of about ``seconds`` each."""
-    a, b = _operands(key)
-    repeat = _loop(*key)
-    repeat(a, b, tf.constant(10)).numpy()  # trace + warm caches
-    start = time.perf_counter()
-    repeat(a, b, tf.constant(10)).numpy()
-    per_call = max((time.perf_counter() - start) / 10, 1e-7)
-    iterations = max(10, int(seconds / per_call))
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        repeat(a, b, tf.constant(iterations)).numpy()
-        samples.append((time.perf_counter() - start) / (iterations * UNROLL))
-    return sorted(samples)[len(samples) // 2]
 
 
 class ProbeStep:
