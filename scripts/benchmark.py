@@ -1,8 +1,8 @@
 """Training-throughput benchmark: the naive Keras-style loop, the project's trainer, the peers.
 
-    .venv/bin/python scripts/benchmark.py --out benchmarks/out/bench.json            # full
-    .venv/bin/python scripts/benchmark.py --quick --systems naive,matmul --out tmp/x.json  # CI
-    .venv/bin/python scripts/benchmark.py --extras --systems naive,wgangp_k --sizes default # extras
+    .venv/bin/python -m scripts.benchmark --out benchmarks/out/bench.json            # full
+    .venv/bin/python -m scripts.benchmark --quick --systems naive,matmul --out tmp/x.json  # CI
+    .venv/bin/python -m scripts.benchmark --extras --systems naive,wgangp_k --sizes default
 
 Figures are steady-state (after warm-up, median of repeats) critic samples/s (= batch x n_critic
 x generator steps/s) and generator steps/s, on the real rows, at the sizes of bench/common.py.
@@ -22,13 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-SCRIPTS = Path(__file__).resolve().parent
-REPO = SCRIPTS.parent
-sys.path.insert(0, str(SCRIPTS))
-sys.path.insert(0, str(REPO))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-from bench.common import (  # noqa: E402
+from scripts.bench.common import (
     SIZES,
     Contender,
     Record,
@@ -42,14 +36,16 @@ from bench.common import (  # noqa: E402
     timing_record,
     versions,
 )
-from bench.wgangp_systems import K_STEPS  # noqa: E402
+from scripts.bench.wgangp_systems import K_STEPS
+from wgangp.errors import ConfigError, DataError, WgangpError
 
-from wgangp.errors import ConfigError, DataError, WgangpError  # noqa: E402
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+REPO = Path(__file__).resolve().parents[1]
 
 WGANGP_SYSTEMS = ("wgangp", "wgangp_default", "wgangp_xla", "wgangp_k", "wgangp_k_xla")
 PEERS = {
-    "ydata": ("ydata_cwgangp.py", "ydata-synthetic 1.4.0 CWGAN-GP (TF 2.15)"),
-    "ctgan": ("ctgan_bench.py", "CTGAN 0.12.1 (PyTorch CPU)"),
+    "ydata": ("scripts.bench.peers.ydata_cwgangp", "ydata-synthetic 1.4.0 CWGAN-GP (TF 2.15)"),
+    "ctgan": ("scripts.bench.peers.ctgan_bench", "CTGAN 0.12.1 (PyTorch CPU)"),
 }
 ALL_SYSTEMS = ("naive", *WGANGP_SYSTEMS, "ydata", "ctgan", "matmul")
 ENVS = Path(os.environ.get("WGANGP_BENCH_ENVS", REPO / ".bench-envs"))  # as setup_envs.sh
@@ -153,8 +149,8 @@ class Harness:
 
     # -- the naive loop --------------------------------------------------------------------
     def naive_loop(self, size_name: str):
-        from bench.flops import count_flops
-        from bench.naive_loop import NaiveLoop
+        from scripts.bench.flops import count_flops
+        from scripts.bench.naive_loop import NaiveLoop
 
         loop = NaiveLoop(SIZES[size_name], self.rows)
         self.naive_flops[size_name] = count_flops(loop.concrete_step())
@@ -187,7 +183,7 @@ class Harness:
         self, name: str, size_name: str
     ) -> tuple[Contender, Callable[[Timing], Record]] | None:
         """The trainer variant to time and its record maker; None (recorded) if it cannot run."""
-        import bench.wgangp_systems as registry
+        import scripts.bench.wgangp_systems as registry
 
         size = SIZES[size_name]
         try:
@@ -259,9 +255,9 @@ class Harness:
 
     # -- the matmul probe ------------------------------------------------------------------
     def probe_contender(self, size_name: str) -> tuple[Contender, Callable[[Timing], Record]]:
-        """The naive step's matmuls alone (``bench.matmul_probe.ProbeStep``) at one size, to
+        """The naive step's matmuls alone (``scripts.bench.matmul_probe.ProbeStep``) at one size, to
         time round-robin with the steps it bounds, and how its timing becomes a record."""
-        from bench.matmul_probe import ProbeStep
+        from scripts.bench.matmul_probe import ProbeStep
 
         size = SIZES[size_name]
         if size_name not in self.naive_flops:
@@ -294,7 +290,7 @@ class Harness:
     # -- the peers -------------------------------------------------------------------------
     def run_peer(self, name: str, sizes: list[str]) -> None:
         """One subprocess in the peer's own env, one JSON record line per size."""
-        script, title = PEERS[name]
+        module, title = PEERS[name]
         python = ENVS / name / "bin" / "python"
         if not (ENVS / name / ".ready").is_file() or not python.exists():
             for size_name in sizes:
@@ -313,7 +309,8 @@ class Harness:
             return
         command = [
             str(python),
-            str(SCRIPTS / "bench" / "peers" / script),
+            "-m",
+            module,
             "--json",
             "--size",
             ",".join(sizes),
@@ -411,8 +408,8 @@ class Harness:
         (about the same time per repeat at every batch size: K=100 at batch 4096 would make a
         repeat 100 steps of about 0.3 s).
         """
-        from bench.naive_loop import NaiveLoop
-        from bench.wgangp_systems import build
+        from scripts.bench.naive_loop import NaiveLoop
+        from scripts.bench.wgangp_systems import build
 
         budget = max(10, int(40 * 512 / size.batch))  # about the same time per repeat
         if name == "naive":
@@ -445,14 +442,21 @@ class Harness:
 
     def run_peak_rss(self) -> None:
         """Peak memory of the naive loop holding 1M simulated rows (a fresh process)."""
-        script = SCRIPTS / "bench" / "naive_loop.py"
-        command = [str(script), "--rss-rows", str(RSS_ROWS), "--steps", "20"]
+        command = ["-m", "scripts.bench.naive_loop", "--rss-rows", str(RSS_ROWS), "--steps", "20"]
         self.run_peak_rss_process("naive", command)
 
     def run_wgangp_peak_rss(self, name: str) -> None:
         """System ``name``'s peak memory from 1M rows (a fresh process)."""
-        script = SCRIPTS / "bench" / "wgangp_systems.py"
-        command = [str(script), "--system", name, "--rss-rows", str(RSS_ROWS), "--steps", "100"]
+        command = [
+            "-m",
+            "scripts.bench.wgangp_systems",
+            "--system",
+            name,
+            "--rss-rows",
+            str(RSS_ROWS),
+            "--steps",
+            "100",
+        ]
         self.run_peak_rss_process(name, command)
 
     def run_peak_rss_process(self, system: str, command: list[str]) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPTS = REPO / "scripts"
 REQUIRED = {
     "system",
     "variant",
@@ -27,12 +26,24 @@ REQUIRED = {
 }
 
 
+def compose_config(overrides: list[str] | None = None):  # -> omegaconf.DictConfig
+    """The Hydra config as ``python -m wgangp.train`` composes it, with ``overrides``."""
+    import hydra
+
+    from wgangp.config import register_configs
+
+    register_configs()
+    with hydra.initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        return hydra.compose(config_name="config", overrides=overrides or [])
+
+
 def test_quick_run_writes_records_and_table(tmp_path: Path) -> None:
     out = tmp_path / "x.json"
     done = subprocess.run(
         [
             sys.executable,
-            str(SCRIPTS / "benchmark.py"),
+            "-m",
+            "scripts.benchmark",
             "--quick",
             "--systems",
             "naive,matmul",
@@ -79,9 +90,8 @@ def test_quick_run_writes_records_and_table(tmp_path: Path) -> None:
 
 
 def test_unregistered_trainer_is_recorded_as_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
-    sys.path.insert(0, str(SCRIPTS))
-    import bench.wgangp_systems as registry
-    import benchmark
+    import scripts.bench.wgangp_systems as registry
+    from scripts import benchmark
 
     def not_yet(name, size, rows, steps_per_call=None):
         raise NotImplementedError("wgangp systems are added by the trainer")
@@ -100,7 +110,8 @@ def test_unknown_system_is_one_line_error(tmp_path: Path) -> None:
     done = subprocess.run(
         [
             sys.executable,
-            str(SCRIPTS / "benchmark.py"),
+            "-m",
+            "scripts.benchmark",
             "--systems",
             "nope",
             "--out",
@@ -120,8 +131,7 @@ def test_unknown_system_is_one_line_error(tmp_path: Path) -> None:
 
 def test_flops_counts_known_matmuls_in_calls_and_loops() -> None:
     tf = pytest.importorskip("tensorflow")
-    sys.path.insert(0, str(SCRIPTS))
-    from bench.flops import count_flops
+    from scripts.bench.flops import count_flops
 
     @tf.function
     def inner(a, b):
@@ -154,8 +164,7 @@ def test_flops_counts_known_matmuls_in_calls_and_loops() -> None:
 def test_flops_of_dense_layer_gradient() -> None:
     """Forward x@W plus backward dX = dY@W^T and dW = X^T@dY: three equal-cost matmuls."""
     tf = pytest.importorskip("tensorflow")
-    sys.path.insert(0, str(SCRIPTS))
-    from bench.flops import count_flops
+    from scripts.bench.flops import count_flops
 
     w = tf.Variable(tf.ones([16, 4]))
 
@@ -173,8 +182,7 @@ def test_flops_of_dense_layer_gradient() -> None:
 
 def test_interleaved_timing_puts_every_system_through_the_same_minutes() -> None:
     """Repeat r of every system runs before repeat r+1 of any (the VM's drift hits all alike)."""
-    sys.path.insert(0, str(SCRIPTS))
-    from bench.common import Contender, time_interleaved
+    from scripts.bench.common import Contender, time_interleaved
 
     calls: list[tuple[str, int]] = []
     a = Contender(lambda n: calls.append(("a", n)), steps=4, warmup=2)
@@ -191,10 +199,9 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
     """The sweep runs the plan's K a call where a repeat holds that many steps, and fewer at
     the large batches, whose repeats hold few steps: K=100 at batch 4096 would make every
     repeat 100 steps of about 0.3 s. Each repeat is a whole number of calls."""
-    sys.path.insert(0, str(SCRIPTS))
-    import bench.naive_loop
-    import bench.wgangp_systems
-    import benchmark
+    import scripts.bench.naive_loop
+    import scripts.bench.wgangp_systems
+    from scripts import benchmark
 
     made: list[tuple[str, int, int | None]] = []
     asked: list[tuple[int, int, int]] = []  # (batch, steps_per_call, steps asked of one run)
@@ -212,13 +219,15 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
         def flops_per_gen_step(self) -> float:
             return 1e9
 
-    monkeypatch.setattr(bench.naive_loop, "NaiveLoop", lambda size, rows: Fake("naive", size, None))
     monkeypatch.setattr(
-        bench.wgangp_systems, "build", lambda name, size, rows, k=None: Fake(name, size, k)
+        scripts.bench.naive_loop, "NaiveLoop", lambda size, rows: Fake("naive", size, None)
+    )
+    monkeypatch.setattr(
+        scripts.bench.wgangp_systems, "build", lambda name, size, rows, k=None: Fake(name, size, k)
     )
     args = benchmark.parse_args(["--systems", "naive,wgangp_k_xla", "--sizes", "default"])
     harness = benchmark.Harness(args, rows=None)
-    assert harness.plan.k == bench.wgangp_systems.K_STEPS == 100
+    assert harness.plan.k == scripts.bench.wgangp_systems.K_STEPS == 100
     harness.run_batch_sweep(["naive", "wgangp_k_xla"])
 
     trainer_k = {batch: k for name, batch, k in made if name == "wgangp_k_xla"}
@@ -232,13 +241,10 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
 def test_default_config_system_trains_as_a_users_run_is_configured() -> None:
     """``wgangp_default`` is the product as ``python -m wgangp.train`` composes it: its K and
     XLA come from the Hydra config, never from the harness's K for the ``_k`` variants."""
-    from conftest import compose
+    from scripts.bench.common import SIZES, simulated_rows
+    from scripts.bench.wgangp_systems import build, product_defaults
 
-    sys.path.insert(0, str(SCRIPTS))
-    from bench.common import SIZES, simulated_rows
-    from bench.wgangp_systems import build, product_defaults
-
-    trainer = compose().trainer
+    trainer = compose_config().trainer
     assert product_defaults() == (trainer.steps_per_call, trainer.jit_compile)
     system = build("wgangp_default", SIZES["small"], simulated_rows(500), steps_per_call=2)
     assert system.steps_per_call == trainer.steps_per_call
@@ -250,12 +256,9 @@ def test_default_config_system_trains_as_a_users_run_is_configured() -> None:
 
 def test_k_xla_system_is_what_the_fast_trainer_preset_runs() -> None:
     """The docs label ``wgangp_k_xla``'s rows ``trainer=fast``: same K per call, XLA on."""
-    from conftest import compose
+    from scripts.bench.wgangp_systems import K_STEPS
 
-    sys.path.insert(0, str(SCRIPTS))
-    from bench.wgangp_systems import K_STEPS
-
-    fast = compose(["trainer=fast"]).trainer
+    fast = compose_config(["trainer=fast"]).trainer
     assert (fast.steps_per_call, fast.jit_compile) == (K_STEPS, True)
 
 
@@ -264,8 +267,7 @@ def test_probe_step_runs_each_matmul_shape_as_often_as_the_step(
 ) -> None:
     """run(n) makes count * n / UNROLL loop trips per shape; n must be a multiple of UNROLL."""
     tf = pytest.importorskip("tensorflow")
-    sys.path.insert(0, str(SCRIPTS))
-    import bench.matmul_probe as matmul_probe
+    import scripts.bench.matmul_probe as matmul_probe
 
     trips: list[tuple[tuple[int, int, int], int]] = []
 

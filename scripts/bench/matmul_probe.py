@@ -4,8 +4,9 @@ Each distinct matmul shape of a traced training step (from ``flops.count_flops``
 backward and gradient-penalty double-backward matmuls, transposes included) runs in a tight
 ``tf.range`` loop inside one ``tf.function``, ``UNROLL`` independent matmuls per trip.
 :class:`ProbeStep` runs every shape as often as the step does, so it is a benchmark system like
-the others: timed round-robin with them (``bench.common.time_interleaved``), in the same minutes
-of this VM's drift, its steps per second are those of a step that does nothing but its matmuls.
+the others: timed round-robin with them (``scripts.bench.common.time_interleaved``), in the
+same minutes of this VM's drift, its steps per second are those of a step that does nothing but
+its matmuls.
 """
 
 from __future__ import annotations

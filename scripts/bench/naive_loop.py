@@ -6,23 +6,19 @@ concatenated to each network's input, a Python ``for`` over the ``n_critic`` cri
 one ``@tf.function`` (unrolled when traced), a nested-tape gradient penalty with the NaN-safe norm
 ``sqrt(sum(g^2) + 1e-12)``, Adam(1e-4, 0, 0.9), LeakyReLU MLPs.
 
-Run alone for the peak-RSS extra: ``python scripts/bench/naive_loop.py --rss-rows 1000000``.
+Run alone for the peak-RSS extra: ``python -m scripts.bench.naive_loop --rss-rows 1000000``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.common import N_CLASSES, N_FEATURES, BalancedSampler, Rows, Size  # noqa: E402
+from scripts.bench.common import N_CLASSES, N_FEATURES, BalancedSampler, Rows, Size
 
 GP_WEIGHT = 10.0
 GP_EPS = 1e-12
@@ -110,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     """Peak-RSS probe: hold ``--rss-rows`` simulated rows, train on them, print a JSON record."""
     import time
 
-    from bench.common import (
+    from scripts.bench.common import (
         SIZES,
         Record,
         current_rss_mb,
@@ -120,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         versions,
     )
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.bench.naive_loop", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--rss-rows", type=int, default=1_000_000)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--size", choices=sorted(SIZES), default="default")

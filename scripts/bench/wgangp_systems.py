@@ -6,13 +6,13 @@ The harness asks ``build(name, size, rows, steps_per_call)`` for an object with:
   critic updates + 1 generator update) and return only when the work is done (read a value back);
 - ``steps_per_call: int``: ``run`` is only asked for multiples of it (K for the ``_k`` variants);
 - ``flops_per_gen_step() -> float``: matmul FLOPs of one generator step, counted by
-  ``bench.flops.count_flops`` on the traced graph of ``WGANGPTrainer.generator_step`` (the body
-  of the ``tf.range`` loop, traced alone so every shape is static);
+  ``scripts.bench.flops.count_flops`` on the traced graph of ``WGANGPTrainer.generator_step``
+  (the body of the ``tf.range`` loop, traced alone so every shape is static);
 - ``notes: list[str]``, ``settings: dict`` and ``variant: str`` copied into the record.
 
 Run alone for the peak-memory extra (one JSON record on stdout):
-``python scripts/bench/wgangp_systems.py --rss-rows 1000000`` (peak memory from 1M rows). The
-batch sweep is ``scripts/benchmark.py --extras`` (timed round-robin with the naive loop).
+``python -m scripts.bench.wgangp_systems --rss-rows 1000000`` (peak memory from 1M rows). The
+batch sweep is ``python -m scripts.bench --extras`` (timed round-robin with the naive loop).
 """
 
 from __future__ import annotations
@@ -24,11 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from bench.common import Rows, Size  # noqa: E402
+from scripts.bench.common import Rows, Size
 
 
 def product_defaults(preset: str = "default") -> tuple[int, bool]:
@@ -152,7 +148,7 @@ def count_step_flops(trainer):
     """Matmul FLOPs of one generator step (``n_critic`` critic updates + 1 generator update)."""
     import tensorflow as tf
 
-    from bench.flops import count_flops
+    from scripts.bench.flops import count_flops
 
     def one_step(step: tf.Tensor) -> tf.Tensor:
         return trainer.generator_step(step)[1]
@@ -188,7 +184,7 @@ def current_rss_mb() -> float:
 
 def peak_rss(n_rows: int, name: str = "wgangp_k_xla", steps: int = 200):
     """Train from ``n_rows`` simulated rows; RSS after warm-up and after ``steps`` more steps."""
-    from bench.common import SIZES, Record, peak_rss_mb, simulated_rows, versions
+    from scripts.bench.common import SIZES, Record, peak_rss_mb, simulated_rows, versions
 
     size = SIZES["default"]
     before = peak_rss_mb()
@@ -233,9 +229,12 @@ def peak_rss(n_rows: int, name: str = "wgangp_k_xla", steps: int = 200):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.common import emit_json
+    from scripts.bench.common import emit_json
 
-    parser = argparse.ArgumentParser(description="wgangp benchmark extras (JSON on stdout)")
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.bench.wgangp_systems",
+        description="wgangp benchmark extras (JSON on stdout)",
+    )
     parser.add_argument("--system", choices=sorted(SYSTEMS), default="wgangp_k_xla")
     parser.add_argument("--rss-rows", type=int, default=0, help="peak memory from N rows")
     parser.add_argument("--steps", type=int, default=200)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -154,8 +153,7 @@ def test_mixed_precision_is_close_and_finite(plain, precision):
 
 def test_generator_step_graph_has_no_redundant_matmuls(plain):
     """No weight gradients for the network an update leaves alone; G once per critic pass."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    from bench.wgangp_systems import count_step_flops
+    from scripts.bench.wgangp_systems import count_step_flops
 
     _, trainer = _train(plain[1], calls=1, steps_per_call=4)
     count = count_step_flops(trainer)

@@ -2,7 +2,10 @@
 
 Runs in ``.bench-envs/ctgan`` (CPU torch); prints one JSON record on stdout.
 
-    .bench-envs/ctgan/bin/python scripts/bench/peers/ctgan_bench.py --json --size native
+    .bench-envs/ctgan/bin/python -m scripts.bench.peers.ctgan_bench --json --size native
+
+from the repo root, which puts ``scripts`` on the path (``scripts.bench.common`` is the only
+project module it imports: numpy and the standard library).
 
 Preprocessing = fitting its ``DataTransformer`` (a Bayesian GMM per continuous column) and
 transforming the rows; it is done once, timed, and then handed to ``CTGAN.fit`` (its module's
@@ -22,11 +25,8 @@ import math
 import sys
 import time
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from bench.common import (  # noqa: E402
+from scripts.bench.common import (
     SIZES,
     Record,
     emit_json,
@@ -54,7 +54,8 @@ def load_frame(args: argparse.Namespace, notes: list[str]):  # -> pandas.DataFra
         notes.append(f"real rows: {len(frame)} from {path}")
     else:
         import pandas as pd
-        from bench.common import simulated_rows
+
+        from scripts.bench.common import simulated_rows
 
         rows = simulated_rows(30_172)
         frame = pd.DataFrame(rows.features, columns=[f"F{i}" for i in range(30)])
@@ -149,7 +150,9 @@ def measure(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.bench.peers.ctgan_bench", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--json", action="store_true", help="print JSON records (the default)")
     parser.add_argument(
         "--size",

@@ -5,6 +5,11 @@
 #   bash scripts/bench/peers/setup_envs.sh            # both peers
 #   bash scripts/bench/peers/setup_envs.sh ydata      # one of: ydata ctgan
 #
+# The harness then runs each peer from the repo root as a module of this checkout, e.g.
+#   .bench-envs/ctgan/bin/python -m scripts.bench.peers.ctgan_bench --json --size small
+# so the envs need only the peer's own packages (the peers import scripts.bench.common, which
+# needs numpy and pandas, both installed with the peer).
+#
 # Why each env is separate: ydata-synthetic 1.4.0 needs TensorFlow 2.15 and numpy<2 (the project
 # uses TF 2.21); CTGAN needs torch. torch is installed FIRST with plain pip so that pip finds the
 # CPU wheel available locally (find-links); ctgan is then installed with pip so the installed

@@ -2,7 +2,10 @@
 
 Runs in ``.bench-envs/ydata`` (TensorFlow 2.15, numpy<2); prints one JSON record on stdout.
 
-    .bench-envs/ydata/bin/python scripts/bench/peers/ydata_cwgangp.py --json --size native
+    .bench-envs/ydata/bin/python -m scripts.bench.peers.ydata_cwgangp --json --size native
+
+from the repo root, which puts ``scripts`` on the path (it imports ``scripts.bench.common``, numpy
+and the standard library only, and ``scripts.bench.flops`` under its own TensorFlow).
 
 What is measured is exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), run
 step by step so warm-up and repeats can be separated. Two changes, both stated in the record:
@@ -21,13 +24,10 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-from bench.common import (  # noqa: E402
+from scripts.bench.common import (
     SIZES,
     Record,
     emit_json,
@@ -37,6 +37,8 @@ from bench.common import (  # noqa: E402
     timing_record,
     versions,
 )
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before ydata_synthetic imports TF
 
 ORIGINAL_NETWORKS: tuple = ()
 NATIVE = {"batch": 64, "latent": 32, "layers_dim": 128, "lr": 5e-4, "n_critic": 1}
@@ -96,7 +98,8 @@ def load_frame(data: str | None, notes: list[str]):  # -> pandas.DataFrame
         notes.append(f"real rows: {len(frame)} from {path}")
         return frame
     import pandas as pd
-    from bench.common import simulated_rows
+
+    from scripts.bench.common import simulated_rows
 
     rows = simulated_rows(30_172)
     frame = pd.DataFrame(rows.features, columns=[f"F{i}" for i in range(30)])
@@ -175,7 +178,7 @@ def measure(size_name: str, frame, args: argparse.Namespace, notes: list[str]) -
     timing = time_steps(run, args.steps, args.repeats, args.warmup)
     flops = None
     try:
-        from bench.flops import count_flops
+        from scripts.bench.flops import count_flops
 
         sample = synth.get_data_batch(processed, batch)
         concrete = synth.update_gradients.get_concrete_function(
@@ -206,7 +209,9 @@ def measure(size_name: str, frame, args: argparse.Namespace, notes: list[str]) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.bench.peers.ydata_cwgangp", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--json", action="store_true", help="print JSON records (the default)")
     parser.add_argument(
         "--size",
