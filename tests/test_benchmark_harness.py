@@ -1,4 +1,4 @@
-"""The benchmark harness keeps working: quick run's JSON and table, and FLOP counting."""
+"""The benchmark harness keeps working: quick run's JSON and table, FLOP counting, the extras."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_quick_run_writes_records_and_table(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "scripts.benchmark",
+            "scripts.bench",
             "--quick",
             "--systems",
             "naive,matmul",
@@ -91,19 +91,21 @@ def test_quick_run_writes_records_and_table(tmp_path: Path) -> None:
 
 def test_unregistered_trainer_is_recorded_as_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     import scripts.bench.wgangp_systems as registry
-    from scripts import benchmark
+    from scripts.bench.__main__ import parse_args
+    from scripts.bench.harness import Harness
+    from scripts.bench.report import markdown
 
     def not_yet(name, size, rows, steps_per_call=None):
         raise NotImplementedError("wgangp systems are added by the trainer")
 
     monkeypatch.setattr(registry, "build", not_yet)
-    args = benchmark.parse_args(["--systems", "wgangp_xla", "--sizes", "small", "--quick"])
-    harness = benchmark.Harness(args, rows=None)
+    args = parse_args(["--systems", "wgangp_xla", "--sizes", "small", "--quick"])
+    harness = Harness(args, rows=None)
     assert harness.wgangp_contender("wgangp_xla", "small") is None  # nothing left to time
     (record,) = harness.records
     assert (record.system, record.size, record.status) == ("wgangp_xla", "small", "skipped")
     assert record.notes == ["wgangp systems are added by the trainer"]
-    assert "skipped" in benchmark.markdown(harness.records, ["# t"])
+    assert "skipped" in markdown(harness.records, ["# t"])
 
 
 def test_unknown_system_is_one_line_error(tmp_path: Path) -> None:
@@ -111,7 +113,7 @@ def test_unknown_system_is_one_line_error(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "scripts.benchmark",
+            "scripts.bench",
             "--systems",
             "nope",
             "--out",
@@ -127,6 +129,20 @@ def test_unknown_system_is_one_line_error(tmp_path: Path) -> None:
         "benchmark: unknown system(s) nope; choose from "
         "naive, wgangp, wgangp_default, wgangp_xla, wgangp_k, wgangp_k_xla, ydata, ctgan, matmul"
     ]
+
+
+def test_help_names_the_module_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "scripts.bench", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: python -m scripts.bench ")
+    text = " ".join(done.stdout.split())  # argparse wraps to the terminal's width
+    assert "--extras" in text and "ydata, ctgan, matmul" in text
 
 
 def test_flops_counts_known_matmuls_in_calls_and_loops() -> None:
@@ -198,10 +214,12 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
 ) -> None:
     """The sweep runs the plan's K a call where a repeat holds that many steps, and fewer at
     the large batches, whose repeats hold few steps: K=100 at batch 4096 would make every
-    repeat 100 steps of about 0.3 s. Each repeat is a whole number of calls."""
+    repeat 100 slow steps. Each repeat is a whole number of calls."""
     import scripts.bench.naive_loop
     import scripts.bench.wgangp_systems
-    from scripts import benchmark
+    from scripts.bench import extras
+    from scripts.bench.__main__ import parse_args
+    from scripts.bench.harness import Harness
 
     made: list[tuple[str, int, int | None]] = []
     asked: list[tuple[int, int, int]] = []  # (batch, steps_per_call, steps asked of one run)
@@ -225,10 +243,10 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
     monkeypatch.setattr(
         scripts.bench.wgangp_systems, "build", lambda name, size, rows, k=None: Fake(name, size, k)
     )
-    args = benchmark.parse_args(["--systems", "naive,wgangp_k_xla", "--sizes", "default"])
-    harness = benchmark.Harness(args, rows=None)
+    args = parse_args(["--systems", "naive,wgangp_k_xla", "--sizes", "default"])
+    harness = Harness(args, rows=None)
     assert harness.plan.k == scripts.bench.wgangp_systems.K_STEPS == 100
-    harness.run_batch_sweep(["naive", "wgangp_k_xla"])
+    extras.run_batch_sweep(harness, ["naive", "wgangp_k_xla"])
 
     trainer_k = {batch: k for name, batch, k in made if name == "wgangp_k_xla"}
     # step budget max(10, 40 * 512 / batch): 320, 160, 80, 40, 20, 10, 10
@@ -236,6 +254,77 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
     assert all(k is None for name, _, k in made if name == "naive")
     assert all(steps % k == 0 for _, k, steps in asked)
     assert {steps for batch, k, steps in asked if k > 1 and batch == 64} >= {300}
+
+
+def test_extras_sweep_then_measure_peak_memory_in_fresh_module_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--extras sweeps the naive loop and the fastest trainer mode asked for, then measures each
+    one's peak memory in a fresh ``python -m scripts.bench.<module>`` from the repo root; a
+    process that prints no record leaves a failed one."""
+    from scripts.bench import extras
+    from scripts.bench.__main__ import parse_args
+    from scripts.bench.common import REPO as BENCH_REPO
+    from scripts.bench.common import Record
+    from scripts.bench.harness import Harness
+
+    swept: list[list[str]] = []
+    runs: list[tuple[list[str], str]] = []
+    monkeypatch.setattr(extras, "run_batch_sweep", lambda harness, names: swept.append(names))
+
+    def fake_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+        runs.append((command, kwargs["cwd"]))
+        if command[2] == "scripts.bench.naive_loop":
+            line = json.dumps(Record("naive", "peak-rss 1,000,000 rows", "default").to_dict())
+            return subprocess.CompletedProcess(command, 0, f"progress\n{line}\n", "")
+        return subprocess.CompletedProcess(command, 1, "", "Traceback ...\nMemoryError")
+
+    monkeypatch.setattr(extras.subprocess, "run", fake_run)
+    args = parse_args(["--systems", "wgangp_k,naive,wgangp_k_xla", "--extras"])
+    harness = Harness(args, rows=None)
+    extras.run_extras(harness, args.systems)
+
+    assert swept == [["naive", "wgangp_k_xla"]]
+    commands = [command for command, _ in runs]
+    assert [c[:3] for c in commands] == [
+        [sys.executable, "-m", "scripts.bench.naive_loop"],
+        [sys.executable, "-m", "scripts.bench.wgangp_systems"],
+    ]
+    assert all(c[c.index("--rss-rows") + 1] == "1000000" for c in commands)
+    assert commands[1][commands[1].index("--system") + 1] == "wgangp_k_xla"
+    assert {cwd for _, cwd in runs} == {str(BENCH_REPO)} == {str(REPO)}
+    naive, trainer = harness.records
+    assert (naive.system, naive.status) == ("naive", "ok")
+    assert (trainer.system, trainer.variant, trainer.status) == (
+        "wgangp_k_xla",
+        "peak-rss 1,000,000 rows",
+        "failed",
+    )
+    assert trainer.notes == ["exit 1: Traceback ...\nMemoryError"]
+
+
+@pytest.mark.parametrize(
+    "module, options",
+    [
+        ("scripts.bench.naive_loop", ["--size", "small"]),
+        ("scripts.bench.wgangp_systems", ["--system", "wgangp"]),
+    ],
+)
+def test_peak_memory_modules_run_alone_and_print_one_record(module: str, options: list) -> None:
+    """The extras' fresh processes, at a tiny scale: each prints its record as its last line."""
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--rss-rows", "3000", "--steps", "2", *options],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    assert record["variant"] == "peak-rss 3,000 rows" and record["status"] == "ok"
+    assert record["settings"]["rows"] == 3000 and record["gen_steps_per_s"] > 0
+    assert record["extra"]["peak_rss_mb"] > 0
 
 
 def test_default_config_system_trains_as_a_users_run_is_configured() -> None:

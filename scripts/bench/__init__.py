@@ -1,4 +1,6 @@
-"""Benchmark harness pieces: the naive-loop baseline, FLOP counting, the matmul probe, the peers.
+"""The training-throughput benchmark: ``python -m scripts.bench`` from the repo root.
 
-Run through ``scripts/benchmark.py``; see ``docs/benchmark.md``.
+``harness`` times the systems (``naive_loop``, ``wgangp_systems``, ``matmul_probe``; the
+``peers`` in their own environments), ``extras`` adds the batch sweep and peak memory, ``report``
+writes the JSON and the table. See ``docs/benchmark.md``.
 """

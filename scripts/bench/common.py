@@ -215,6 +215,11 @@ def current_rss_mb() -> float:
     return float("nan")
 
 
+def log(message: str) -> None:
+    """Progress on stderr, so that stdout carries only the table (or a peer's JSON records)."""
+    print(message, file=sys.stderr, flush=True)
+
+
 def load_average() -> float:
     """1-minute load average: above the core count, other processes shared the CPU."""
     return round(os.getloadavg()[0], 2)

@@ -1,1 +1,1 @@
-"""Peer implementations, each run in its own virtual environment (see ``setup_envs.sh``)."""
+"""The peers, one module each, run in their own environments (``setup_envs.sh``) by ``launch``."""

@@ -1,0 +1,126 @@
+"""Training-throughput benchmark: the naive Keras-style loop, the project's trainer, the peers.
+
+    python -m scripts.bench --out benchmarks/out/bench.json                    # full
+    python -m scripts.bench --quick --systems naive,matmul --out tmp/x.json    # CI
+    python -m scripts.bench --extras --systems naive,wgangp_k_xla --sizes default
+
+Run from the repo root. Figures are steady-state (after warm-up, median of repeats) critic
+samples/s (= batch x n_critic x generator steps/s) and generator steps/s, on the real rows, at
+the sizes of ``scripts/bench/common.py``. Writes FILE.json (a list of records) and FILE.md (the
+table, ratios to the naive loop of the same size). See docs/benchmark.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from scripts.bench import report
+from scripts.bench.common import REPO, SIZES, load_average, load_rows, log, real_sample_path
+from scripts.bench.harness import ALL_SYSTEMS, IN_PROCESS_SYSTEMS, Harness
+from wgangp.errors import ConfigError, DataError, WgangpError
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports TensorFlow
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The options, checked: a bad one raises a ``WgangpError`` with a one-line message."""
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.bench", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--systems",
+        default=",".join(ALL_SYSTEMS),
+        help=f"comma-separated, from: {', '.join(ALL_SYSTEMS)}",
+    )
+    parser.add_argument("--sizes", default="default,small", help="comma-separated: default,small")
+    parser.add_argument(
+        "--out",
+        default=str(REPO / "benchmarks" / "out" / "benchmark.json"),
+        help="records as JSON; the table goes beside it with the suffix .md",
+    )
+    parser.add_argument(
+        "--data",
+        default=None,
+        help="real rows CSV (default: $WGANGP_REAL_SAMPLE, then the shared sample)",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="few steps, tiny repeats; peers only if their envs exist (CI)",
+    )
+    parser.add_argument(
+        "--extras",
+        action="store_true",
+        help="also: time per step over batch 64..4096 and peak RSS on 1M rows, for the naive "
+        "loop and the trainer's fastest mode asked for",
+    )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        help="add records measured elsewhere (a JSON list, or JSON lines as a peer prints); "
+        "with --systems '' only renders the table",
+    )
+    parser.add_argument("--steps", type=int, default=None, help="generator steps per repeat")
+    parser.add_argument("--repeats", type=int, default=None)
+    args = parser.parse_args(argv)
+    args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    args.sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    unknown = [s for s in args.systems if s not in ALL_SYSTEMS]
+    if unknown:
+        raise ConfigError(
+            f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(ALL_SYSTEMS)}"
+        )
+    bad_sizes = [s for s in args.sizes if s not in SIZES]
+    if bad_sizes:
+        raise ConfigError(f"unknown size(s) {', '.join(bad_sizes)}; choose from {', '.join(SIZES)}")
+    missing = [p for p in args.include if not Path(p).is_file()]
+    if missing:
+        raise ConfigError(f"--include {missing[0]} does not exist; pass a benchmark JSON file")
+    if args.data and not Path(args.data).is_file():
+        raise DataError(f"--data {args.data} does not exist; pass the real rows CSV(.gz)")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; exit 0, 1 if any system failed, 2 on a bad option."""
+    started = time.perf_counter()
+    try:
+        args = parse_args(argv)
+        needs_rows = any(s in IN_PROCESS_SYSTEMS for s in args.systems)
+        rows = load_rows(args.data) if needs_rows else None
+    except WgangpError as err:
+        print(f"benchmark: {err}", file=sys.stderr)
+        return err.exit_code
+    except FileNotFoundError as err:
+        print(f"benchmark: {err}; pass --data PATH or set WGANGP_REAL_SAMPLE", file=sys.stderr)
+        return DataError.exit_code
+    if rows is not None and rows.simulated:
+        log("!" * 78)
+        log(f"!!! {rows.note}: set WGANGP_REAL_SAMPLE or --data; figures are NOT comparable")
+        log("!" * 78)
+    mode = "quick (harness check only)" if args.quick else "full"
+    log(f"benchmark ({mode}): systems {','.join(args.systems)}; sizes {','.join(args.sizes)}")
+    load_before = load_average()
+    if load_before > (os.cpu_count() or 1):
+        log(f"warning: load average {load_before} > {os.cpu_count()} cores: figures will be low")
+    records = Harness(args, rows).run()
+    for path in args.include:
+        records += report.read_records(Path(path))
+    load_after = load_average()
+
+    out = Path(args.out)
+    data_line = rows.note if rows else f"peers read {real_sample_path(args.data)}"
+    table = report.write(out, records, report.header(mode, data_line, load_before, load_after))
+    print(table)
+    log(f"wrote {out} and {out.with_suffix('.md')} in {time.perf_counter() - started:.0f}s")
+    failed = [r for r in records if r.status == "failed"]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
