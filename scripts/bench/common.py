@@ -205,7 +205,8 @@ def peak_rss_mb() -> float:
 
 
 def current_rss_mb() -> float:
-    """Resident set size now (VmRSS), to separate the framework's footprint from the data's."""
+    """Resident set size now (VmRSS): what the framework holds before the data, and whether
+    memory stays flat while training; NaN where /proc is not readable."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmRSS:"):

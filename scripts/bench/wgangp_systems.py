@@ -173,18 +173,16 @@ def build(name: str, size: Size, rows: Rows, steps_per_call: int | None = None) 
 # -- extras: peak memory ---------------------------------------------------------------------
 
 
-def current_rss_mb() -> float:
-    """Resident set size now (Linux /proc), to show memory stays flat while training."""
-    import os
-
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def peak_rss(n_rows: int, name: str = "wgangp_k_xla", steps: int = 200):
     """Train from ``n_rows`` simulated rows; RSS after warm-up and after ``steps`` more steps."""
-    from scripts.bench.common import SIZES, Record, peak_rss_mb, simulated_rows, versions
+    from scripts.bench.common import (
+        SIZES,
+        Record,
+        current_rss_mb,
+        peak_rss_mb,
+        simulated_rows,
+        versions,
+    )
 
     size = SIZES["default"]
     before = peak_rss_mb()
