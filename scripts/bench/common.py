@@ -176,9 +176,9 @@ class Contender:
 def time_interleaved(contenders: list[Contender], repeats: int) -> list[Timing]:
     """Warm every system up, then time repeat r of each before repeat r+1 of any.
 
-    This VM's speed drifts 15-30% over minutes. Timing each system's repeats in one block gave
-    the same system 140,000 or 240,000 critic samples/s depending on its place in the run;
-    round-robin repeats put the slow minutes on every system alike, so ratios stay fair.
+    This VM's speed drifts over minutes: timed in blocks, one after the other, a system's
+    figure depends on its place in the run. Round-robin repeats put the slow minutes on every
+    system alike, so ratios stay fair (docs/benchmark.md has the drift measured).
     """
     warmups = []
     for c in contenders:

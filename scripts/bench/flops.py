@@ -1,6 +1,6 @@
 """FLOPs of a traced ``tf.function``, counted from its graph: 2*M*N*K for every matmul.
 
-Only MatMul and BatchMatMul are counted (they are >95% of an MLP GAN step's arithmetic); shapes
+Only MatMul and BatchMatMul are counted (nearly all of an MLP GAN step's arithmetic); shapes
 are the static input shapes of each op. Functions the graph calls (``PartitionedCall``, ``While``
 bodies, ``If`` branches, ...) live in ``graph.as_graph_def().library.function``; each is rebuilt
 as a graph to read its shapes, and a ``While`` body counts ``loop_trip_count`` times (the caller

@@ -18,8 +18,8 @@ import tensorflow as tf
 MatmulKey = tuple[int, int, int, bool, bool]  # (m, k, n, transpose_a, transpose_b)
 
 
-#: Independent matmuls per loop trip: amortizes the while loop's own per-trip cost (~10-20 us
-#: on this CPU), which would otherwise dominate the small shapes (a 256x32x1 matmul is 16 kFLOP).
+#: Independent matmuls per loop trip: amortizes the while loop's own per-trip cost, which would
+#: otherwise dominate the small shapes (a 256x32x1 matmul is 16 kFLOP).
 UNROLL = 8
 
 

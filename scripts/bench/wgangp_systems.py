@@ -48,12 +48,10 @@ SYSTEMS: dict[str, str] = {
     "wgangp_k_xla": "K steps per call, XLA-compiled",
 }
 #: Generator steps per call for the ``_k`` variants (the harness times multiples of it): the
-#: ``trainer=fast`` preset's K, so ``wgangp_k_xla`` is what that preset runs. Each call costs
-#: about 4-6 ms besides its steps under XLA, 3.4 ms without (measured 2026-11-24 by timing
-#: run(n) for n = 1..100; a perf profile spreads it over dispatch, malloc, thread-pool
-#: scheduling and context switches). At the small size, where a step takes about
-#: 2 ms, K=20 pays 0.2-0.3 ms of it a step (interleaved A/Bs: K=100 ran 7-19% faster than K=20
-#: at the small size, +6% at the default size; K=400 no faster than K=100).
+#: ``trainer=fast`` preset's K, so ``wgangp_k_xla`` is what that preset runs. Each call has a
+#: fixed cost besides its steps (dispatch, allocation, thread-pool scheduling), which K spreads
+#: over its steps; it weighs most at the small size, where a step is short. The measurements
+#: behind the preset's K are in docs/benchmark.md.
 K_STEPS = product_defaults("fast")[0]
 
 
