@@ -19,9 +19,12 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_REAL_SAMPLE = REPO.parent / "shared" / "data" / "creditcard_real_sample.csv.gz"
@@ -81,7 +84,7 @@ def real_sample_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else DEFAULT_REAL_SAMPLE
 
 
-def read_frame(path: Path):  # -> pandas.DataFrame
+def read_frame(path: Path) -> pd.DataFrame:
     """The raw table (31 columns, Kaggle order) as a DataFrame; pandas is imported lazily."""
     import pandas as pd
 

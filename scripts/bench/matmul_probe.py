@@ -23,7 +23,9 @@ MatmulKey = tuple[int, int, int, bool, bool]  # (m, k, n, transpose_a, transpose
 UNROLL = 8
 
 
-def _loop(m: int, k: int, n: int, transpose_a: bool, transpose_b: bool):
+def _loop(
+    m: int, k: int, n: int, transpose_a: bool, transpose_b: bool
+) -> tf.types.experimental.PolymorphicFunction:
     @tf.function
     def repeat(a: tf.Tensor, b: tf.Tensor, iterations: tf.Tensor) -> tf.Tensor:
         acc = tf.zeros([m, n])

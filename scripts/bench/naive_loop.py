@@ -74,7 +74,9 @@ class NaiveLoop:
         self.c_opt.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
         return loss
 
-    def _train_step(self, real: tf.Tensor, labels: tf.Tensor, gen_labels: tf.Tensor):
+    def _train_step(
+        self, real: tf.Tensor, labels: tf.Tensor, gen_labels: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor]:
         for i in range(self.size.n_critic):  # Python loop: unrolled at trace time, as in Keras
             c_loss = self._critic_update(real[i], labels[i])
         noise = tf.random.normal([self.size.batch, self.size.latent])
@@ -92,7 +94,7 @@ class NaiveLoop:
             c_loss, g_loss = self.train_step(*self.host_batch())
         return float(c_loss), float(g_loss)
 
-    def concrete_step(self):
+    def concrete_step(self) -> tf.types.experimental.ConcreteFunction:
         """The traced step, for FLOP counting (traces without running if not yet called)."""
         k, b = self.size.n_critic, self.size.batch
         return self.train_step.get_concrete_function(

@@ -22,9 +22,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from scripts.bench.common import Rows, Size
+from scripts.bench.common import Record, Rows, Size
+
+if TYPE_CHECKING:
+    from scripts.bench.flops import FlopCount
+    from wgangp.config import Config
+    from wgangp.trainer import WGANGPTrainer
 
 
 def product_defaults(preset: str = "default") -> tuple[int, bool]:
@@ -56,6 +61,8 @@ K_STEPS = product_defaults("fast")[0]
 
 
 class BenchSystem(Protocol):
+    """What the harness needs of a trainer system (see the module docstring)."""
+
     steps_per_call: int
     variant: str
     notes: list[str]
@@ -66,7 +73,7 @@ class BenchSystem(Protocol):
     def flops_per_gen_step(self) -> float | None: ...
 
 
-def trainer_config(size: Size, steps_per_call: int, jit_compile: bool, seed: int = 0):
+def trainer_config(size: Size, steps_per_call: int, jit_compile: bool, seed: int = 0) -> Config:
     """The project's typed config at a benchmark size (float32, in-graph balanced sampling)."""
     from wgangp.config import Config
 
@@ -142,7 +149,7 @@ class TrainerSystem:
         return self.trainer.tracing_count()
 
 
-def count_step_flops(trainer):
+def count_step_flops(trainer: WGANGPTrainer) -> FlopCount:
     """Matmul FLOPs of one generator step (``n_critic`` critic updates + 1 generator update)."""
     import tensorflow as tf
 
@@ -171,11 +178,10 @@ def build(name: str, size: Size, rows: Rows, steps_per_call: int | None = None) 
 # -- extras: peak memory ---------------------------------------------------------------------
 
 
-def peak_rss(n_rows: int, name: str = "wgangp_k_xla", steps: int = 200):
+def peak_rss(n_rows: int, name: str = "wgangp_k_xla", steps: int = 200) -> Record:
     """Train from ``n_rows`` simulated rows; RSS after warm-up and after ``steps`` more steps."""
     from scripts.bench.common import (
         SIZES,
-        Record,
         current_rss_mb,
         peak_rss_mb,
         simulated_rows,

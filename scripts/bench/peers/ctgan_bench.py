@@ -25,6 +25,7 @@ import math
 import sys
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 from scripts.bench.common import (
     SIZES,
@@ -37,6 +38,9 @@ from scripts.bench.common import (
     versions,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 NATIVE = {
     "batch": 500,
     "gen_widths": (256, 256),
@@ -47,7 +51,7 @@ NATIVE = {
 }
 
 
-def load_frame(args: argparse.Namespace, notes: list[str]):  # -> pandas.DataFrame
+def load_frame(args: argparse.Namespace, notes: list[str]) -> pd.DataFrame:
     path = real_sample_path(args.data)
     if path.is_file():
         frame = read_frame(path)

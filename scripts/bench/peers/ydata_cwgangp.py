@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from scripts.bench.common import (
     timing_record,
     versions,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before ydata_synthetic imports TF
 
@@ -91,7 +95,7 @@ def patch_networks(gen_widths: tuple[int, ...], critic_widths: tuple[int, ...]) 
     cw.Generator, cw.Critic = Generator, Critic
 
 
-def load_frame(data: str | None, notes: list[str]):  # -> pandas.DataFrame
+def load_frame(data: str | None, notes: list[str]) -> pd.DataFrame:
     path = real_sample_path(data)
     if path.is_file():
         frame = read_frame(path)
