@@ -29,7 +29,7 @@ from scripts.bench.common import Record, Rows, Size
 if TYPE_CHECKING:
     from scripts.bench.flops import FlopCount
     from wgangp.config import Config
-    from wgangp.trainer import WGANGPTrainer
+    from wgangp.training.trainer import WGANGPTrainer
 
 
 def product_defaults(preset: str = "default") -> tuple[int, bool]:
@@ -90,7 +90,7 @@ def trainer_config(size: Size, steps_per_call: int, jit_compile: bool, seed: int
 
 @dataclass
 class TrainerSystem:
-    """``WGANGPTrainer`` driven the way ``wgangp.run`` drives it: ``run(K)`` per call."""
+    """``WGANGPTrainer`` driven the way the host loop drives it: ``run(K)`` per call."""
 
     name: str
     size: Size
@@ -104,13 +104,13 @@ class TrainerSystem:
     def __post_init__(self) -> None:
         import keras
 
-        from wgangp.sampler import ClassBalancedSampler
-        from wgangp.trainer import WGANGPTrainer
+        from wgangp.training.batches import ClassBalancedRows
+        from wgangp.training.distributed import make_trainer
 
         keras.utils.set_random_seed(0)
         cfg = trainer_config(self.size, self.steps_per_call, self.jit_compile)
-        sampler = ClassBalancedSampler(self.rows.features, self.rows.labels, fraud_share=0.5)
-        self.trainer = WGANGPTrainer(cfg, sampler)
+        rows = ClassBalancedRows(self.rows.features, self.rows.labels, fraud_share=0.5)
+        self.trainer = make_trainer(cfg, rows)
         mode = (
             f"K={self.steps_per_call}" + (" XLA" if self.jit_compile else "")
             if self.steps_per_call > 1

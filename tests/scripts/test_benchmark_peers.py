@@ -14,11 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.configs import REPO
 
 from scripts.bench.harness import Plan
 from scripts.bench.peers.launch import PEERS, peer_command, run_peer
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.configs import REPO, compose
 
-REPO = Path(__file__).resolve().parents[1]
 REQUIRED = {
     "system",
     "variant",
@@ -24,17 +24,6 @@ REQUIRED = {
     "notes",
     "settings",
 }
-
-
-def compose_config(overrides: list[str] | None = None):  # -> omegaconf.DictConfig
-    """The Hydra config as ``python -m wgangp.train`` composes it, with ``overrides``."""
-    import hydra
-
-    from wgangp.config import register_configs
-
-    register_configs()
-    with hydra.initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        return hydra.compose(config_name="config", overrides=overrides or [])
 
 
 def test_quick_run_writes_records_and_table(tmp_path: Path) -> None:
@@ -333,12 +322,12 @@ def test_default_config_system_trains_as_a_users_run_is_configured() -> None:
     from scripts.bench.common import SIZES, simulated_rows
     from scripts.bench.wgangp_systems import build, product_defaults
 
-    trainer = compose_config().trainer
+    trainer = compose().trainer
     assert product_defaults() == (trainer.steps_per_call, trainer.jit_compile)
     system = build("wgangp_default", SIZES["small"], simulated_rows(500), steps_per_call=2)
     assert system.steps_per_call == trainer.steps_per_call
     assert system.jit_compile is trainer.jit_compile
-    assert system.trainer.cfg.trainer.steps_per_call == trainer.steps_per_call
+    assert system.trainer.tc.steps_per_call == trainer.steps_per_call
     assert system.variant == f"default config (K={trainer.steps_per_call})"
     assert build("wgangp_k", SIZES["small"], simulated_rows(500), 2).steps_per_call == 2
 
@@ -347,7 +336,7 @@ def test_k_xla_system_is_what_the_fast_trainer_preset_runs() -> None:
     """The docs label ``wgangp_k_xla``'s rows ``trainer=fast``: same K per call, XLA on."""
     from scripts.bench.wgangp_systems import K_STEPS
 
-    fast = compose_config(["trainer=fast"]).trainer
+    fast = compose(["trainer=fast"]).trainer
     assert (fast.steps_per_call, fast.jit_compile) == (K_STEPS, True)
 
 
