@@ -253,6 +253,36 @@ CONFIG_CASES = {
         ["gp.norm=l3"],
         "invalid config value gp.norm: 'l3' is not one of safe_sqrt, tf_norm, custom_gradient",
     ),
+    "seed_above_32_bits": (
+        ["seed=4294967296"],
+        "invalid config value seed: must be in [0, 4294967295] (got 4294967296)",
+    ),
+    "learning_rate_without_its_optimizer": (
+        ["trainer.lr=1e-3"],
+        "unknown config key 'trainer.lr' in override 'trainer.lr=1e-3'; did you mean "
+        "'trainer.critic_optimizer.lr' or 'trainer.generator_optimizer.lr'?",
+    ),
+    "experiment_without_plus": (
+        ["experiment=stable_gp"],
+        "config group 'experiment' needs a '+' (it is not in the defaults list of "
+        "conf/config.yaml): write +experiment=stable_gp",
+    ),
+    "unknown_group_option": (
+        ["trainer=fastt"],
+        "no option 'fastt' in config group 'trainer' (override 'trainer=fastt'); did you mean "
+        "'fast'? choose one of default, fast",
+    ),
+    "unsupported_tracking_scheme": (
+        ["tracking.uri=ftp://x"],
+        "tracking URI scheme 'ftp' (ftp://x) is not supported; use one of sqlite://, "
+        "postgresql://, mysql://, mssql://, http://, https://, databricks:// (e.g. "
+        "sqlite:///mlflow.db or http://host:5000)",
+    ),
+    "sqlite_store_in_a_missing_folder": (
+        ["tracking.uri=sqlite:////nonexistent_dir/x.db"],
+        "the folder of the sqlite store /nonexistent_dir/x.db does not exist (/nonexistent_dir); "
+        "create it, or point tracking.uri / MLFLOW_TRACKING_URI at a folder that exists",
+    ),
 }
 
 
@@ -265,6 +295,7 @@ def test_bad_config_through_the_cli(
         )
         assert code == 2, (case, stderr)
         assert_one_line(stderr, expected)
+    assert not Path("/nonexistent_dir").exists()  # a sqlite store's folder is not created at /
 
 
 def test_debug_shows_the_traceback(

@@ -65,10 +65,19 @@ def check_overrides(argv: Iterable[str]) -> None:
             continue
         if key != name or key in keys:
             continue
-        suggestion = difflib.get_close_matches(key, sorted(keys), n=1)
-        hint = f"did you mean '{suggestion[0]}'?" if suggestion else "see conf/ for the valid keys"
-        raise ConfigError(f"unknown config key '{key}' in override '{arg}'; {hint}")
+        raise ConfigError(f"unknown config key '{key}' in override '{arg}'; {_hint(key, keys)}")
     _check_override_types(argv, keys, set(groups))
+
+
+def _hint(key: str, keys: set[str]) -> str:
+    """The keys a typo most likely meant: the same leaf name one level down (``trainer.lr`` ->
+    the two optimizers' ``lr``), else the closest spelling."""
+    section, _, leaf = key.rpartition(".")
+    nested = sorted(k for k in keys if k.startswith(f"{section}.") and k.endswith(f".{leaf}"))
+    candidates = nested if section and nested else difflib.get_close_matches(key, sorted(keys), 1)
+    if not candidates:
+        return "see conf/ for the valid keys"
+    return "did you mean " + " or ".join(f"'{c}'" for c in candidates) + "?"
 
 
 def _check_group(

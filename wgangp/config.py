@@ -36,6 +36,8 @@ PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 DEVICES = ("auto", "cpu", "gpu")
 STRATEGIES = ("none", "mirrored")
 NAN_POLICIES = ("raise", "stop", "skip")
+#: numpy's legacy seeding (which Keras' set_random_seed uses) takes 32-bit seeds.
+MAX_SEED = 2**32 - 1
 
 
 def _require(condition: bool, key: str, message: str) -> None:
@@ -318,7 +320,9 @@ class Config:
     debug: bool = False  # show tracebacks for user errors
 
     def __post_init__(self) -> None:
-        _require(self.seed >= 0, "seed", f"must be >= 0 (got {self.seed})")
+        _require(
+            0 <= self.seed <= MAX_SEED, "seed", f"must be in [0, {MAX_SEED}] (got {self.seed})"
+        )
 
 
 def register_configs() -> None:

@@ -37,6 +37,7 @@ def train(
     Data flows one way: load -> validate -> split -> fit the transform on the training split ->
     train -> export the generator -> evaluate on the test split, all logged to one MLflow run.
     """
+    cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
     from wgangp.data.schema import LABEL
@@ -49,7 +50,6 @@ def train(
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun
 
-    cfg = to_config(cfg)
     with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir)) as run:
         data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch)
         log.info("data: %s", data.describe())

@@ -12,6 +12,7 @@ import fcntl
 import logging
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,9 @@ from wgangp.tracking.secrets import redact
 log = logging.getLogger("wgangp.tracking")
 
 SQLITE = "sqlite:///"
+#: URI schemes of the stores MLflow can log to: files (sqlite) and databases (SQLAlchemy URIs),
+#: a tracking server, Databricks.
+SCHEMES = ("sqlite", "postgresql", "mysql", "mssql", "http", "https", "databricks")
 #: MLflow's HTTP client retries 7 times with exponential backoff (~4 minutes) by default; a
 #: training run would rather journal a call and move on. Users' own settings win.
 HTTP_RETRY_DEFAULTS = {
@@ -47,7 +51,28 @@ def resolve_tracking_uri(uri: str | None, launch_dir: Path) -> str:
             f"tracking URI {chosen!r} is a plain path, which MLflow 3 refuses; "
             f"use sqlite:///{Path(chosen).resolve()}.db or http://host:port"
         )
+    scheme = urllib.parse.urlsplit(chosen).scheme.split("+")[0].lower() or chosen  # databricks
+    if scheme not in SCHEMES:
+        raise TrackingError(
+            f"tracking URI scheme '{scheme}' ({redact(chosen)}) is not supported; use one of "
+            f"{', '.join(f'{s}://' for s in SCHEMES)} (e.g. sqlite:///mlflow.db or "
+            "http://host:5000)"
+        )
+    if chosen.startswith(SQLITE):
+        _check_sqlite_directory(Path(chosen[len(SQLITE) :]), launch_dir)
     return chosen
+
+
+def _check_sqlite_directory(database: Path, launch_dir: Path) -> None:
+    """A sqlite store's folder is created only inside the launch directory: elsewhere a missing
+    folder is far more likely a typo than a wish to create directories (at / or in /home)."""
+    parent = database.parent
+    if parent.is_dir() or parent.resolve().is_relative_to(launch_dir.resolve()):
+        return
+    raise TrackingError(
+        f"the folder of the sqlite store {database} does not exist ({parent}); create it, or "
+        "point tracking.uri / MLFLOW_TRACKING_URI at a folder that exists"
+    )
 
 
 def is_http(uri: str | None) -> bool:
