@@ -87,6 +87,29 @@ CASES = {
     "Class out of range": (_set_many("Class", [1, 2], 2.0), ["Class", "2 value(s)", "e.g. 2"]),
     "Class fraction": (_set_many("Class", [3], 0.5), ["Class", "1 value(s)", "0.5"]),
     "negative Amount": (_set_many("Amount", [0, 7], -3.5), ["Amount", "2 negative", "-3.5"]),
+    "huge V3": (
+        _set_many("V3", [1], 1e200),
+        ["column V3 has 1 value(s) larger than 1e+15 in magnitude (first at data row 2: 1e+200)"],
+    ),
+    "1e308 in every 10th Time": (
+        _set_many("Time", [0, 10, 20, 30, 40], 1e308),
+        ["column Time has 5 value(s) larger than 1e+15", "(first at data row 1: 1e+308)"],
+    ),
+    "-1e308 Amount": (
+        _set_many("Amount", [3], -1e308),
+        ["column Amount has 1 value(s) larger than 1e+15", "row 4: -1e+308)"],
+    ),
+    "netCDF fill value": (_set_many("V12", [2], 9.969209968386869e36), ["V12", ": 9.96921e+36)"]),
+    "just past the limit": (_set_many("V28", [2], -1.5e15), ["V28", ": -1.5e+15)"]),
+    "huge in two columns": (
+        lambda df: _set_many("V4", [1], 1e20)(_set_many("V1", [2], 1e20)(df)),
+        ["column V1 has 1 value(s) larger", "1 other column(s) too"],
+    ),
+    "huge negative Amount below the limit": (
+        _set_many("Amount", [3], -1e10),
+        ["Amount", "1 negative", "(min -1e+10)"],
+    ),
+    "huge Class": (_set_many("Class", [3], 1e308), ["Class", "e.g. 1e+308"]),
 }
 
 
@@ -96,10 +119,19 @@ def test_each_defect_is_one_line_naming_column_and_count(frame: pd.DataFrame, ca
     with pytest.raises(DataError) as err:
         validate_frame(mutate(frame), source="cards.csv")
     message = str(err.value)
-    assert "\n" not in message
+    assert "\n" not in message and len(message) < 300  # values shown shortly, never 309 digits
     assert message.startswith("cards.csv: ")
     for fragment in expected:
         assert fragment in message, (fragment, message)
+
+
+def test_large_but_plausible_values_pass(frame: pd.DataFrame) -> None:
+    """The limit refuses only what no real row has: Unix times in ms and big amounts pass."""
+    big = frame.astype({schema.TIME: np.float64})
+    big.loc[0, schema.TIME] = 1.7e12
+    big.loc[1, schema.AMOUNT] = 9.9e14
+    big.loc[2, "V5"] = -schema.MAX_ABS_VALUE
+    pd.testing.assert_frame_equal(validate_frame(big), big)
 
 
 def test_reports_other_affected_columns(frame: pd.DataFrame) -> None:

@@ -15,3 +15,8 @@ CLASSES: tuple[int, ...] = (0, 1)
 FRAUD = 1
 #: Time in the Kaggle file spans two days, in seconds from the first transaction.
 TIME_MAX = 172_792.0
+#: Largest magnitude a cell may have. No real value of this schema comes near it (Kaggle's largest
+#: is a Time of ~1.7e5; Unix times in milliseconds are ~1.7e12), while fill values and broken
+#: exports do (1e20, 1e30, netCDF's 9.97e36, 1e308). One such cell would set its column's scale
+#: alone, or overflow float32 (the networks' type) and the transform's squares to inf.
+MAX_ABS_VALUE = 1e15

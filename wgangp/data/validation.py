@@ -1,7 +1,9 @@
 """Schema validation: the one gate every table passes before training.
 
-A GAN fed one NaN, inf or text cell produces NaN losses hours later; here the same problem is one
-line naming the column, the count and the fix, before anything is built.
+A GAN fed one NaN, inf or text cell produces NaN losses hours later, and one absurdly large cell
+(a fill value such as 1e30, an overflowed export) sets its column's scale alone or overflows to inf;
+here the same problem is one line naming the column, the count, the first row and the fix, before
+anything is built.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data import schema
+from wgangp.data.numbers import short_number
 from wgangp.errors import DataError
 
 _EXPECTED = "Time,V1..V28,Amount,Class as in Kaggle's creditcard.csv"
@@ -35,6 +38,7 @@ def validate_frame(
     numeric = {column: _numeric_column(df[column], column, source) for column in schema.COLUMNS}
     _check_missing(numeric, source)
     _check_infinite(numeric, source)
+    _check_magnitude(numeric, source)
     label = _label_column(numeric[schema.LABEL], source)
     _check_amount(numeric[schema.AMOUNT], source)
     _check_class_counts(label, min_rows_per_class, source)
@@ -90,12 +94,31 @@ def _numeric_column(values: pd.Series, column: str, source: str) -> pd.Series:
 
 def _check_missing(numeric: dict[str, pd.Series], source: str) -> None:
     counts = {column: int(values.isna().sum()) for column, values in numeric.items()}
-    _raise_first(counts, "missing/NaN", source, numeric, np.isnan)
+    _raise_first(counts, "missing/NaN value(s)", source, numeric, np.isnan)
 
 
 def _check_infinite(numeric: dict[str, pd.Series], source: str) -> None:
     counts = {column: int(np.isinf(values.to_numpy()).sum()) for column, values in numeric.items()}
-    _raise_first(counts, "infinite", source, numeric, np.isinf)
+    _raise_first(counts, "infinite value(s)", source, numeric, np.isinf)
+
+
+def _check_magnitude(numeric: dict[str, pd.Series], source: str) -> None:
+    """Finite but beyond any real value of the schema (Class has its own check)."""
+    limit = schema.MAX_ABS_VALUE
+
+    def huge(values: np.ndarray) -> np.ndarray:
+        return np.abs(values) > limit
+
+    counts = {column: int(huge(numeric[column].to_numpy()).sum()) for column in schema.FEATURES}
+    _raise_first(
+        counts,
+        f"value(s) larger than {short_number(limit)} in magnitude",
+        source,
+        numeric,
+        huge,
+        fix="no real value of this schema comes near that size",
+        show_value=True,
+    )
 
 
 def _raise_first(
@@ -104,24 +127,28 @@ def _raise_first(
     source: str,
     numeric: dict[str, pd.Series],
     predicate: Callable[[np.ndarray], np.ndarray],
+    *,
+    fix: str = "every cell must be a finite number",
+    show_value: bool = False,
 ) -> None:
     affected = [column for column, count in counts.items() if count]
     if not affected:
         return
     column = affected[0]
-    first = int(np.flatnonzero(predicate(numeric[column].to_numpy()))[0])
+    values = numeric[column].to_numpy()
+    first = int(np.flatnonzero(predicate(values))[0])
+    shown = f": {short_number(values[first])}" if show_value else ""
     others = f"; {len(affected) - 1} other column(s) too" if len(affected) > 1 else ""
     raise DataError(
-        f"{source}: column {column} has {counts[column]} {kind} value(s) "
-        f"(first at data row {first + 1}){others}; fix or drop those rows, "
-        "every cell must be a finite number"
+        f"{source}: column {column} has {counts[column]} {kind} "
+        f"(first at data row {first + 1}{shown}){others}; fix or drop those rows, {fix}"
     )
 
 
 def _label_column(values: pd.Series, source: str) -> np.ndarray:
     invalid = ~values.isin(schema.CLASSES)
     if invalid.any():
-        examples = _show([_format_number(v) for v in pd.unique(values[invalid])])
+        examples = _show([short_number(v) for v in pd.unique(values[invalid])])
         raise DataError(
             f"{source}: column {schema.LABEL} has {int(invalid.sum())} value(s) outside {{0, 1}} "
             f"(e.g. {examples}); Class must be 0 (normal) or 1 (fraud)"
@@ -134,7 +161,7 @@ def _check_amount(values: pd.Series, source: str) -> None:
     if negative.any():
         raise DataError(
             f"{source}: column {schema.AMOUNT} has {int(negative.sum())} negative value(s) "
-            f"(min {_format_number(values.min())}); amounts must be >= 0"
+            f"(min {short_number(values.min())}); amounts must be >= 0"
         )
 
 
@@ -156,7 +183,3 @@ def _show(items: list) -> str:
 def _truncate(text: str, limit: int = 40) -> str:
     text = text.replace("\n", "\\n").replace("\r", "\\r")
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _format_number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
