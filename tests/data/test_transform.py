@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import math
+
 import numpy as np
 import pytest
 
 from wgangp.data.schema import AMOUNT, COLUMNS, FEATURES, LABEL, PCA_FEATURES, TIME
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import TabularTransformer
+from wgangp.errors import DataError
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +34,87 @@ def test_round_trip_recovers_original_units(frame) -> None:
     assert (back[LABEL].to_numpy() == frame[LABEL].to_numpy()).all()
 
 
-def test_inverse_keeps_amount_and_time_in_range(frame) -> None:
-    transformer = TabularTransformer().fit(frame)
+@pytest.mark.parametrize("log_amount", [True, False])
+def test_inverse_keeps_amount_and_time_in_the_training_range(frame, log_amount: bool) -> None:
+    """A generator that overshoots never yields an amount above the largest one trained on
+    (with log1p, expm1 of the old cap of 20 was 4.85e8)."""
+    transformer = TabularTransformer(log_amount=log_amount).fit(frame)
+    assert transformer.amount_max == frame[AMOUNT].max()
     wild = np.random.default_rng(0).normal(scale=50, size=(500, len(FEATURES))).astype(np.float32)
     back = transformer.inverse_transform(wild)
-    assert (back[AMOUNT] >= 0).all() and np.isfinite(back[AMOUNT]).all()
+    assert np.isfinite(back.to_numpy()).all()
+    assert back[AMOUNT].between(0, frame[AMOUNT].max()).all()
+    assert back[AMOUNT].max() == frame[AMOUNT].max()  # the overshoot is clipped to it
     assert back[TIME].between(frame[TIME].min(), frame[TIME].max()).all()
+
+
+def test_files_without_amount_max_keep_the_old_cap(frame) -> None:
+    payload = json.loads(TabularTransformer().fit(frame).to_json())
+    del payload["amount_max"]
+    legacy = TabularTransformer.from_json(json.dumps(payload))
+    back = legacy.inverse_transform(np.full((2, len(FEATURES)), 1e3, np.float32))
+    assert back[AMOUNT].max() == round(math.expm1(20.0), 2)
+
+
+def _with(frame, column: str, rows: list[int], value: float):
+    changed = frame.astype({column: np.float64})
+    changed.loc[changed.index[rows], column] = value
+    return changed
+
+
+@pytest.mark.parametrize(
+    ("column", "rows", "value", "shown"),
+    [
+        ("V3", [7], 1e200, "std inf"),
+        ("V3", [7], 1e308, "std inf"),
+        ("V3", list(range(0, 3000, 100)), 1e308, "mean inf"),
+        (TIME, list(range(0, 3000, 100)), 1e308, "mean inf"),
+        (AMOUNT, [7], np.inf, "mean inf"),
+    ],
+)
+def test_fit_refuses_a_non_finite_transform(frame, column, rows, value, shown) -> None:
+    """Validation refuses such values first; the transform checks itself all the same."""
+    with pytest.raises(DataError) as err:
+        TabularTransformer().fit(_with(frame, column, rows, value))
+    message = str(err.value)
+    assert message.startswith(f"column {column} of the training rows makes the fitted transform")
+    assert shown in message and f"fix or drop the rows with extreme {column} values" in message
+
+
+def test_transform_refuses_rows_that_scale_to_inf(frame) -> None:
+    transformer = TabularTransformer().fit(frame)
+    with pytest.raises(DataError, match=r"^column V9 is non-finite after scaling in 2 of 3000 row"):
+        transformer.transform(_with(frame, "V9", [4, 9], 1e300))
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda p: p["std"].__setitem__(3, math.inf), "non-finite parameters for V3 (mean "),
+        (lambda p: p["mean"].__setitem__(0, math.nan), "non-finite parameters for Time (mean nan"),
+        (lambda p: p.__setitem__("amount_max", math.inf), "for Amount (max inf)"),
+        (lambda p: p.__setitem__("time_max", -math.inf), "for Time (min "),
+        (lambda p: p["std"].__setitem__(3, "x"), "holds parameters that are not numbers"),
+        (lambda p: p.__setitem__("extra", 1), "has unknown key(s) extra"),
+        (lambda p: p.__setitem__("mean", [0.0]), "has 1 means and 30 scales, not 30"),
+    ],
+)
+def test_load_refuses_a_broken_file_in_one_line(frame, tmp_path, edit, expected) -> None:
+    path = TabularTransformer().fit(frame).save(tmp_path / "preprocessing.json")
+    payload = json.loads(path.read_text())
+    edit(payload)
+    path.write_text(json.dumps(payload))  # json writes Infinity / NaN, as the old code did
+    with pytest.raises(DataError) as err:
+        TabularTransformer.load(path)
+    assert str(err.value).startswith(f"{path} ") and expected in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_load_refuses_text_that_is_not_json(tmp_path) -> None:
+    path = tmp_path / "preprocessing.json"
+    path.write_text("{not json")
+    with pytest.raises(DataError, match=r"preprocessing.json is not valid JSON \("):
+        TabularTransformer.load(path)
 
 
 def test_json_round_trip_and_no_pickle(frame, tmp_path) -> None:
