@@ -19,6 +19,7 @@ import mlflow.pyfunc
 import pandas as pd
 
 from wgangp.data.schema import COLUMNS, LABEL
+from wgangp.errors import WgangpError
 from wgangp.serving.bundle import BUNDLE, MODEL_NAME
 from wgangp.serving.synthesizer import Synthesizer
 
@@ -32,6 +33,14 @@ def _bad_request(message: str) -> Exception:
     from mlflow.exceptions import MlflowException
 
     return MlflowException.invalid_parameter_value(message)
+
+
+def _server_error(message: str) -> Exception:
+    """An error MLflow's scoring server answers as HTTP 500 with this message."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import INTERNAL_ERROR
+
+    return MlflowException(message, error_code=INTERNAL_ERROR)
 
 
 def parse_requests(model_input: pd.DataFrame) -> list[tuple[int, int, int]]:
@@ -84,10 +93,13 @@ class SamplerModel(mlflow.pyfunc.PythonModel):
         self.synthesizer = Synthesizer.load(Path(context.artifacts[BUNDLE]))
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
-        frames = [
-            self.synthesizer.sample(n, label=label, seed=seed)
-            for n, label, seed in parse_requests(model_input)
-        ]
+        requests = parse_requests(model_input)
+        try:
+            frames = [
+                self.synthesizer.sample(n, label=label, seed=seed) for n, label, seed in requests
+            ]
+        except WgangpError as err:  # a broken model (NaN rows): the server's fault, a 500
+            raise _server_error(str(err)) from None
         frames = [f for f in frames if len(f)]
         if not frames:
             return pd.DataFrame({c: pd.Series(dtype="float64") for c in COLUMNS}).astype(

@@ -2,6 +2,11 @@
 
 Saved as a bundle directory (:mod:`wgangp.serving.bundle`): the generator in Keras' native format
 (loaded in safe mode) and the transform and metadata as JSON; no pickle anywhere.
+
+Every row :meth:`Synthesizer.sample` returns is finite: a generator that puts out NaN or inf is
+broken, and its rows would poison whatever they are written to or augmented into, so sampling
+refuses (one line) instead of returning them; the CLI, training's export and the served model
+all sample through here.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import keras
 import numpy as np
 import pandas as pd
 
-from wgangp.data.schema import COLUMNS, FRAUD
+from wgangp.data.schema import COLUMNS, FEATURES, FRAUD
 from wgangp.data.transform import TabularTransformer
 from wgangp.errors import WgangpError
 from wgangp.model.networks import N_CLASSES
@@ -27,11 +32,19 @@ from wgangp.serving.bundle import (
 )
 
 
+class NonFiniteSamplesError(WgangpError):
+    """The generator returned NaN or inf: no row is returned (nor written) from such a model."""
+
+    reason = "nan"
+
+
 @dataclass
 class Synthesizer:
     generator: keras.Model
     transformer: TabularTransformer
     latent_dim: int
+    #: Where it was loaded from, for error lines ("" when built in-process by training).
+    origin: str = ""
 
     def sample(
         self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
@@ -50,8 +63,24 @@ class Synthesizer:
             onehot[:, label] = 1.0
             chunks.append(np.asarray(self.generator([z, onehot], training=False), np.float32))
         x = np.concatenate(chunks) if chunks else np.zeros((0, len(COLUMNS) - 1), np.float32)
+        self._check_finite(x, label, seed)  # before the inverse, whose clipping hides an inf
         frame = self.transformer.inverse_transform(x, np.full(len(x), label))
+        self._check_finite(frame.loc[:, list(FEATURES)].to_numpy(), label, seed)
         return frame.loc[:, list(COLUMNS)]
+
+    def _check_finite(self, x: np.ndarray, label: int, seed: int) -> None:
+        finite = np.isfinite(x)
+        if finite.all():
+            return
+        bad_rows = int((~finite).any(axis=1).sum())
+        column = FEATURES[int(np.nonzero(~finite)[1][0])]
+        where = f"synthesizer {self.origin}" if self.origin else "the synthesizer"
+        raise NonFiniteSamplesError(
+            f"{where}: the generator returned NaN or inf in {bad_rows} of {len(x)} row(s) "
+            f"(label {label}, seed {seed}, first in column {column}); a broken model returns no "
+            "rows: retrain it (the default trainer.on_nan=raise stops at the first non-finite "
+            "step and writes nan_forensics.json)"
+        )
 
     def save(self, directory: Path) -> Path:
         directory = Path(directory)
@@ -81,11 +110,17 @@ class Synthesizer:
                 f"point at the '{BUNDLE}' artifact of a training run"
             )
         meta = json.loads((directory / META_FILE).read_text())
+        # The JSON first: a bad preprocessing.json fails before the slow Keras load.
+        transformer = TabularTransformer.load(directory / PREPROCESSING_FILE)
         generator = keras.saving.load_model(
             directory / GENERATOR_FILE, compile=False, safe_mode=True
         )
-        transformer = TabularTransformer.load(directory / PREPROCESSING_FILE)
-        return cls(generator=generator, transformer=transformer, latent_dim=int(meta["latent_dim"]))
+        return cls(
+            generator=generator,
+            transformer=transformer,
+            latent_dim=int(meta["latent_dim"]),
+            origin=str(directory),
+        )
 
 
 def load_synthesizer(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:

@@ -1,0 +1,91 @@
+"""Synthesizer: never returns a non-finite row, and refuses a non-finite preprocessing.json.
+
+The bundles here are built from an untrained generator (no training run): its weights are set to
+NaN or to huge values to play a broken model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from mlflow.exceptions import MlflowException
+
+from wgangp.data.schema import AMOUNT, COLUMNS, FEATURES, TIME
+from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.transform import TabularTransformer
+from wgangp.errors import DataError
+from wgangp.serving.bundle import PREPROCESSING_FILE
+from wgangp.serving.pyfunc import SamplerModel
+from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer
+
+LATENT = 4
+
+
+def synthesizer(weights: str = "random") -> Synthesizer:
+    """An untrained generator; ``weights`` "nan" or "huge" (outputs overflow float32 to inf)."""
+    from wgangp.model.networks import build_generator
+
+    generator = build_generator(LATENT, len(FEATURES), [8])
+    if weights != "random":
+        fill = {"nan": np.nan, "huge": 1e30}[weights]
+        generator.set_weights([np.full_like(w, fill) for w in generator.get_weights()])
+    transformer = TabularTransformer().fit(simulate_creditcard(1000, seed=0))
+    return Synthesizer(generator, transformer, LATENT)
+
+
+def test_a_sound_model_returns_finite_rows_within_the_training_ranges() -> None:
+    model = synthesizer()
+    rows = model.sample(200, label=1, seed=3)
+    assert list(rows.columns) == list(COLUMNS)
+    assert np.isfinite(rows.to_numpy(np.float64)).all()
+    assert rows[AMOUNT].between(0, model.transformer.amount_max).all()
+    assert rows[TIME].between(model.transformer.time_min, model.transformer.time_max).all()
+
+
+@pytest.mark.parametrize("weights", ["nan", "huge"])
+def test_non_finite_generator_output_is_refused_in_one_line(weights: str) -> None:
+    """inf would even be hidden by the inverse transform's clipping of Amount and Time."""
+    with pytest.raises(NonFiniteSamplesError) as err:
+        synthesizer(weights).sample(10, label=1, seed=7)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "the synthesizer: the generator returned NaN or inf in 10 of 10 row(s) (label 1, seed 7, "
+        "first in column Time); a broken model returns no rows: retrain it"
+    )
+    assert err.value.reason == "nan"
+
+
+def test_a_loaded_model_names_its_directory(tmp_path: Path) -> None:
+    bundle = synthesizer("nan").save(tmp_path / "synthesizer")
+    with pytest.raises(NonFiniteSamplesError, match=f"^synthesizer {bundle}: the generator"):
+        Synthesizer.load(bundle).sample(3)
+
+
+def test_the_served_model_answers_500_with_the_line(tmp_path: Path) -> None:
+    model = SamplerModel()
+    model.synthesizer = synthesizer("nan")
+    with pytest.raises(MlflowException) as err:
+        model.predict(None, pd.DataFrame({"n": [2]}))
+    assert err.value.get_http_status_code() == 500
+    assert "the generator returned NaN or inf in 2 of 2 row(s)" in err.value.message
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan")])
+def test_load_refuses_a_non_finite_preprocessing_file(tmp_path: Path, bad: float) -> None:
+    """What the old code saved after one V3 = 1e200: ``"std": [..., Infinity, ...]``."""
+    bundle = synthesizer().save(tmp_path / "synthesizer")
+    path = bundle / PREPROCESSING_FILE
+    payload = json.loads(path.read_text())
+    payload["std"][3] = bad
+    path.write_text(json.dumps(payload))
+    assert ("Infinity" if bad > 0 else "NaN") in path.read_text()
+    with pytest.raises(DataError) as err:
+        Synthesizer.load(bundle)
+    message = str(err.value)
+    assert message.startswith(f"{path} holds non-finite parameters for V3 (mean ")
+    assert message.endswith("retrain it on validated data") and "\n" not in message
