@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 import os
 import zipfile
@@ -108,6 +109,38 @@ def test_broken_archives(tmp_path: Path, frame: pd.DataFrame, name: str, write) 
         read_table(path)
     assert "\n" not in str(err.value)
     assert str(path) in str(err.value)
+
+
+def _gzip(text: str) -> bytes:
+    return gzip.compress(text.encode())
+
+
+def _zip(text: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("creditcard.csv", text)
+    return buffer.getvalue()
+
+
+def _duplicate_header(text: str) -> str:
+    header, body = text.split("\n", 1)
+    return header.replace('"V2"', '"V1"', 1) + "\n" + body
+
+
+@pytest.mark.parametrize("name", ["creditcard.csv", "creditcard.csv.gz", "creditcardfraud.zip"])
+def test_a_repeated_column_name_is_reported_as_such(
+    tmp_path: Path, frame: pd.DataFrame, name: str
+) -> None:
+    """pandas reads the second V1 as "V1.1"; the line names the V1 that the file really has."""
+    text = _duplicate_header(kaggle_csv_text(frame))
+    path = tmp_path / name
+    encode = {".csv": str.encode, ".gz": _gzip, ".zip": _zip}[path.suffix]
+    path.write_bytes(encode(text))
+    with pytest.raises(DataError) as err:
+        load_creditcard(str(path), launch_dir=tmp_path, fallback="error", cache_dir=tmp_path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: column(s) V1 appear more than once in the header; ")
+    assert "V1.1" not in message and "\n" not in message
 
 
 @pytest.mark.parametrize(("separator", "word"), [(";", "semicolon"), ("\t", "tab")])

@@ -7,13 +7,15 @@ trains on simulated rows without saying so.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import logging
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 
@@ -49,6 +51,7 @@ def read_table(path: Path) -> pd.DataFrame:
         if path.stat().st_size == 0:
             raise DataError(f"{path} is empty (0 bytes, no rows); replace it with creditcard.csv")
         frame = _read_any(path)
+        names = _header_names(path)
     except PermissionError as err:
         raise DataError(f"cannot read {path}: permission denied; make it readable") from err
     except pd.errors.EmptyDataError as err:
@@ -79,6 +82,9 @@ def read_table(path: Path) -> pd.DataFrame:
                 )
     if len(frame) == 0:
         raise DataError(f"{path} has a header but no rows; replace it with creditcard.csv")
+    if len(names) == frame.shape[1] and len(set(names)) < len(names):
+        # pandas renamed the repeated name (V1 -> V1.1): give validation the names in the file.
+        frame.columns = names
     return frame
 
 
@@ -159,13 +165,28 @@ def _load_file(path: Path, source: str, min_rows_per_class: int) -> LoadedData:
     return LoadedData(frame=frame, source=source, origin=str(path))
 
 
-def _read_any(path: Path) -> pd.DataFrame:
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[Path | IO[bytes]]:
+    """What pandas reads: the path (it decompresses by the name), or a zip's CSV member."""
     if path.name.lower().endswith(".zip"):
-        with zipfile.ZipFile(path) as archive:
-            member = _csv_member(archive, path)
-            with archive.open(member) as handle:
-                return pd.read_csv(handle, low_memory=False)
-    return pd.read_csv(path, compression="infer", low_memory=False)
+        with zipfile.ZipFile(path) as archive, archive.open(_csv_member(archive, path)) as member:
+            yield member
+    else:
+        yield path
+
+
+def _read_any(path: Path) -> pd.DataFrame:
+    with _opened(path) as source:
+        return pd.read_csv(source, compression="infer", low_memory=False)
+
+
+def _header_names(path: Path) -> list[str]:
+    """The header line as written: pandas renames a repeated column name (``V1.1``)."""
+    with _opened(path) as source:
+        first = pd.read_csv(
+            source, compression="infer", header=None, nrows=1, dtype=str, keep_default_na=False
+        )
+    return [str(name) for name in first.iloc[0]] if len(first) else []
 
 
 def _csv_member(archive: zipfile.ZipFile, path: Path) -> str:

@@ -55,8 +55,8 @@ def _check_columns(df: pd.DataFrame, source: str) -> None:
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:
         raise DataError(
-            f"{source}: column(s) {_show(duplicated)} appear more than once; "
-            f"keep one of each ({_EXPECTED})"
+            f"{source}: column(s) {_show(duplicated)} appear more than once in the header; keep "
+            f"one of each, the header needs exactly the 31 columns {_EXPECTED}, in any order"
         )
     missing = [column for column in schema.COLUMNS if column not in names]
     extra = [name for name in names if name not in schema.COLUMNS]
