@@ -89,18 +89,10 @@ def _truncated_zip(path: Path, text: str) -> None:
     path.write_bytes(path.read_bytes()[:-200])
 
 
-def _not_gzip(path: Path, text: str) -> None:
-    path.write_text(text)
-
-
 @pytest.mark.parametrize(
     ("name", "write"),
-    [
-        ("cc.csv.gz", _truncated_gzip),
-        ("cc.zip", _truncated_zip),
-        ("cc.csv.gz", _not_gzip),
-    ],
-    ids=["truncated-gz", "truncated-zip", "plain-text-named-gz"],
+    [("cc.csv.gz", _truncated_gzip), ("cc.zip", _truncated_zip)],
+    ids=["truncated-gz", "truncated-zip"],
 )
 def test_broken_archives(tmp_path: Path, frame: pd.DataFrame, name: str, write) -> None:
     path = tmp_path / name
@@ -120,6 +112,66 @@ def _zip(text: str) -> bytes:
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("creditcard.csv", text)
     return buffer.getvalue()
+
+
+def _xlsx(text: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+    return buffer.getvalue()
+
+
+FORMAT_MISMATCHES = {
+    "gzip named .csv": (
+        "cards.csv",
+        _gzip,
+        "is gzip-compressed but its name does not end in .gz; rename it to cards.csv.gz",
+    ),
+    "gzip named .zip": (
+        "cards.zip",
+        _gzip,
+        "is gzip-compressed but its name does not end in .gz; rename it to cards.csv.gz",
+    ),
+    "zip named .csv": (
+        "cards.csv",
+        _zip,
+        "is a zip archive but its name does not end in .zip; rename it to cards.zip",
+    ),
+    "zip named .csv.gz": (
+        "cards.csv.gz",
+        _zip,
+        "is a zip archive but its name does not end in .zip; rename it to cards.zip",
+    ),
+    "text named .csv.gz": (
+        "cards.csv.gz",
+        str.encode,
+        "is plain text, not gzip-compressed, but its name ends in .gz; rename it to cards.csv",
+    ),
+    "text named .zip": (
+        "cards.zip",
+        str.encode,
+        "is plain text, not a zip archive, but its name ends in .zip; rename it to cards.csv",
+    ),
+    "Excel workbook named .csv": (
+        "cards.csv",
+        _xlsx,
+        "is an Excel workbook, not a CSV; save it as CSV (comma-separated)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", FORMAT_MISMATCHES)
+def test_a_name_that_hides_the_format_says_what_to_rename(
+    tmp_path: Path, frame: pd.DataFrame, case: str
+) -> None:
+    name, encode, expected = FORMAT_MISMATCHES[case]
+    path = tmp_path / name
+    path.write_bytes(encode(kaggle_csv_text(frame)))
+    with pytest.raises(DataError) as err:
+        read_table(path)
+    assert str(err.value).startswith(f"{path} {expected}")
+    assert "\n" not in str(err.value)
 
 
 def _duplicate_header(text: str) -> str:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from wgangp.config import FALLBACKS
 from wgangp.data import kaggle
+from wgangp.data.file_format import check_format_matches_name
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.validation import validate_frame
 from wgangp.errors import ConfigError, DataError
@@ -50,6 +51,7 @@ def read_table(path: Path) -> pd.DataFrame:
     try:
         if path.stat().st_size == 0:
             raise DataError(f"{path} is empty (0 bytes, no rows); replace it with creditcard.csv")
+        check_format_matches_name(path)
         frame = _read_any(path)
         names = _header_names(path)
     except PermissionError as err:
