@@ -135,7 +135,7 @@ DATA_CASES = {
         "nofraud.csv",
         _with(lambda f: f.assign(Class=0)),
         [],
-        "{path}: only 0 row(s) of Class 1 (fraud) in column Class; at least 3 are needed",
+        "{path}: only 0 row(s) of Class 1 (fraud) in column Class; at least 4 are needed",
     ),
     "fewer_rows_than_a_batch": (
         "small.csv",

@@ -8,7 +8,7 @@ import pytest
 
 from wgangp.data import schema
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.split import Split, stratified_split
+from wgangp.data.split import Split, identical_row_groups, rows_needed, stratified_split
 from wgangp.errors import DataError
 
 
@@ -56,27 +56,139 @@ def test_deterministic_by_seed() -> None:
     assert ids(first.test) != ids(other.test)
 
 
-def test_every_split_keeps_a_fraud_with_only_three() -> None:
+def test_every_split_keeps_a_fraud_and_training_two_with_only_four() -> None:
     df = table(rows=500, fraud_rate=0.0)  # the simulator's minimum: 2 frauds
-    df.loc[df.index[100], schema.LABEL] = 1
-    assert frauds(df) == 3
+    df.loc[df.index[[100, 200]], schema.LABEL] = 1
+    assert frauds(df) == 4
     for seed in range(5):
         split = stratified_split(df, val_fraction=0.05, test_fraction=0.05, seed=seed)
-        assert (frauds(split.train), frauds(split.val), frauds(split.test)) == (1, 1, 1)
+        assert (frauds(split.train), frauds(split.val), frauds(split.test)) == (2, 1, 1)
 
 
-def test_too_few_frauds_is_a_data_error() -> None:
+@pytest.mark.parametrize(
+    ("extra_frauds", "val_fraction", "needed"),
+    [(1, 0.1, 4), (0, 0.1, 4), (0, 0.0, 3)],
+    ids=["three-frauds", "two-frauds", "two-frauds-no-validation"],
+)
+def test_too_few_frauds_is_a_data_error(
+    extra_frauds: int, val_fraction: float, needed: int
+) -> None:
+    """Three frauds would leave training one: half of every batch would copy that row."""
+    df = table(rows=500, fraud_rate=0.0)
+    df.loc[df.index[100 : 100 + extra_frauds], schema.LABEL] = 1
+    assert rows_needed(val_fraction) == needed
     with pytest.raises(DataError) as err:
-        stratified_split(table(rows=500, fraud_rate=0.0))
+        stratified_split(df, val_fraction=val_fraction, source="cards.csv")
     message = str(err.value)
     assert "\n" not in message
-    assert "only 2 fraud row(s)" in message and "at least 3" in message
+    assert message.startswith(f"cards.csv: only {2 + extra_frauds} distinct fraud row(s)")
+    assert f"at least {needed} are needed so that training gets 2" in message
 
 
 def test_val_fraction_zero_gives_an_empty_val_frame() -> None:
     df = table(rows=500, fraud_rate=0.0)
+    df.loc[df.index[100], schema.LABEL] = 1
     split = stratified_split(df, val_fraction=0.0, test_fraction=0.3)
     assert split.val.empty
     assert list(split.val.columns) == list(df.columns)
-    assert (frauds(split.train), frauds(split.test)) == (1, 1)
+    assert (frauds(split.train), frauds(split.test)) == (2, 1)
     assert len(split.train) + len(split.test) == len(df)
+
+
+# --- identical rows stay in one split ---------------------------------------------------------
+
+
+def content(part: pd.DataFrame) -> set[tuple]:
+    return set(map(tuple, part[list(schema.COLUMNS)].to_numpy()))
+
+
+def repeated(df: pd.DataFrame, times: int) -> pd.DataFrame:
+    """Every row ``times`` times, copies scattered (row_id stays unique)."""
+    copies = pd.concat([df] * times, ignore_index=True)
+    copies = copies.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    return copies.assign(row_id=np.arange(len(copies)))
+
+
+def leaked(split: Split) -> int:
+    """Rows of validation or test with an identical row in training."""
+    train = content(split.train)
+    return sum(row in train for part in (split.val, split.test) for row in content(part))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_identical_rows_land_in_one_split(seed: int) -> None:
+    base = table(rows=2_000)
+    df = repeated(base, 3)
+    split = stratified_split(df, seed=seed)
+    assert leaked(split) == 0
+    assert not content(split.val) & content(split.test)
+    assert ids(split.train) | ids(split.val) | ids(split.test) == ids(df)
+    assert (split.duplicate_rows, split.duplicate_frauds) == (2 * len(base), 2 * frauds(base))
+    # Whole groups of 3: each part within a group of its fraction, frauds included.
+    for part, fraction in ((split.val, 0.1), (split.test, 0.2)):
+        assert abs(len(part) - fraction * len(df)) <= 3
+        assert abs(frauds(part) - fraction * frauds(df)) <= 3 and frauds(part) > 0
+
+
+def test_groups_of_different_sizes_and_the_minimum_in_distinct_rows() -> None:
+    df = table(rows=600, fraud_rate=0.0)
+    fraud_rows = [10, 20, 30, 40, 50, 60, 70, 80]
+    df.loc[df.index[fraud_rows], schema.LABEL] = 1
+    # Frauds: one row 5 times, one 2 times, four single rows -> 6 distinct.
+    df.loc[df.index[fraud_rows[1:5]], list(schema.FEATURES)] = df.loc[
+        df.index[fraud_rows[0]], list(schema.FEATURES)
+    ].to_numpy()
+    df.loc[df.index[fraud_rows[6]], list(schema.FEATURES)] = df.loc[
+        df.index[fraud_rows[5]], list(schema.FEATURES)
+    ].to_numpy()
+    for seed in range(6):
+        split = stratified_split(df, seed=seed)
+        assert leaked(split) == 0
+        assert split.duplicate_frauds == 5
+        assert len(content(split.train[split.train[schema.LABEL] == 1])) >= 2
+        assert frauds(split.val) >= 1 and frauds(split.test) >= 1
+
+    # Two distinct frauds among four rows are too few, however many copies.
+    few = table(rows=500, fraud_rate=0.0)
+    fraud_at = few.index[few[schema.LABEL] == 1]
+    copies = few.loc[fraud_at].assign(row_id=-1)
+    few = pd.concat([few, copies], ignore_index=True)
+    with pytest.raises(DataError, match=r"only 2 distinct fraud row\(s\) \(Class 1\) among 4 "):
+        stratified_split(few)
+
+
+def test_without_duplicates_it_is_the_row_by_row_split() -> None:
+    """Runs trained before grouping existed get the same split back from wgangp.evaluate."""
+    df = table()
+    split = stratified_split(df, seed=3)
+    rng = np.random.Generator(np.random.PCG64(3))
+    expected_test = []
+    for cls, (n_test, n_val) in ((0, (392, 196)), (1, (8, 4))):
+        shuffled = rng.permutation(np.flatnonzero(df[schema.LABEL].to_numpy() == cls))
+        expected_test += shuffled[:n_test].tolist()
+        assert len(shuffled) - n_test - n_val > 0 and n_val > 0
+    assert ids(split.test) == set(expected_test)
+    assert split.duplicate_rows == 0
+
+
+def test_row_groups_are_exact_even_on_a_hash_collision(monkeypatch: pytest.MonkeyPatch) -> None:
+    df = repeated(table(rows=300), 2)
+    groups = identical_row_groups(df)
+    assert len(set(groups)) == 300
+    collide = pd.Series(np.zeros(len(df), dtype=np.uint64))
+    monkeypatch.setattr(pd.util, "hash_pandas_object", lambda *a, **k: collide)
+    np.testing.assert_array_equal(identical_row_groups(df), groups)
+
+
+def test_real_sample_repeated_three_times_leaks_no_test_fraud(real_sample) -> None:
+    """The issue's measurement: row by row, 163 of 178 test frauds had a copy in training."""
+    from wgangp.data.loader import read_table
+    from wgangp.data.validation import validate_frame
+
+    df = repeated(validate_frame(read_table(real_sample)), 3)
+    split = stratified_split(df, seed=0)
+    train = content(split.train)
+    test_frauds = content(split.test[split.test[schema.LABEL] == 1])
+    assert len(test_frauds) > 50
+    assert not [row for row in test_frauds if row in train]
+    assert leaked(split) == 0

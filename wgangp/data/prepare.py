@@ -1,7 +1,8 @@
 """The data a run trains and is judged on: load -> validate -> split, as one call.
 
 Training and ``python -m wgangp.evaluate`` both go through :func:`prepare_data`, so an evaluation
-rebuilds exactly the split its run trained on (same file, same ``data.*`` settings, same seed).
+rebuilds exactly the split its run trained on (same file, same ``data.*`` settings, same seed),
+with every group of identical rows in one split (:mod:`wgangp.data.split`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 from wgangp.config import DataConfig
 from wgangp.data.loader import load_creditcard, load_simulated
 from wgangp.data.schema import LABEL
-from wgangp.data.split import stratified_split
+from wgangp.data.split import rows_needed, stratified_split
 from wgangp.errors import DataError
 
 
@@ -28,6 +29,9 @@ class PreparedData:
     train: pd.DataFrame
     val: pd.DataFrame
     test: pd.DataFrame
+    #: Rows that repeat an earlier row exactly (of them, frauds); each is in its original's split.
+    duplicate_rows: int = 0
+    duplicate_frauds: int = 0
 
     def describe(self) -> str:
         frauds = int(self.train[LABEL].sum())
@@ -36,13 +40,23 @@ class PreparedData:
             f"val {len(self.val)}, test {len(self.test)}"
         )
 
+    def describe_duplicates(self) -> str:
+        return (
+            f"{self.duplicate_rows} row(s) repeat an earlier row exactly ({self.duplicate_frauds} "
+            "of them frauds); each copy is in the same split as its original"
+        )
+
 
 def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
-    """Load the configured table (relative paths from ``launch_dir``), validate it, split it."""
+    """Load the configured table (relative paths from ``launch_dir``), validate it, split it.
+
+    Each class needs ``data.min_rows_per_class`` rows, and at least what the split needs
+    (:func:`~wgangp.data.split.rows_needed`), so a too-small table fails at validation with the
+    number that is really needed.
+    """
+    min_rows = max(data.min_rows_per_class, rows_needed(data.val_fraction))
     if data.name == "simulated":
-        loaded = load_simulated(
-            seed=seed, rows=data.simulated_rows, min_rows_per_class=data.min_rows_per_class
-        )
+        loaded = load_simulated(seed=seed, rows=data.simulated_rows, min_rows_per_class=min_rows)
     else:
         loaded = load_creditcard(
             data.path,
@@ -51,12 +65,24 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
             cache_dir=Path(os.path.expanduser(data.cache_dir)),
             seed=seed,
             simulated_rows=data.simulated_rows,
-            min_rows_per_class=data.min_rows_per_class,
+            min_rows_per_class=min_rows,
         )
     split = stratified_split(
-        loaded.frame, val_fraction=data.val_fraction, test_fraction=data.test_fraction, seed=seed
+        loaded.frame,
+        val_fraction=data.val_fraction,
+        test_fraction=data.test_fraction,
+        seed=seed,
+        source=loaded.origin,
     )
-    return PreparedData(loaded.source, loaded.origin, split.train, split.val, split.test)
+    return PreparedData(
+        loaded.source,
+        loaded.origin,
+        split.train,
+        split.val,
+        split.test,
+        duplicate_rows=split.duplicate_rows,
+        duplicate_frauds=split.duplicate_frauds,
+    )
 
 
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:

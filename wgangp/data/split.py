@@ -1,9 +1,21 @@
-"""Train/validation/test split, stratified by Class, that never leaves a split without frauds.
+"""Train/validation/test split, stratified by Class, that keeps identical rows together and never
+leaves a split without frauds.
 
 With 0.17% frauds a plain stratified split of a small table can round a split's fraud count to
 zero, and every fraud metric on it becomes undefined; each class is therefore split on its own,
 with at least one row of each class in every non-empty split. (A seeded numpy permutation per
 class does this exactly; sklearn's ``train_test_split`` would add a multi-second import for it.)
+
+Real tables hold exact duplicate rows (Kaggle's file has 1,081, 19 of them frauds). Split row by
+row, a duplicate lands in training and its copy in test, and every test metric then measures a
+memorised row. So the unit the split assigns is a *group* of identical rows (all 31 columns equal):
+each group goes whole to one split, and the split fractions are met as closely as whole groups
+allow.
+
+The training split needs :data:`MIN_TRAIN_ROWS` distinct rows of each class: with one fraud row,
+half of every class-balanced batch would be copies of that row, and the generator could only learn
+to repeat it. :func:`rows_needed` is the one statement of how many rows of each class a table
+needs; validation asks for it too (:func:`wgangp.data.prepare.prepare_data`).
 """
 
 from __future__ import annotations
@@ -16,57 +28,141 @@ import pandas as pd
 from wgangp.data import schema
 from wgangp.errors import DataError
 
+#: Distinct rows of each class the training split needs (see the module docstring).
+MIN_TRAIN_ROWS = 2
+
+
+def rows_needed(val_fraction: float) -> int:
+    """Distinct rows of each class a table needs: :data:`MIN_TRAIN_ROWS` for training, one for
+    validation (when ``val_fraction > 0``) and one for test."""
+    return MIN_TRAIN_ROWS + (1 if val_fraction > 0 else 0) + 1
+
 
 @dataclass(frozen=True)
 class Split:
-    """Disjoint parts of one table; each keeps the original row order, with a fresh index."""
+    """Disjoint parts of one table; each keeps the original row order, with a fresh index.
+
+    ``duplicate_rows`` counts the rows that repeat an earlier row exactly (``duplicate_frauds``
+    those of Class 1); each copy is in the same part as its original.
+    """
 
     train: pd.DataFrame
     val: pd.DataFrame
     test: pd.DataFrame
+    duplicate_rows: int = 0
+    duplicate_frauds: int = 0
 
 
 def stratified_split(
-    df: pd.DataFrame, *, val_fraction: float = 0.1, test_fraction: float = 0.2, seed: int = 0
+    df: pd.DataFrame,
+    *,
+    val_fraction: float = 0.1,
+    test_fraction: float = 0.2,
+    seed: int = 0,
+    source: str = "data",
 ) -> Split:
-    """Split ``df`` per Class into train/val/test, deterministically by ``seed``.
+    """Split ``df`` per Class into train/val/test by groups of identical rows, by ``seed``.
 
     ``val_fraction`` may be 0 (empty validation frame); the fractions are the schema's
-    (``DataConfig``: each below 0.5). Each class needs at least one row per non-empty split
-    (3 frauds, or 2 without validation), else DataError.
+    (``DataConfig``: each below 0.5). Each class needs :func:`rows_needed` distinct rows, else
+    DataError (one line mentioning ``source``). Without duplicates the parts are the same as a
+    row-by-row split with the same seed.
     """
-    n_parts = 3 if val_fraction > 0 else 2
+    has_val = val_fraction > 0
+    needed = rows_needed(val_fraction)
     labels = df[schema.LABEL].to_numpy()
+    groups = identical_row_groups(df)
     rng = np.random.Generator(np.random.PCG64(seed))
     parts: dict[str, list[np.ndarray]] = {"train": [], "val": [], "test": []}
     for cls, name in zip(schema.CLASSES, ("normal", "fraud"), strict=True):
         rows = np.flatnonzero(labels == cls)
-        if len(rows) < n_parts:
+        # Group ids number groups by first appearance, so np.unique keeps that order.
+        _, group_of_row = np.unique(groups[rows], return_inverse=True)
+        sizes = np.bincount(group_of_row)
+        if len(sizes) < needed:
+            copies = (
+                f" among {len(rows)} (the others are exact copies)"
+                if len(rows) > len(sizes)
+                else ""
+            )
             raise DataError(
-                f"only {len(rows)} {name} row(s) (Class {cls}) to split; at least {n_parts} are "
-                f"needed so that train, {'validation and ' if n_parts == 3 else ''}test each get "
-                "one: use a larger table"
+                f"{source}: only {len(sizes)} distinct {name} row(s) (Class {cls}){copies}; at "
+                f"least {needed} are needed so that training gets {MIN_TRAIN_ROWS} and "
+                f"{'validation and ' if has_val else ''}test one each: use a larger table"
             )
         n_test, n_val = _class_sizes(len(rows), val_fraction, test_fraction)
-        shuffled = rng.permutation(rows)
-        parts["test"].append(shuffled[:n_test])
-        parts["val"].append(shuffled[n_test : n_test + n_val])
-        parts["train"].append(shuffled[n_test + n_val :])
+        order = rng.permutation(len(sizes))
+        test_end, val_end = _cuts(sizes[order], n_test, n_val, has_val)
+        part_of_group = np.empty(len(sizes), dtype=np.int8)
+        part_of_group[order[:test_end]] = 0
+        part_of_group[order[test_end:val_end]] = 1
+        part_of_group[order[val_end:]] = 2
+        part_of_row = part_of_group[group_of_row]
+        for index, part in enumerate(("test", "val", "train")):
+            parts[part].append(rows[part_of_row == index])
 
     def take(name: str) -> pd.DataFrame:
         rows = np.sort(np.concatenate(parts[name]))
         return df.iloc[rows].reset_index(drop=True)
 
-    return Split(train=take("train"), val=take("val"), test=take("test"))
+    duplicated = _repeats(groups)
+    return Split(
+        train=take("train"),
+        val=take("val"),
+        test=take("test"),
+        duplicate_rows=int(duplicated.sum()),
+        duplicate_frauds=int((duplicated & (labels == schema.FRAUD)).sum()),
+    )
+
+
+def identical_row_groups(df: pd.DataFrame) -> np.ndarray:
+    """One integer per row, equal exactly for rows equal in all 31 columns, numbered by first
+    appearance. Hashing (60 ms for Kaggle's file, a groupby takes 0.8 s) and then checking
+    each row against its group's first row keeps it exact: a hash collision falls back."""
+    table = df.loc[:, list(schema.COLUMNS)]
+    hashes = pd.util.hash_pandas_object(table, index=False).to_numpy()
+    codes, _ = pd.factorize(hashes)
+    values = table.to_numpy(np.float64)
+    if not (values == values[_first_rows(codes)[codes]]).all():
+        codes = table.groupby(list(schema.COLUMNS), sort=False, dropna=False).ngroup().to_numpy()
+    return codes.astype(np.int64)
+
+
+def _first_rows(groups: np.ndarray) -> np.ndarray:
+    """The index of each group's first row (groups numbered 0..G-1)."""
+    return np.unique(groups, return_index=True)[1]
+
+
+def _repeats(groups: np.ndarray) -> np.ndarray:
+    """A mask of the rows whose group appeared on an earlier row."""
+    return _first_rows(groups)[groups] != np.arange(len(groups))
 
 
 def _class_sizes(n: int, val_fraction: float, test_fraction: float) -> tuple[int, int]:
-    """Rows of one class for (test, val): rounded fractions, each >= 1, leaving train >= 1."""
+    """Rows of one class for (test, val): rounded fractions, each >= 1, leaving train >=
+    MIN_TRAIN_ROWS."""
     n_test = max(1, round(n * test_fraction))
     n_val = max(1, round(n * val_fraction)) if val_fraction > 0 else 0
-    while n - n_test - n_val < 1:
+    while n - n_test - n_val < MIN_TRAIN_ROWS:
         if n_val > n_test or (n_val == n_test and n_val > 1):
             n_val -= 1
         else:
             n_test -= 1
     return n_test, n_val
+
+
+def _cuts(sizes: np.ndarray, n_test: int, n_val: int, has_val: bool) -> tuple[int, int]:
+    """How many of the shuffled groups go to test, and where validation ends: the cut whose
+    row count is closest to each target, leaving one group for validation (when there is one)
+    and MIN_TRAIN_ROWS groups for training. With single-row groups the cuts are the targets."""
+    total = np.concatenate([[0], np.cumsum(sizes)])  # total[k]: rows in the first k groups
+    last = len(sizes) - MIN_TRAIN_ROWS
+    test_end = _closest(total, n_test, 1, last - (1 if has_val else 0))
+    if not has_val:
+        return test_end, test_end
+    return test_end, _closest(total, total[test_end] + n_val, test_end + 1, last)
+
+
+def _closest(total: np.ndarray, target: int, low: int, high: int) -> int:
+    """The k in [low, high] whose total[k] is closest to ``target`` (the smallest on a tie)."""
+    return low + int(np.argmin(np.abs(total[low : high + 1] - target)))

@@ -158,7 +158,15 @@ class TrackedRun:
         self._close()
 
     def log_data(self, data: PreparedData) -> None:
-        self.tracker.set_tags({"data.source": data.source, "data.origin": data.origin})
+        """Where the rows came from, and how many exact duplicates the split kept together."""
+        self.tracker.set_tags(
+            {
+                "data.source": data.source,
+                "data.origin": data.origin,
+                "data.duplicate_rows": str(data.duplicate_rows),
+            }
+        )
+        log.info("data: %s", data.describe_duplicates())
 
     def log_config(self) -> None:
         """The resolved config (secrets redacted) as a file and artifact, and as params unless
