@@ -9,6 +9,7 @@ leave that run FAILED with the reason as a tag. ``docs/errors.md`` lists the sam
 from __future__ import annotations
 
 import gzip
+import json
 import sys
 import zipfile
 from pathlib import Path
@@ -60,6 +61,43 @@ def _truncated_zip(path: Path) -> Path:
     data = full.read_bytes()
     path.write_bytes(data[: len(data) // 2])
     return path
+
+
+def _zipped(path: Path, text: str) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("creditcard.csv", text)
+    return path
+
+
+def _excel_workbook(path: Path) -> Path:
+    """The zip layout of an .xlsx file (what "Save As" leaves when the name says .csv)."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+    return path
+
+
+def _duplicate_column(kind: str) -> callable:
+    """The header names V1 twice (and V2 not at all), in a .csv, .csv.gz or Kaggle-style .zip."""
+
+    def make(path: Path) -> Path:
+        header, body = valid_frame().to_csv(index=False).split("\n", 1)
+        text = header.replace("V2,", "V1,", 1) + "\n" + body
+        if kind == "zip":
+            return _zipped(path, text)
+        path.write_bytes(gzip.compress(text.encode()) if kind == "gz" else text.encode())
+        return path
+
+    return make
+
+
+def _set_rows(column: str, rows: list[int], value: float) -> callable:
+    def change(frame: pd.DataFrame) -> pd.DataFrame:
+        frame[column] = frame[column].astype(float)
+        frame.loc[rows, column] = value
+        return frame
+
+    return change
 
 
 def _with(change) -> callable:
@@ -136,6 +174,96 @@ DATA_CASES = {
         _with(lambda f: f.assign(Class=0)),
         [],
         "{path}: only 0 row(s) of Class 1 (fraud) in column Class; at least 4 are needed",
+    ),
+    "three_fraud_rows": (
+        "three.csv",
+        lambda p: write_csv(valid_frame(fraud=3), p),
+        [],
+        "{path}: only 3 row(s) of Class 1 (fraud) in column Class; at least 4 are needed, "
+        "use a larger table",
+    ),
+    "four_frauds_two_distinct": (
+        "copies.csv",
+        lambda p: write_csv(
+            pd.concat([valid_frame(fraud=2)] + [valid_frame(normal=0, fraud=2)], ignore_index=True),
+            p,
+        ),
+        [],
+        "{path}: only 2 distinct fraud row(s) (Class 1) among 4 (the others are exact copies); "
+        "at least 4 are needed so that training gets 2 and validation and test one each: "
+        "use a larger table",
+    ),
+    "negative_amount": (
+        "negative.csv",
+        _with(_set_cell("Amount", -3.5)),
+        [],
+        "{path}: column Amount has 1 negative value(s) (min -3.5); amounts must be >= 0",
+    ),
+    "huge_value": (
+        "huge.csv",
+        _with(_set_cell("V3", 1e200)),
+        [],
+        "{path}: column V3 has 1 value(s) larger than 1e+15 in magnitude (first at data row 6: "
+        "1e+200); fix or drop those rows, no real value of this schema comes near that size",
+    ),
+    "huge_values_every_100th_row": (
+        "huge_time.csv",
+        _with(_set_rows("Time", [0, 100, 200], 1e308)),
+        [],
+        "{path}: column Time has 3 value(s) larger than 1e+15 in magnitude (first at data row 1: "
+        "1e+308)",
+    ),
+    "huge_negative_amount": (
+        "huge_amount.csv",
+        _with(_set_cell("Amount", -1e308)),
+        [],
+        "{path}: column Amount has 1 value(s) larger than 1e+15 in magnitude (first at data row "
+        "6: -1e+308)",
+    ),
+    "duplicate_column": (
+        "dupcol.csv",
+        _duplicate_column("csv"),
+        [],
+        "{path}: column(s) V1 appear more than once in the header; keep one of each, the header "
+        "needs exactly the 31 columns",
+    ),
+    "duplicate_column_gz": (
+        "dupcol.csv.gz",
+        _duplicate_column("gz"),
+        [],
+        "{path}: column(s) V1 appear more than once in the header",
+    ),
+    "duplicate_column_zip": (
+        "dupcol.zip",
+        _duplicate_column("zip"),
+        [],
+        "{path}: column(s) V1 appear more than once in the header",
+    ),
+    "gzip_named_csv": (
+        "cards.csv",
+        lambda p: (p.write_bytes(gzip.compress(valid_frame().to_csv(index=False).encode())), p)[1],
+        [],
+        "{path} is gzip-compressed but its name does not end in .gz; rename it to cards.csv.gz",
+    ),
+    "text_named_csv_gz": (
+        "cards.csv.gz",
+        lambda p: write_csv(valid_frame(), p, compression=None),
+        [],
+        "{path} is plain text, not gzip-compressed, but its name ends in .gz; rename it to "
+        "cards.csv",
+    ),
+    "excel_named_csv": (
+        "book.csv",
+        lambda p: _excel_workbook(p),
+        [],
+        "{path} is an Excel workbook, not a CSV; save it as CSV (comma-separated) and set "
+        "data.path to that file",
+    ),
+    "zip_named_csv": (
+        "archive.csv",
+        lambda p: _zipped(p, valid_frame().to_csv(index=False)),
+        [],
+        "{path} is a zip archive but its name does not end in .zip; rename it to archive.zip",
     ),
     "fewer_rows_than_a_batch": (
         "small.csv",
@@ -232,6 +360,84 @@ def test_reordered_header_is_accepted(tmp_path: Path) -> None:
     loaded = load_creditcard(str(path), launch_dir=tmp_path, fallback="error", cache_dir=tmp_path)
     assert list(loaded.frame.columns) == list(COLUMNS)
     assert np.allclose(loaded.frame["Amount"], frame["Amount"])
+
+
+def test_duplicate_rows_are_valid_counted_and_the_samples_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every row twice: exit 0, FINISHED, tag ``data.duplicate_rows`` and one log line; the
+    sampled frauds are finite with Amounts no larger than the training rows'."""
+    frame = valid_frame()  # its 12 frauds are drawn from 7 (5 repeats)
+    doubled = pd.concat([frame, frame], ignore_index=True)
+    repeats = int(doubled.duplicated().sum())
+    assert repeats == len(frame) + 5
+    path = write_csv(doubled, tmp_path / "twice.csv")
+    db = tmp_path / "mlflow.db"
+    out = tmp_path / "run"
+    args = [f"data.path={path}", "data.fallback=error", f"tracking.uri=sqlite:///{db}"]
+    args += [f"hydra.run.dir={out}", "tracking.log_model=false", *QUICK]
+    from wgangp.train import main
+
+    monkeypatch.setattr(sys, "argv", ["wgangp-train", *args])
+    capsys.readouterr()
+    main()  # returns: Hydra's entry exits only on an error
+    stderr = capsys.readouterr().err
+    assert "wgangp: error" not in stderr
+    (run,) = _runs(db)
+    assert run.info.status == "FINISHED"
+    assert run.data.tags["data.duplicate_rows"] == str(repeats)
+    assert (
+        f"data: {repeats} row(s) repeat an earlier row exactly" in (out / "train.log").read_text()
+    )
+    samples = pd.read_csv(out / "fraud_samples.csv")
+    assert np.isfinite(samples.to_numpy(np.float64)).all()
+    assert samples["Amount"].max() <= frame["Amount"].max()
+
+
+def _broken_bundle(directory: Path, problem: str) -> Path:
+    """A synthesizer bundle whose generator returns NaN, or whose preprocessing.json holds an
+    infinite scale (what training saved before validation refused huge values)."""
+    from wgangp.data.schema import FEATURES
+    from wgangp.data.transform import TabularTransformer
+    from wgangp.model.networks import build_generator
+    from wgangp.serving.synthesizer import Synthesizer
+
+    generator = build_generator(4, len(FEATURES), [8])
+    if problem == "nan_generator":
+        generator.set_weights([np.full_like(w, np.nan) for w in generator.get_weights()])
+    bundle = Synthesizer(generator, TabularTransformer().fit(valid_frame()), 4).save(directory)
+    if problem == "infinite_scale":
+        path = bundle / "preprocessing.json"
+        payload = json.loads(path.read_text())
+        payload["std"][3] = float("inf")
+        path.write_text(json.dumps(payload))  # writes Infinity, as json.dumps did for the old code
+    return bundle
+
+
+SAMPLE_CASES = {
+    "nan_generator": "synthesizer {bundle}: the generator returned NaN or inf in 5 of 5 row(s) "
+    "(label 1, seed 0, first in column Time); a broken model returns no rows: retrain it",
+    "infinite_scale": "{bundle}/preprocessing.json holds non-finite parameters for V3 (mean "
+    "-0.184422, std inf); a model trained with them only produces infinite or constant columns: "
+    "retrain it on validated data",
+}
+
+
+@pytest.mark.parametrize("problem", SAMPLE_CASES)
+def test_broken_models_through_the_sample_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture, problem: str
+) -> None:
+    """``python -m wgangp.sample`` writes no file from a model that yields NaN or inf."""
+    from wgangp.sample import main
+
+    bundle = _broken_bundle(tmp_path / "synthesizer", problem)
+    output = tmp_path / "rows.csv"
+    capsys.readouterr()
+    code = main([f"model_uri={bundle}", f"output={output}", "n=5"])
+    stderr = capsys.readouterr().err
+    assert code == 2, stderr
+    assert_one_line(stderr, SAMPLE_CASES[problem].format(bundle=bundle))
+    assert not output.exists()
 
 
 CONFIG_CASES = {

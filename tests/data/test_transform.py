@@ -81,6 +81,15 @@ def test_fit_refuses_a_non_finite_transform(frame, column, rows, value, shown) -
     assert shown in message and f"fix or drop the rows with extreme {column} values" in message
 
 
+def test_the_fit_line_in_docs_errors_md(frame) -> None:
+    with pytest.raises(DataError) as err:
+        TabularTransformer().fit(_with(frame, "V3", [7], 1e200))
+    assert str(err.value) == (
+        "column V3 of the training rows makes the fitted transform non-finite (mean 3.33333e+196, "
+        "std inf): its values are too large to scale; fix or drop the rows with extreme V3 values"
+    )
+
+
 def test_transform_refuses_rows_that_scale_to_inf(frame) -> None:
     transformer = TabularTransformer().fit(frame)
     with pytest.raises(DataError, match=r"^column V9 is non-finite after scaling in 2 of 3000 row"):
