@@ -49,8 +49,11 @@ def test_inverse_keeps_amount_and_time_in_the_training_range(frame, log_amount: 
 
 
 def test_files_without_amount_max_keep_the_old_cap(frame) -> None:
+    """Format 1 (before amount_max) still loads; format 2 tells older readers it is new."""
     payload = json.loads(TabularTransformer().fit(frame).to_json())
+    assert payload["format"] == "wgangp.preprocessing/2"
     del payload["amount_max"]
+    payload["format"] = "wgangp.preprocessing/1"
     legacy = TabularTransformer.from_json(json.dumps(payload))
     back = legacy.inverse_transform(np.full((2, len(FEATURES)), 1e3, np.float32))
     assert back[AMOUNT].max() == round(math.expm1(20.0), 2)
@@ -106,6 +109,7 @@ def test_transform_refuses_rows_that_scale_to_inf(frame) -> None:
         (lambda p: p["std"].__setitem__(3, "x"), "holds parameters that are not numbers"),
         (lambda p: p.__setitem__("extra", 1), "has unknown key(s) extra"),
         (lambda p: p.__setitem__("mean", [0.0]), "has 1 means and 30 scales, not 30"),
+        (lambda p: p.__setitem__("format", "x/9"), "is not a wgangp.preprocessing/1 or "),
     ],
 )
 def test_load_refuses_a_broken_file_in_one_line(frame, tmp_path, edit, expected) -> None:

@@ -30,7 +30,10 @@ from wgangp.data.numbers import short_number
 from wgangp.data.schema import AMOUNT, FEATURES, LABEL, TIME
 from wgangp.errors import DataError
 
-_FORMAT = "wgangp.preprocessing/1"
+#: Version 2 added ``amount_max``: versions that read only 1 refuse it in their one line
+#: instead of a TypeError; this one reads both (1 keeps the old Amount cap).
+_FORMAT = "wgangp.preprocessing/2"
+_READABLE = ("wgangp.preprocessing/1", _FORMAT)
 #: The cap of ``log1p(Amount)`` for files without ``amount_max`` (exp(20) ~ 4.85e8).
 _LEGACY_LOG_AMOUNT_CAP = 20.0
 _FIX_ROWS = "fix or drop the rows with extreme {column} values"
@@ -122,8 +125,8 @@ class TabularTransformer:
             payload = json.loads(text)
         except ValueError as err:
             raise DataError(f"{source} is not valid JSON ({err}); {_RETRAIN}") from None
-        if not isinstance(payload, dict) or payload.pop("format", None) != _FORMAT:
-            raise DataError(f"{source} is not a {_FORMAT} JSON document; {_RETRAIN}")
+        if not isinstance(payload, dict) or payload.pop("format", None) not in _READABLE:
+            raise DataError(f"{source} is not a {' or '.join(_READABLE)} document; {_RETRAIN}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(payload) - known)
         if unknown:
