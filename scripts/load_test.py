@@ -138,7 +138,7 @@ def measure_multirun(jobs: int, n_jobs: int, workdir: Path, steps: int = 2) -> d
     command = [
         sys.executable, "-m", "wgangp.train", "--multirun", "hydra/launcher=joblib",
         f"hydra.launcher.n_jobs={n_jobs}", f"hydra.sweep.dir={workdir}/multirun",
-        "data=simulated", "data.simulated_rows=2000", "trainer.batch_size=16",
+        "data=simulated", "data.simulated_rows=4000", "trainer.batch_size=16",
         f"trainer.steps={steps}", "trainer.steps_per_call=1", "trainer.checkpoint_every=1",
         "tracking.log_every=1", "tracking.log_model=false", f"tracking.uri=sqlite:///{db}",
         f"seed={seeds}", *TINY_MODEL,
