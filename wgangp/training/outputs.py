@@ -19,16 +19,28 @@ from wgangp.training.session import TrackedRun
 log = logging.getLogger("wgangp.train")
 
 
+#: Rows of each class drawn before anything is saved, to refuse a generator that puts out NaN.
+PROBE_ROWS = 64
+
+
 def export(synthesizer: Synthesizer, run: TrackedRun, cfg: Config) -> Path:
-    """Save the bundle; log it and its pyfunc model; write ``trainer.sample_rows`` frauds."""
+    """Save the bundle; log it and its pyfunc model; write ``trainer.sample_rows`` frauds.
+
+    Both classes are sampled first: a generator whose rows are not finite fails the run here
+    (``Synthesizer.sample`` refuses them) before a broken model is saved, logged or served.
+    """
     output_dir, tracker = run.dirs.output, run.tracker
+    synthesizer.sample(PROBE_ROWS, label=1 - FRAUD, seed=cfg.seed)
+    frauds = synthesizer.sample(
+        max(cfg.trainer.sample_rows, PROBE_ROWS), label=FRAUD, seed=cfg.seed
+    )
     bundle = synthesizer.save(output_dir / BUNDLE)
     if cfg.tracking.log_model and tracker.run_id:
         tracker.log_artifact(bundle, BUNDLE)
         tracker.log_model(model_spec(bundle))  # queued after the bundle; tags model.uri
     if cfg.trainer.sample_rows:
-        samples = synthesizer.sample(cfg.trainer.sample_rows, label=FRAUD, seed=cfg.seed)
-        samples.to_csv(output_dir / "fraud_samples.csv", index=False)
+        # The first rows of a larger draw are the rows of the smaller one (same noise stream).
+        frauds.head(cfg.trainer.sample_rows).to_csv(output_dir / "fraud_samples.csv", index=False)
         tracker.log_artifact(output_dir / "fraud_samples.csv")
     return bundle
 
