@@ -30,15 +30,20 @@ HEADLINE = (
     "eval.corr_diff",
     "eval.c2st_auc_logreg",
     "eval.c2st_auc_gbm",
+    "eval.c2st_auc_gbm_control",
+    "eval.c2st_auc_gbm_copula",
     "eval.pr_auc_real",
     "eval.pr_auc_augmented",
     "eval.pr_auc_smote",
+    "eval.pr_auc_copula",
     "eval.pr_auc_ros",
     "eval.lift_vs_real",
     "eval.lift_vs_smote",
+    "eval.lift_vs_copula",
     "eval.dcr_ratio",
     "eval.dcr_share_below_p5",
     "eval.exact_copies",
+    "eval.near_copies",
 )
 
 

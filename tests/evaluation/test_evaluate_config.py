@@ -30,7 +30,7 @@ def test_defaults_are_valid_and_compose_as_a_structured_config() -> None:
         ({"seeds": 0}, "evaluate.seeds"),
         ({"max_normal_rows": 10}, "evaluate.max_normal_rows"),
         ({"target_precision": 1.0}, "evaluate.target_precision"),
-        ({"c2st_folds": 1}, "evaluate.c2st_folds"),
+        ({"c2st_repeats": 0}, "evaluate.c2st_repeats"),
         ({"threads": 0}, "evaluate.threads"),
         ({"copy_rtol": 0.5}, "evaluate.copy_rtol"),
     ],

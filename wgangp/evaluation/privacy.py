@@ -7,6 +7,11 @@ saw. A generator that generalises puts its rows about as far from the training r
 frauds are (``dcr_ratio`` near 1); a memorising one puts them closer (ratio well below 1, many rows
 below the baseline's 5th percentile, exact copies).
 
+Near copies (``near_copies``): the share of generated frauds closer to a training FRAUD than the
+5th percentile of the real test frauds' distances to the training frauds: about 0.05 for rows
+that are as new as new real frauds, far more for rows interpolated between customers (SMOTE) or
+memorised. It is computed for the baselines too (``near_copies_smote``, ...).
+
 Exact copies: synthetic rows whose closest training row equals them in every feature at the
 file's precision: Time to the second and Amount to the cent (the file's values sit exactly on
 those grids, so rounding is safe), V1..V28 within a relative tolerance ``copy_rtol`` (the file has
@@ -110,3 +115,18 @@ def _summary_row(name: str, distances: np.ndarray, copies: int) -> dict[str, flo
         "dcr_mean": float(distances.mean()),
         "exact_copies_of_training_rows": copies,
     }
+
+
+def near_copy_share(
+    generated: np.ndarray, train_frauds: np.ndarray, test_frauds: np.ndarray
+) -> float:
+    """Share of ``generated`` rows nearer a training fraud than 95% of the test frauds are.
+
+    Distances are Euclidean on features standardized by the training frauds.
+    """
+    mean, scale = train_frauds.mean(axis=0), train_frauds.std(axis=0)
+    scale[~(scale > 0)] = 1.0
+    index = NearestNeighbors(n_neighbors=1, n_jobs=1).fit((train_frauds - mean) / scale)
+    baseline, _ = index.kneighbors((test_frauds - mean) / scale)
+    distances, _ = index.kneighbors((generated - mean) / scale)
+    return float(np.mean(distances[:, 0] < np.percentile(baseline[:, 0], 5)))

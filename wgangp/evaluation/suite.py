@@ -20,10 +20,11 @@ from threadpoolctl import threadpool_limits
 from wgangp.config import EvaluateConfig
 from wgangp.data.schema import COLUMNS, FEATURES, FRAUD, LABEL
 from wgangp.errors import DataError
+from wgangp.evaluation.baselines import BASELINES, baseline_frauds
 from wgangp.evaluation.detection import detection_metrics
 from wgangp.evaluation.fidelity import fidelity_metrics
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
-from wgangp.evaluation.privacy import privacy_metrics
+from wgangp.evaluation.privacy import near_copy_share, privacy_metrics
 from wgangp.evaluation.render import render_html, render_markdown
 from wgangp.evaluation.utility import summarize, utility_metrics, utility_per_seed
 
@@ -166,11 +167,26 @@ def _evaluate(
     timings["fidelity"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    real_fraud = pd.concat([train_fraud, test_fraud], ignore_index=True)
+    features = list(FEATURES)
+    train_x, test_x = (f.loc[:, features].to_numpy(np.float64) for f in (train_fraud, test_fraud))
+    normals = train.loc[train[LABEL] != FRAUD, features].to_numpy(np.float64)
+    generated = {"": synthetic.loc[:, features].to_numpy(np.float64), "control": train_x}
+    for name in BASELINES:  # as many rows as the GAN's, fitted on the same training rows
+        generated[name] = baseline_frauds(
+            name,
+            train_x,
+            normals[: settings.max_normal_rows],
+            len(synthetic),
+            smote_k_neighbors=settings.smote_k_neighbors,
+            seed=detection_seed,
+        )
+    timings["baselines"] = time.perf_counter() - start
+
+    start = time.perf_counter()
     detection, tables["detection"] = detection_metrics(
-        real_fraud,
-        synthetic,
-        folds=settings.c2st_folds,
+        test_x,
+        generated,
+        repeats=settings.c2st_repeats,
         gbm_max_iter=settings.gbm_max_iter,
         seed=detection_seed,
     )
@@ -182,6 +198,10 @@ def _evaluate(
         synthetic, train, test_fraud, copy_rtol=settings.copy_rtol
     )
     metrics |= privacy
+    for name, rows in generated.items():
+        if name != "control":
+            suffix = f"_{name}" if name else ""
+            metrics[f"near_copies{suffix}"] = near_copy_share(rows, train_x, test_x)
     timings["privacy"] = time.perf_counter() - start
 
     start = time.perf_counter()

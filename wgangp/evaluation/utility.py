@@ -6,8 +6,9 @@ whole of ``real_test``, which no model or transform has seen. Training sets per 
 
 - ``real``: real rows only;
 - ``augmented_r<ratio>``: plus ``round(ratio * #real training frauds)`` synthetic frauds;
-- ``smote`` / ``ros``: plus the same number of frauds as the headline ratio, made by SMOTE or by
-  random oversampling (imbalanced-learn), so the headline comparison is count for count;
+- ``smote`` / ``copula`` / ``ros``: plus the same number of frauds as the headline ratio, made by
+  SMOTE, a Gaussian copula of the training frauds (:mod:`.baselines`) or random oversampling, so
+  the headline comparison is count for count;
 - ``tstr`` (train synthetic, test real): the real frauds replaced by as many synthetic ones.
 
 ``augmented`` (no suffix) is the headline ratio (default 1.0), fixed in advance, not the best
@@ -24,11 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from imblearn.over_sampling import SMOTE, RandomOverSampler
+from imblearn.over_sampling import RandomOverSampler
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score
 
 from wgangp.data.schema import FEATURES, LABEL
 from wgangp.errors import DataError
+from wgangp.evaluation.baselines import BASELINES, baseline_frauds
 from wgangp.evaluation.detection import boosting_model, logistic_model
 
 #: Detector families: the main one has no suffix in metric names.
@@ -93,18 +95,15 @@ def build_training_sets(
             )
         )
     k = n_added_for(headline_ratio, n_fraud)
-    strategy = {0: len(normals), 1: n_fraud + k}
-    oversamplers = {
-        "smote": SMOTE(
-            sampling_strategy=strategy,
-            k_neighbors=min(smote_k_neighbors, n_fraud - 1),
-            random_state=seed,
-        ),
-        "ros": RandomOverSampler(sampling_strategy=strategy, random_state=seed),
-    }
-    for method, sampler in oversamplers.items():
-        x, y = sampler.fit_resample(base_x, base_y)
-        sets.append(TrainingSet(method, float(headline_ratio), k, np.asarray(x), np.asarray(y)))
+    for method in BASELINES:
+        added = baseline_frauds(
+            method, real_frauds, normals, k, smote_k_neighbors=smote_k_neighbors, seed=seed
+        )
+        x, y = np.vstack([base_x, added]), np.concatenate([base_y, np.ones(k, dtype=int)])
+        sets.append(TrainingSet(method, float(headline_ratio), k, x, y))
+    ros = RandomOverSampler(sampling_strategy={0: len(normals), 1: n_fraud + k}, random_state=seed)
+    x, y = ros.fit_resample(base_x, base_y)
+    sets.append(TrainingSet("ros", float(headline_ratio), k, np.asarray(x), np.asarray(y)))
     sets.append(
         TrainingSet(
             "tstr",
@@ -230,7 +229,7 @@ def utility_metrics(
                     metrics[f"{public}_{alias}{suffix}"] = float(values.mean())
                     metrics[f"{public}_{alias}{suffix}_std"] = float(values.std())
         augmented = by_method[headline]["pr_auc"].to_numpy()
-        for baseline in ("real", "smote", "ros"):
+        for baseline in ("real", "ros", *BASELINES):
             lift = augmented - by_method[baseline]["pr_auc"].to_numpy()
             metrics[f"lift_vs_{baseline}{suffix}"] = float(lift.mean())
             metrics[f"lift_vs_{baseline}{suffix}_std"] = float(lift.std())
