@@ -1,4 +1,4 @@
-"""Command-line helpers shared by the entry points: override checks and one-line error reports."""
+"""The training command line, checked before Hydra starts: override keys, groups, values, dirs."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import difflib
 import logging
 import os
 import re
-import sys
-import traceback
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,7 +13,7 @@ import yaml
 from omegaconf import OmegaConf
 
 from wgangp.config import CONF_DIR, Config, config_groups
-from wgangp.errors import ConfigError, WgangpError
+from wgangp.errors import ConfigError
 
 log = logging.getLogger("wgangp")
 
@@ -159,11 +157,3 @@ def check_output_dir(argv: Iterable[str], cwd: str | None = None) -> None:
         f"cannot create the output directory {target} ({problem}); run from a writable "
         f"directory or set {key}=/a/writable/dir"
     )
-
-
-def report_error(err: WgangpError, debug: bool = False) -> None:
-    """Print the error as one line on stderr (plus the traceback with ``debug=true``)."""
-    if debug:
-        traceback.print_exception(err)
-    message = " ".join(str(err).split())
-    print(f"wgangp: error: {message}", file=sys.stderr, flush=True)

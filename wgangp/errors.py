@@ -6,12 +6,17 @@ non-zero; anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import sys
+import traceback
+
 
 class WgangpError(Exception):
     """An error the user caused and can fix; ``str(err)`` is the one line shown."""
 
     exit_code = 2
     reason = "error"
+    #: Shown after ``wgangp:`` on the line (an interruption is no error the user made).
+    label = "error"
 
 
 class ConfigError(WgangpError):
@@ -37,3 +42,12 @@ class NonFiniteError(WgangpError):
 
     exit_code = 3
     reason = "nan"
+
+
+def report_error(err: WgangpError, debug: bool = False) -> None:
+    """Print the error as one line on stderr (plus the traceback with ``debug=true``)."""
+    if debug:
+        traceback.print_exception(err)
+    message = " ".join(str(err).split())
+    label = f"{err.label}: " if err.label else ""
+    print(f"wgangp: {label}{message}", file=sys.stderr, flush=True)

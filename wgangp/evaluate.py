@@ -18,9 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from wgangp.cli import report_error
 from wgangp.config import Config, config_from_dict
-from wgangp.errors import WgangpError
+from wgangp.errors import WgangpError, report_error
 
 log = logging.getLogger("wgangp.evaluate")
 

@@ -11,8 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from wgangp.cli import report_error
-from wgangp.errors import TrackingError, WgangpError
+from wgangp.errors import TrackingError, WgangpError, report_error
 from wgangp.tracking.ablation import collect, write_report
 from wgangp.tracking.store import resolve_tracking_uri
 

@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wgangp.cli import report_error
-from wgangp.errors import WgangpError
+from wgangp.errors import WgangpError, report_error
 from wgangp.serving.bundle import local_bundle
 from wgangp.tracking.store import existing_store
 

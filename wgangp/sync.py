@@ -13,8 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
-from wgangp.cli import report_error
-from wgangp.errors import WgangpError
+from wgangp.errors import WgangpError, report_error
 from wgangp.tracking.outbox import sync_outbox
 
 

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import hydra
 from omegaconf import DictConfig
 
-from wgangp.cli import check_output_dir, check_overrides, report_error
+from wgangp.cli import check_output_dir, check_overrides
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
-from wgangp.errors import WgangpError
+from wgangp.errors import WgangpError, report_error
+from wgangp.training.interrupts import Interrupted
 
 if TYPE_CHECKING:
     from wgangp.training.session import TrainResult
@@ -92,9 +93,9 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
         result = train(cfg)
     except WgangpError as err:
         report_error(err, debug=bool(cfg.get("debug", False)))
-        if HydraConfig.get().mode == RunMode.MULTIRUN:
+        if HydraConfig.get().mode == RunMode.MULTIRUN and not isinstance(err, Interrupted):
             return None  # one job's failure is recorded in MLflow; the sweep goes on
-        sys.exit(err.exit_code)
+        sys.exit(err.exit_code)  # a signal stops the whole sweep, not just this job
     return result.final_metrics.get("wasserstein_estimate")
 
 

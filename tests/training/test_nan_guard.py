@@ -230,7 +230,27 @@ def test_raise_policy_through_train_fails_the_run_with_exit_code_3(tmp_path: Pat
     assert caught.value.exit_code == 3
     message = str(caught.value)
     assert "\n" not in message and f"non-finite {NORM_GRADIENT} at generator step 0" in message
+    assert message.endswith("; use the default gp.norm=safe_sqrt with gp.dtype=float32")
     _check_record(tmp_path)
+
+
+def test_a_diverging_learning_rate_gets_the_learning_rate_advice(tmp_path: Path) -> None:
+    """A safe norm and exploding weights: the advice names the rates, not the norm."""
+    from wgangp.errors import NonFiniteError
+    from wgangp.train import train
+
+    rates = ["trainer.generator_optimizer.lr=1e10", "trainer.critic_optimizer.lr=1e10"]
+    cfg = compose([*TINY, *rates, f"tracking.uri=sqlite:///{tmp_path}/mlflow.db"])
+    with pytest.raises(NonFiniteError) as caught:
+        train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
+    message = str(caught.value)
+    assert message.endswith(
+        "; lower trainer.critic_optimizer.lr (now 1e+10) and trainer.generator_optimizer.lr "
+        "(now 1e+10), or gp.weight (now 10)"
+    ), message
+    assert "gp.norm" not in message
+    report = json.loads((tmp_path / "out" / "nan_forensics.json").read_text())
+    assert report["max_abs_weight"] > 1e4 and "diverged" in report["diagnosis"]
 
 
 def test_stop_policy_through_train_records_and_returns(tmp_path: Path) -> None:

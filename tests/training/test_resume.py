@@ -67,8 +67,8 @@ def test_checkpoint_dir_is_locked_and_an_interrupted_run_is_not_overwritten(
     tmp_path: Path,
 ) -> None:
     cfg = to_config(compose(COMMAND))
-    directory, previous = open_checkpoint_dir(cfg, tmp_path)
-    assert previous is None
+    directory, previous, stale = open_checkpoint_dir(cfg, tmp_path)
+    assert previous is None and stale is None
     assert directory.path.parent == (tmp_path / "checkpoints").resolve()
     with pytest.raises(ConfigError, match="is in use by pid"):
         open_checkpoint_dir(cfg, tmp_path)
@@ -80,13 +80,29 @@ def test_checkpoint_dir_is_locked_and_an_interrupted_run_is_not_overwritten(
         open_checkpoint_dir(cfg, tmp_path)
     assert "\n" not in str(caught.value)
     resumed = to_config(compose([*COMMAND, "trainer.resume=true"]))
-    again, record = open_checkpoint_dir(resumed, tmp_path)
+    again, record, _ = open_checkpoint_dir(resumed, tmp_path)
     assert record is not None and record.run_id == "abc" and record.step == 50
     again.write_record(RunRecord(run_id="abc", status="FINISHED", step=STEPS))
     again.release()
-    fresh, previous = open_checkpoint_dir(cfg, tmp_path)  # a finished run is cleared
-    assert previous is None and not fresh.has_checkpoint()
+    fresh, previous, stale = open_checkpoint_dir(cfg, tmp_path)  # a finished run is cleared
+    assert previous is None and stale is None and not fresh.has_checkpoint()
     fresh.release()
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_an_interrupted_run_without_a_checkpoint_is_started_over_not_claimed(
+    tmp_path: Path, resume: bool
+) -> None:
+    """Nothing to continue: no 'has checkpoints' error, no run to reopen; its record comes
+    back as stale so the job can close that MLflow run."""
+    cfg = to_config(compose([*COMMAND, f"trainer.resume={str(resume).lower()}"]))
+    directory, _, _ = open_checkpoint_dir(cfg, tmp_path)
+    directory.write_record(RunRecord(run_id="abc", status="KILLED", step=0))
+    directory.release()
+    again, previous, stale = open_checkpoint_dir(cfg, tmp_path)
+    assert previous is None and stale is not None and stale.run_id == "abc"
+    assert not again.record_path.exists()
+    again.release()
 
 
 def test_history_journal_restores_up_to_the_checkpoint(tmp_path: Path) -> None:

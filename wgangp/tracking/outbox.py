@@ -107,6 +107,11 @@ def apply_entry(client, uri: str | None, entry: dict[str, Any]) -> None:
             client.log_batch(run_id, params=items[i : i + 100])
     elif op == "tags":
         client.log_batch(run_id, tags=[RunTag(k, v) for k, v in entry["tags"].items()])
+    elif op == "delete_tags":
+        present = client.get_run(run_id).data.tags
+        for key in entry["keys"]:
+            if key in present:
+                client.delete_tag(run_id, key)
     elif op == "artifact":
         path = Path(entry["path"])
         if path.is_dir():

@@ -144,6 +144,10 @@ class Tracker:
             {"op": "tags", "tags": {k: str(redact(str(v)))[:5000] for k, v in tags.items()}}
         )
 
+    def delete_tags(self, keys: list[str]) -> None:
+        """Remove tags (e.g. an earlier launch's failure tags once a resumed run goes on)."""
+        self._submit({"op": "delete_tags", "keys": list(keys)})
+
     def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
         """Queue metrics without waiting for the store."""
         now = int(time.time() * 1000)

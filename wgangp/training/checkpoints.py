@@ -25,6 +25,7 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from wgangp.config import Config, flatten
 from wgangp.errors import ConfigError, WgangpError
@@ -166,32 +167,46 @@ class CheckpointDir:
                 child.unlink()
 
 
-def open_checkpoint_dir(cfg: Config, launch_dir: Path) -> tuple[CheckpointDir, RunRecord | None]:
-    """Lock the job's checkpoint directory; return it and the record of the run to continue.
+class OpenedDir(NamedTuple):
+    """A locked checkpoint directory, and what a previous launch left in it."""
 
-    With ``trainer.resume=true`` the previous record (if any) is returned; without it, the
-    checkpoints of a finished run are cleared, and those of an interrupted run are an error
-    (naming the two ways forward) rather than silently overwritten.
+    directory: CheckpointDir
+    previous: RunRecord | None  # the run to continue (trainer.resume=true and a checkpoint)
+    stale: RunRecord | None  # an interrupted run without a checkpoint: nothing to continue
+
+
+def open_checkpoint_dir(cfg: Config, launch_dir: Path) -> OpenedDir:
+    """Lock the job's checkpoint directory and decide what a previous launch left means.
+
+    A checkpoint of an interrupted run is continued with ``trainer.resume=true`` and is an
+    error without it (naming the two ways forward) rather than silently overwritten; a finished
+    run's checkpoints are cleared. A run interrupted before its first checkpoint left nothing to
+    continue: the job starts over (its record comes back as ``stale``, so the caller can close
+    that run's MLflow run), with or without ``trainer.resume``.
     """
     directory = CheckpointDir(resolve_checkpoint_dir(cfg, launch_dir)).acquire()
     try:
         record = directory.read_record()
-        if cfg.trainer.resume:
-            if not directory.has_checkpoint():
-                log.info(
-                    "trainer.resume=true: no checkpoint in %s yet, starting fresh", directory.path
-                )
-            return directory, record
-        if directory.has_checkpoint() or record is not None:
-            if record is not None and record.status in INTERRUPTED:
+        interrupted = record is not None and record.status in INTERRUPTED
+        if directory.has_checkpoint():
+            if cfg.trainer.resume:
+                return OpenedDir(directory, record, None)
+            if interrupted:
                 raise ConfigError(
                     f"an interrupted run (step {record.step}, MLflow run {record.run_id}) has "
                     f"checkpoints in {directory.path}; add trainer.resume=true to continue it, "
                     "or delete that directory to start over"
                 )
             log.info("starting over: clearing the finished run's checkpoints in %s", directory.path)
-            directory.clear()
-        return directory, None
+        elif interrupted:
+            log.info(
+                "the interrupted run %s stopped before its first checkpoint: starting over in %s",
+                record.run_id, directory.path,
+            )  # fmt: skip
+        elif cfg.trainer.resume:
+            log.info("trainer.resume=true: no checkpoint in %s yet, starting fresh", directory.path)
+        directory.clear()
+        return OpenedDir(directory, None, record if interrupted else None)
     except BaseException:
         directory.release()
         raise

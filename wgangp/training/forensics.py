@@ -76,6 +76,15 @@ def investigate(trainer: WGANGPTrainer, step: int, source: str | None) -> dict[s
         "penalty_dtype": trainer.penalty_dtype.name,
         "norm_gradient_singular_at_zero": trainer.guard.norm_singular_at_zero,
         "precision": trainer.tc.precision,
+        "learning_rates": {
+            "critic": trainer.tc.critic_optimizer.lr,
+            "generator": trainer.tc.generator_optimizer.lr,
+        },
+        "gp_weight": trainer.gp.weight,
+        "max_abs_weight": max(
+            float(np.max(np.abs(np.asarray(w))))
+            for w in trainer.critic.weights + trainer.generator.weights
+        ),
         "critic_iterations": [],
     }
     if trainer.loss_scaling:
@@ -99,27 +108,60 @@ def investigate(trainer: WGANGPTrainer, step: int, source: str | None) -> dict[s
                 "feature_stats_network_units": _feature_stats(found["real"]),
             }
             break
-    report["diagnosis"] = diagnose(report)
+    report["diagnosis"], report["advice"] = diagnose(report)
     return report
 
 
-def diagnose(report: dict[str, Any]) -> str:
-    """One sentence on the likely cause, from the recomputed quantities."""
+#: Beyond these magnitudes (network units) the data or the weights, not the norm, are the cause.
+LARGE_INPUT = 1e3
+LARGE_WEIGHT = 1e4
+
+
+def diagnose(report: dict[str, Any]) -> tuple[str, str]:
+    """The likely cause, from the recomputed quantities, and the fix that follows from it.
+
+    A zero-norm row with a norm whose gradient is undefined there is the ``tf.norm`` trap; with a
+    safe norm, exploding inputs point at the data's scale and exploding weights at the update
+    size (learning rates, penalty weight).
+    """
     zero_norm = report.get("zero_norm_rows", 0)
     if zero_norm and report["norm_gradient_singular_at_zero"]:
-        why = (
-            f"eps={report['eps']:g} rounds to 0 in {report['penalty_dtype']}"
-            if report["norm"] == "safe_sqrt"
-            else f"gp.norm={report['norm']} has no gradient at 0"
-        )
+        if report["norm"] == "safe_sqrt":
+            why, fix = (
+                f"eps={report['eps']:g} rounds to 0 in {report['penalty_dtype']}",
+                ("compute the penalty in float32: gp.dtype=float32"),
+            )
+        else:
+            why, fix = (
+                f"gp.norm={report['norm']} has no gradient at 0",
+                ("use the default gp.norm=safe_sqrt with gp.dtype=float32"),
+            )
         return (
             f"{zero_norm} row(s) of the critic's input gradient have norm exactly 0 (saturated "
             f"or dead critic, or squares underflowing) and {why}: d||g||/dg = g/||g|| divides "
-            "by 0 -> NaN; use gp.norm=safe_sqrt with gp.dtype=float32"
-        )
-    if "offending_iteration" not in report:
-        return "the critic side of this step recomputes finite; the generator update failed"
-    return "non-finite values without a zero-norm row: see nonfinite_tensors and the batch stats"
+            "by 0 -> NaN"
+        ), fix
+    largest_input = max(
+        (abs(v) for stats in report.get("batch", {}).get("feature_stats_network_units", {}).values()
+         for v in (stats["min"], stats["max"])),
+        default=0.0,
+    )  # fmt: skip
+    if not np.isfinite(largest_input) or largest_input > LARGE_INPUT:
+        return (
+            f"the batch reaches {largest_input:.3g} in network units: the data are not on the "
+            "scale the networks expect"
+        ), "scale the data (preprocess=standard) and check the file for outliers"
+    lr = report["learning_rates"]
+    weight = report["max_abs_weight"]
+    return (
+        f"the norm is safe ({report['norm']} in {report['penalty_dtype']}) but the updates "
+        f"diverged: weights reach {weight:.3g}"
+        + ("" if "offending_iteration" in report else "; the critic side recomputes finite")
+    ), (
+        f"lower trainer.critic_optimizer.lr (now {lr['critic']:g}) and "
+        f"trainer.generator_optimizer.lr (now {lr['generator']:g}), or gp.weight "
+        f"(now {report['gp_weight']:g})"
+    )
 
 
 def write_forensics(report: dict[str, Any], path: Path) -> Path:

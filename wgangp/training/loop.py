@@ -19,6 +19,7 @@ from wgangp.config import TrainerConfig
 from wgangp.errors import NonFiniteError
 from wgangp.training.forensics import investigate, write_forensics
 from wgangp.training.history import MetricHistory
+from wgangp.training.interrupts import Interrupted
 from wgangp.training.session import TrackedRun
 from wgangp.training.trainer import METRICS, ChunkResult, WGANGPTrainer
 
@@ -72,20 +73,25 @@ class HostLoop:
         started = time.perf_counter()
         last: ChunkResult | None = None
         failed: ChunkResult | None = None
+        interruption = self.run.interruption
         try:
-            while step < tc.steps:
-                boundary = (step // tc.checkpoint_every + 1) * tc.checkpoint_every
-                last = self.trainer.run(min(tc.steps_per_call, tc.steps - step, boundary - step))
-                for point_step, values in self.history.add(last.start_step, last.metrics):
-                    self.tracker.log_metrics(values, point_step)
-                step = int(self.trainer.step.numpy())
-                bar.update(last.completed)
-                self._show(bar, last)
-                if self._must_stop(last):
-                    failed = last
-                    break
-                if step % tc.checkpoint_every == 0 or step >= tc.steps:
-                    self.checkpoint(step)
+            with interruption.deferred():  # a signal is handled between calls, below
+                while step < tc.steps and not interruption.requested:
+                    boundary = (step // tc.checkpoint_every + 1) * tc.checkpoint_every
+                    chunk = min(tc.steps_per_call, tc.steps - step, boundary - step)
+                    last = self.trainer.run(chunk)
+                    for point_step, values in self.history.add(last.start_step, last.metrics):
+                        self.tracker.log_metrics(values, point_step)
+                    step = int(self.trainer.step.numpy())
+                    bar.update(last.completed)
+                    self._show(bar, last)
+                    if self._must_stop(last):
+                        failed = last
+                        break
+                    if step % tc.checkpoint_every == 0 or step >= tc.steps:
+                        self.checkpoint(step)
+                if interruption.requested:
+                    self.stop(step)
         finally:
             bar.close()
         outcome = self.finish(step, step - first_step, time.perf_counter() - started, last)
@@ -107,6 +113,15 @@ class HostLoop:
         else:
             run.checkpoints.history_path.unlink(missing_ok=True)
         return int(trainer.step.numpy())
+
+    def stop(self, step: int) -> None:
+        """A signal asked the run to stop: keep a checkpoint at ``step`` and say so."""
+        interruption = self.run.interruption
+        interruption.acknowledge()
+        if self.run.record.step != step or not self.manager.latest_checkpoint:
+            self.checkpoint(step)
+        log.info("interrupted: checkpoint at step %d", step)
+        raise Interrupted("interrupted", interruption.signum)
 
     def checkpoint(self, step: int) -> str:
         """Save the weights at ``step``, the metrics journal first: no gap on resume."""
@@ -160,8 +175,7 @@ class HostLoop:
         self.tracker.log_artifact(path)
         message = (
             f"non-finite {source} at generator step {step}; weights kept from step "
-            f"{outcome.step} in {good}; forensics in {path}; use the default gp.norm=safe_sqrt "
-            "with gp.dtype=float32"
+            f"{outcome.step} in {good}; forensics in {path}; {report['advice']}"
         )
         if self.tc.on_nan != "stop":
             raise NonFiniteError(message)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +20,7 @@ from omegaconf import OmegaConf
 
 from wgangp.config import Config, flatten
 from wgangp.data.prepare import PreparedData
-from wgangp.errors import NonFiniteError, WgangpError
+from wgangp.errors import NonFiniteError, WgangpError, report_error
 from wgangp.tracking.outbox import OUTBOX_FILE
 from wgangp.tracking.secrets import redact, scrub_secrets
 from wgangp.tracking.store import open_tracking_uri
@@ -31,9 +32,15 @@ from wgangp.training.checkpoints import (
     config_key,
     open_checkpoint_dir,
 )
+from wgangp.training.interrupts import Interrupted, Interruption
 from wgangp.training.runtime import environment_tags, git_commit
 
 log = logging.getLogger("wgangp.train")
+
+FAILURE_REASON = "failure.reason"
+FAILURE_MESSAGE = "failure.message"
+#: How long an abandoned run waits for its queued MLflow calls: ``docker stop`` SIGKILLs at 10 s.
+ABANDON_TIMEOUT_S = 3.0
 
 
 @dataclass
@@ -82,7 +89,8 @@ class RunDirs:
 
 class TrackedRun:
     """Use as ``with TrackedRun(cfg, dirs) as run:``; the body trains and returns
-    :meth:`result`. An exception leaves the run FAILED (KILLED on Ctrl-C) with its reason."""
+    :meth:`result`. An exception leaves the run FAILED with its reason; SIGTERM or SIGINT
+    (:mod:`.interrupts`) leaves it KILLED and resumable, with one line saying how."""
 
     def __init__(self, cfg: Config, dirs: RunDirs) -> None:
         self.cfg = cfg
@@ -99,6 +107,8 @@ class TrackedRun:
         self.previous: RunRecord | None = None
         self.record: RunRecord
         self._resumed_run_id: str | None = None
+        self.interruption = Interruption(on_abandon=self._abandon)
+        self._closing = False
 
     @property
     def resumed(self) -> bool:
@@ -114,7 +124,7 @@ class TrackedRun:
             log.info(
                 "MLflow tracking URI: %s (experiment %s)", redact(tracker.uri), tracker.experiment
             )
-        self.checkpoints, self.previous = open_checkpoint_dir(cfg, self.dirs.launch)
+        self.checkpoints, self.previous, stale = open_checkpoint_dir(cfg, self.dirs.launch)
         self.record = RunRecord(
             tracking_uri=redact(tracker.uri) if tracker.uri else None,
             experiment=tracker.experiment,
@@ -122,6 +132,7 @@ class TrackedRun:
             config_key=config_key(cfg),
         )
         try:
+            self._close_stale(stale)
             self._resumed_run_id = self._run_to_continue()
             tags = {
                 "experiment": cfg.name,
@@ -131,12 +142,15 @@ class TrackedRun:
                 **environment_tags(),
             }
             tracker.start(cfg.tracking.run_name or cfg.name, tags, run_id=self._resumed_run_id)
+            if self.resumed:  # the earlier launch's failure is not this run's outcome any more
+                tracker.delete_tags([FAILURE_REASON, FAILURE_MESSAGE])
             self.record.run_id = tracker.run_id
             if self.previous is not None:
                 self.record.step = self.previous.step
             self.checkpoints.write_record(self.record)
             if tracker.run_id:
                 log.info("MLflow run %s; checkpoints in %s", tracker.run_id, self.checkpoints.path)
+            self.interruption.__enter__()
         except BaseException:
             self._close()
             raise
@@ -148,14 +162,32 @@ class TrackedRun:
         err: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        # Closing is not interrupted: a signal now is only noted, and the watchdog stands down.
+        self.interruption.acknowledge()
+        with self.interruption.deferred():
+            try:
+                interrupted = self._end(err)
+            finally:
+                self.interruption.__exit__()
+        if interrupted is not None:
+            raise interrupted from None
+
+    def _end(self, err: BaseException | None) -> Interrupted | None:
+        """Close the run as its body ended; an interruption comes back with its one line."""
+        self._closing = True
+        if isinstance(err, Interrupted | KeyboardInterrupt):
+            signum = err.signum if isinstance(err, Interrupted) else signal.SIGINT
+            interrupted = Interrupted(self._interrupted_message(), signum)
+            self._record_failure(interrupted, "KILLED")
+            self._close()
+            return interrupted
         if err is not None:
-            reason = err.reason if isinstance(err, WgangpError) else type(err).__name__
             if isinstance(err, WgangpError):
                 log.debug("run failed", exc_info=err)
-            self.tracker.set_tags({"failure.reason": reason, "failure.message": str(err)[:4000]})
-            self.status = "KILLED" if isinstance(err, KeyboardInterrupt) else "FAILED"
+            self._record_failure(err, "FAILED")
             self._nan_failure = isinstance(err, NonFiniteError)
         self._close()
+        return None
 
     def log_data(self, data: PreparedData) -> None:
         """Where the rows came from, and how many exact duplicates the split kept together."""
@@ -219,11 +251,46 @@ class TrackedRun:
             return None
         return previous.run_id
 
-    def _close(self) -> None:
+    def _record_failure(self, err: BaseException, status: str) -> None:
+        reason = err.reason if isinstance(err, WgangpError) else type(err).__name__
+        self.tracker.set_tags({FAILURE_REASON: reason, FAILURE_MESSAGE: str(err)[:4000]})
+        self.status = status
+
+    def _interrupted_message(self) -> str:
+        """The one line of an interrupted run: where it can continue from, and how."""
+        if self.checkpoints.has_checkpoint():
+            return (
+                f"interrupted at step {self.record.step}; checkpoint kept in "
+                f"{self.checkpoints.path}; rerun with trainer.resume=true to continue"
+            )
+        return "interrupted before the first checkpoint; nothing to keep: rerun the same command"
+
+    def _abandon(self, signum: int) -> None:
+        """The call in flight did not finish in time: close the run on its last checkpoint.
+
+        Runs on the interruption's watchdog thread while the main thread is still inside the
+        call (or in the main thread, at a second signal); the process exits right after.
+        """
+        if self._closing:
+            return  # the run is being closed already; a second signal only hurries the exit
+        interrupted = Interrupted(self._interrupted_message(), signum)
+        self._record_failure(interrupted, "KILLED")
+        self._close(timeout=ABANDON_TIMEOUT_S)
+        report_error(interrupted)
+
+    def _close_stale(self, stale: RunRecord | None) -> None:
+        """An interrupted run left no checkpoint to continue: end its MLflow run if still open."""
+        if stale is None or not stale.run_id or stale.tracking_uri != self.record.tracking_uri:
+            return
+        with contextlib.suppress(Exception):
+            if self.tracker.client.get_run(stale.run_id).info.status == "RUNNING":
+                self.tracker.client.set_terminated(stale.run_id, status="KILLED")
+
+    def _close(self, timeout: float = 300.0) -> None:
         """End the MLflow run, record the status in run.json, release the checkpoint directory."""
         status, previous = self.status, self.previous
         try:
-            self.tracker.end(status)
+            self.tracker.end(status, timeout=timeout)
         except Exception:
             log.warning("could not close MLflow run %s as %s", self.tracker.run_id, status)
         self.record.status = status
