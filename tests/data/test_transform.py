@@ -143,3 +143,50 @@ def test_unscaled_mode_is_identity_on_features(frame) -> None:
     np.testing.assert_allclose(
         transformer.transform(frame), frame[list(FEATURES)].to_numpy(np.float32), rtol=1e-6
     )
+
+
+@pytest.mark.parametrize("per_class", [False, True])
+def test_quantile_scale_round_trips_and_keeps_each_class_in_its_range(frame, per_class) -> None:
+    """A quantile scale maps every column onto a normal, and back inside the fitted rows' range;
+    per class, the frauds' range, not the normals'."""
+    transformer = TabularTransformer(scaling="quantile", per_class=per_class).fit(frame)
+    x = transformer.transform(frame)
+    assert x.dtype == np.float32 and np.isfinite(x).all()
+    assert abs(float(np.median(x))) < 0.05 and 0.8 < float(x.std()) < 1.2
+    labels = frame[LABEL].to_numpy()
+    back = transformer.inverse_transform(x, labels)
+    np.testing.assert_allclose(back["V14"], frame["V14"], rtol=1e-4, atol=1e-4)
+    wild = np.full((4, len(FEATURES)), 40.0, np.float32)
+    frauds = transformer.inverse_transform(wild, np.ones(4, int))
+    fraud_rows = frame[frame[LABEL] == 1]
+    top = (fraud_rows if per_class else frame)["V14"].max()
+    assert frauds["V14"].max() == pytest.approx(top)
+
+
+def test_a_per_class_transform_needs_labels_to_invert(frame) -> None:
+    transformer = TabularTransformer(scaling="standard", per_class=True).fit(frame)
+    with pytest.raises(ValueError, match="needs the rows' labels"):
+        transformer.inverse_transform(np.zeros((2, len(FEATURES)), np.float32))
+    frauds = frame[frame[LABEL] == 1]
+    x = transformer.transform(frauds)
+    np.testing.assert_allclose(x.mean(axis=0)[1:29], 0.0, atol=1e-4)  # the frauds' own scale
+
+
+@pytest.mark.parametrize(("scaling", "per_class"), [("quantile", True), ("standard", True)])
+def test_format_3_round_trip_and_broken_file(frame, tmp_path, scaling, per_class) -> None:
+    """Quantile or per-class scales are version 3; a shared standard one stays version 2."""
+    transformer = TabularTransformer(scaling=scaling, per_class=per_class).fit(frame)
+    path = transformer.save(tmp_path / "preprocessing.json")
+    payload = json.loads(path.read_text())
+    assert payload["format"] == "wgangp.preprocessing/3" and set(payload["scales"]) == {"0", "1"}
+    loaded = TabularTransformer.load(path)
+    np.testing.assert_array_equal(loaded.transform(frame), transformer.transform(frame))
+    first = next(iter(payload["scales"]["1"].values()))
+    first[3] = [math.inf] * len(FEATURES) if scaling == "quantile" else math.inf
+    path.write_text(json.dumps(payload))
+    with pytest.raises(DataError, match=r"holds non-finite parameters for "):
+        TabularTransformer.load(path)
+    del payload["scales"]["1"]
+    path.write_text(json.dumps(payload))
+    with pytest.raises(DataError, match="holds parameters that are not numbers"):
+        TabularTransformer.load(path)

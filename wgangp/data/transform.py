@@ -1,7 +1,10 @@
 """Invertible feature transform between original units and the networks' space.
 
 Fitted on the training split only. Amount goes through ``log1p`` (it spans 0..25,000 with a long
-tail), then every feature is standardized. Stored as JSON, never pickled.
+tail), then every feature is scaled (:mod:`wgangp.data.scales`: standardized, or mapped through its
+quantiles onto a normal). With ``per_class`` each class gets its own scale: fraud marginals differ
+from normal ones (V14 of frauds is centred near -7), and a scale fitted on all rows puts the frauds
+in the far tails of the networks' space. Stored as JSON, never pickled.
 
 What ``inverse_transform`` promises a user of the generated rows: every value is finite; Time lies
 in the training rows' range, rounded to seconds; Amount lies in ``[0, amount_max]``, the largest
@@ -27,13 +30,18 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.numbers import short_number
-from wgangp.data.schema import AMOUNT, FEATURES, LABEL, TIME
+from wgangp.data.scales import Scale, StandardScale, fit_scale, scale_from_dict
+from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
 from wgangp.errors import DataError
 
-#: Version 2 added ``amount_max``: versions that read only 1 refuse it in their one line
-#: instead of a TypeError; this one reads both (1 keeps the old Amount cap).
-_FORMAT = "wgangp.preprocessing/2"
-_READABLE = ("wgangp.preprocessing/1", _FORMAT)
+#: Version 2 added ``amount_max``, version 3 ``scales`` (quantile or per-class scales): a version
+#: refuses a newer file in its one line instead of a TypeError. A shared standard scale is still
+#: written as version 2, so older versions keep reading the files they can use.
+_FORMAT_2 = "wgangp.preprocessing/2"
+_FORMAT = "wgangp.preprocessing/3"
+_READABLE = ("wgangp.preprocessing/1", _FORMAT_2, _FORMAT)
+#: The key of a scale shared by both classes in ``scales``.
+ALL_ROWS = "all"
 #: The cap of ``log1p(Amount)`` for files without ``amount_max`` (exp(20) ~ 4.85e8).
 _LEGACY_LOG_AMOUNT_CAP = 20.0
 _FIX_ROWS = "fix or drop the rows with extreme {column} values"
@@ -41,12 +49,16 @@ _FIX_ROWS = "fix or drop the rows with extreme {column} values"
 
 @dataclass
 class TabularTransformer:
-    """Standardize (optionally log1p Amount) the 30 feature columns; Class passes through."""
+    """Scale (optionally log1p Amount) the 30 feature columns; Class passes through."""
 
-    scaling: str = "standard"
+    scaling: str = "standard"  # standard | quantile | none
     log_amount: bool = True
+    per_class: bool = False
+    #: A standard scale shared by both classes (the version-2 fields) ...
     mean: list[float] | None = None
     std: list[float] | None = None
+    #: ... or every other kind: ``{"all": scale}`` or ``{"0": scale, "1": scale}``.
+    scales: dict[str, dict] | None = None
     time_min: float = 0.0
     time_max: float = 0.0
     #: The largest Amount of the rows fitted on: generated amounts never exceed it.
@@ -54,18 +66,17 @@ class TabularTransformer:
 
     @property
     def fitted(self) -> bool:
-        return self.mean is not None
+        return self.mean is not None or self.scales is not None
 
     def fit(self, frame: pd.DataFrame) -> TabularTransformer:
         """Fit on ``frame`` (the training split); DataError if a parameter comes out non-finite."""
         x = self._forward_units(frame)
-        with np.errstate(over="ignore", invalid="ignore"):
-            if self.scaling == "standard":
-                mean, std = x.mean(axis=0), x.std(axis=0)
-                std = np.where(std > 0, std, 1.0)  # a constant column; NaN stays NaN
-            else:
-                mean, std = np.zeros(len(FEATURES)), np.ones(len(FEATURES))
-        self.mean, self.std = mean.tolist(), std.tolist()
+        if self.per_class:
+            labels = frame[LABEL].to_numpy()
+            fitted = {str(c): fit_scale(self.scaling, x[labels == c]) for c in CLASSES}
+        else:
+            fitted = {ALL_ROWS: fit_scale(self.scaling, x)}
+        self._set_scales(fitted)
         self.time_min = float(frame[TIME].min())
         self.time_max = float(frame[TIME].max())
         self.amount_max = float(frame[AMOUNT].max())
@@ -81,9 +92,9 @@ class TabularTransformer:
     def transform(self, frame: pd.DataFrame) -> np.ndarray:
         """Feature columns of ``frame`` -> float32 array of shape (rows, 30), all finite."""
         self._check_fitted()
+        labels = frame[LABEL].to_numpy() if self.per_class else None
         with np.errstate(over="ignore", invalid="ignore"):
-            x = (self._forward_units(frame) - np.asarray(self.mean)) / np.asarray(self.std)
-            x = x.astype(np.float32)
+            x = self._by_class(self._forward_units(frame), labels, "forward").astype(np.float32)
         finite = np.isfinite(x)
         if not finite.all():
             row, col = (int(i[0]) for i in np.nonzero(~finite))
@@ -101,7 +112,9 @@ class TabularTransformer:
         Amount is clipped to ``[0, amount_max]`` and Time to the fitted range (module docstring).
         """
         self._check_fitted()
-        values = np.asarray(x, dtype=np.float64) * np.asarray(self.std) + np.asarray(self.mean)
+        if self.per_class and labels is None:
+            raise ValueError("a per-class transform needs the rows' labels to invert them")
+        values = self._by_class(np.asarray(x, dtype=np.float64), labels, "inverse")
         frame = pd.DataFrame(values, columns=list(FEATURES))
         amount = frame[AMOUNT].to_numpy()
         top = np.inf if self.amount_max is None else self.amount_max
@@ -115,8 +128,15 @@ class TabularTransformer:
         return frame
 
     def to_json(self) -> str:
+        payload = asdict(self)
+        if self.scales is None:  # version 2: readable by the versions before scales
+            payload = {"format": _FORMAT_2, **payload}
+            del payload["per_class"], payload["scales"]
+        else:
+            payload = {"format": _FORMAT, **payload}
+            del payload["mean"], payload["std"]
         # allow_nan=False: never write Infinity or NaN (not JSON; fit refuses them before this)
-        return json.dumps({"format": _FORMAT, **asdict(self)}, indent=2, allow_nan=False)
+        return json.dumps(payload, indent=2, allow_nan=False)
 
     @classmethod
     def from_json(cls, text: str, source: str = "preprocessing file") -> TabularTransformer:
@@ -149,13 +169,44 @@ class TabularTransformer:
             x[:, FEATURES.index(AMOUNT)] = np.log1p(np.clip(x[:, FEATURES.index(AMOUNT)], 0, None))
         return x
 
+    def _set_scales(self, fitted: dict[str, Scale]) -> None:
+        shared = fitted.get(ALL_ROWS)
+        if isinstance(shared, StandardScale) and self.scaling != "quantile":
+            self.mean, self.std, self.scales = shared.mean, shared.std, None
+        else:
+            self.mean = self.std = None
+            self.scales = {key: scale.to_dict() for key, scale in fitted.items()}
+        self._objects = fitted
+
+    def _scale_objects(self) -> dict[str, Scale]:
+        objects = getattr(self, "_objects", None)
+        if objects is None:
+            if self.scales is None:
+                objects = {ALL_ROWS: StandardScale(self.mean or [], self.std or [])}
+            else:
+                objects = {key: scale_from_dict(value) for key, value in self.scales.items()}
+            self._objects = objects
+        return objects
+
+    def _by_class(self, x: np.ndarray, labels: np.ndarray | None, direction: str) -> np.ndarray:
+        """Apply each row's scale (its class's, or the shared one) in ``direction``."""
+        objects = self._scale_objects()
+        if ALL_ROWS in objects:
+            return getattr(objects[ALL_ROWS], direction)(x)
+        out = np.empty_like(x, dtype=np.float64)
+        for key, scale in objects.items():
+            rows = np.asarray(labels) == int(key)
+            if rows.any():
+                out[rows] = getattr(scale, direction)(x[rows])
+        return out
+
     def _nonfinite(self) -> list[tuple[str, str]]:
         """(column, parameters shown) for each column with a non-finite fitted parameter."""
-        mean, std = np.asarray(self.mean, np.float64), np.asarray(self.std, np.float64)
-        found = [
-            (FEATURES[i], f"mean {short_number(mean[i])}, std {short_number(std[i])}")
-            for i in np.flatnonzero(~(np.isfinite(mean) & np.isfinite(std)))
-        ]
+        found: list[tuple[str, str]] = []
+        for scale in self._scale_objects().values():
+            for i, shown in scale.nonfinite_columns().items():
+                if FEATURES[i] not in {name for name, _ in found}:
+                    found.append((FEATURES[i], shown))
         ranges = {
             TIME: {"min": self.time_min, "max": self.time_max},
             AMOUNT: {"max": self.amount_max if self.amount_max is not None else 0.0},
@@ -170,16 +221,26 @@ class TabularTransformer:
 
     def _check_saved(self, source: str) -> None:
         """A loaded transform: the right shapes and only finite numbers."""
-        if self.mean is None or self.std is None:
+        if not self.fitted:
             return  # an unfitted transform; using it fails in _check_fitted
-        if len(self.mean) != len(FEATURES) or len(self.std) != len(FEATURES):
+        if self.scales is None and (
+            self.mean is None
+            or self.std is None
+            or len(self.mean) != len(FEATURES)
+            or len(self.std) != len(FEATURES)
+        ):
+            means, scales = len(self.mean or []), len(self.std or [])
             raise DataError(
-                f"{source} has {len(self.mean)} means and {len(self.std)} scales, not "
-                f"{len(FEATURES)}; {_RETRAIN}"
+                f"{source} has {means} means and {scales} scales, not {len(FEATURES)}; {_RETRAIN}"
             )
+        expected = {str(c) for c in CLASSES} if self.per_class else {ALL_ROWS}
         try:
+            if self.scales is not None and set(self.scales) != expected:
+                raise ValueError(f"scales for {sorted(self.scales)}")
+            if any(s.width() != len(FEATURES) for s in self._scale_objects().values()):
+                raise ValueError(f"scales not {len(FEATURES)} columns wide")
             bad = self._nonfinite()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, AttributeError):
             raise DataError(f"{source} holds parameters that are not numbers; {_RETRAIN}") from None
         if bad:
             shown = ", ".join(f"{column} ({values})" for column, values in bad[:3])

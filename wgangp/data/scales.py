@@ -1,0 +1,143 @@
+"""Column scales: the fitted, invertible maps a transform applies to all 30 feature columns at once.
+
+``standard`` subtracts the mean and divides by the standard deviation. ``quantile`` maps each
+column through its empirical quantiles onto a standard normal (scikit-learn's
+``QuantileTransformer``): a generator then learns bell-shaped columns whatever the marginal, and
+the inverse maps every value back into the fitted rows' range, so a marginal's tails and bounds come
+from the data, not from the generator's extrapolation. Each scale is stored as plain numbers (JSON).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from wgangp.data.numbers import short_number
+
+#: Quantiles a ``quantile`` scale keeps per column (fewer when fitted on fewer rows).
+MAX_QUANTILES = 1000
+
+
+class Scale(Protocol):
+    def forward(self, x: np.ndarray) -> np.ndarray: ...
+    def inverse(self, z: np.ndarray) -> np.ndarray: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def nonfinite_columns(self) -> dict[int, str]: ...
+    def width(self) -> int: ...
+
+
+class StandardScale:
+    """``(x - mean) / std`` per column; a constant column keeps scale 1."""
+
+    def __init__(self, mean: list[float], std: list[float]) -> None:
+        self.mean, self.std = list(mean), list(std)
+
+    @classmethod
+    def fit(cls, x: np.ndarray) -> StandardScale:
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean, std = x.mean(axis=0), x.std(axis=0)
+            std = np.where(std > 0, std, 1.0)  # a constant column; NaN stays NaN
+        return cls(mean.tolist(), std.tolist())
+
+    @classmethod
+    def identity(cls, width: int) -> StandardScale:
+        return cls([0.0] * width, [1.0] * width)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (x - np.asarray(self.mean)) / np.asarray(self.std)
+
+    def inverse(self, z: np.ndarray) -> np.ndarray:
+        return z * np.asarray(self.std) + np.asarray(self.mean)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mean": self.mean, "std": self.std}
+
+    def nonfinite_columns(self) -> dict[int, str]:
+        mean, std = np.asarray(self.mean, np.float64), np.asarray(self.std, np.float64)
+        bad = np.flatnonzero(~(np.isfinite(mean) & np.isfinite(std)))
+        return {int(i): f"mean {short_number(mean[i])}, std {short_number(std[i])}" for i in bad}
+
+    def width(self) -> int:
+        return len(self.mean) if len(self.mean) == len(self.std) else -1
+
+
+class QuantileScale:
+    """Empirical quantiles -> standard normal per column (scikit-learn's QuantileTransformer)."""
+
+    def __init__(self, quantiles: list[list[float]], references: list[float]) -> None:
+        self.quantiles, self.references = quantiles, list(references)
+        self._fitted = None
+
+    @classmethod
+    def fit(cls, x: np.ndarray) -> QuantileScale:
+        from sklearn.preprocessing import QuantileTransformer
+
+        fitted = QuantileTransformer(
+            n_quantiles=min(MAX_QUANTILES, len(x)),
+            output_distribution="normal",
+            subsample=100_000,
+            random_state=0,
+        ).fit(x)
+        scale = cls(fitted.quantiles_.tolist(), fitted.references_.tolist())
+        scale._fitted = fitted
+        return scale
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return self._transformer().transform(x)
+
+    def inverse(self, z: np.ndarray) -> np.ndarray:
+        return self._transformer().inverse_transform(z)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quantiles": self.quantiles, "references": self.references}
+
+    def nonfinite_columns(self) -> dict[int, str]:
+        q = np.asarray(self.quantiles, np.float64)
+        bad = np.flatnonzero(~np.isfinite(q).all(axis=0))
+        return {
+            int(i): f"quantiles from {short_number(q[:, i].min())} to {short_number(q[:, i].max())}"
+            for i in bad
+        }
+
+    def width(self) -> int:
+        q = np.asarray(self.quantiles, np.float64)
+        ok = q.ndim == 2 and q.shape[0] == len(self.references) >= 2
+        return q.shape[1] if ok else -1
+
+    def _transformer(self):
+        """The fitted scikit-learn object, rebuilt from the stored numbers after a load."""
+        if self._fitted is None:
+            from sklearn.preprocessing import QuantileTransformer
+
+            quantiles = np.asarray(self.quantiles, np.float64)
+            fitted = QuantileTransformer(
+                n_quantiles=len(self.references), output_distribution="normal"
+            )
+            fitted.quantiles_ = quantiles
+            fitted.references_ = np.asarray(self.references, np.float64)
+            fitted.n_quantiles_ = len(self.references)
+            fitted.n_features_in_ = quantiles.shape[1]
+            self._fitted = fitted
+        return self._fitted
+
+
+def scale_from_dict(payload: dict[str, Any]) -> Scale:
+    """A stored scale; ValueError when the keys are neither kind's."""
+    if set(payload) == {"mean", "std"}:
+        return StandardScale(payload["mean"], payload["std"])
+    if set(payload) == {"quantiles", "references"}:
+        return QuantileScale(payload["quantiles"], payload["references"])
+    raise ValueError(f"a scale has keys {sorted(payload)}")
+
+
+def fit_scale(kind: str, x: np.ndarray) -> Scale:
+    """Fit the scale ``kind`` (``preprocess.scaling``) on the rows ``x``."""
+    if kind == "standard":
+        return StandardScale.fit(x)
+    if kind == "quantile":
+        return QuantileScale.fit(x)
+    if kind == "none":
+        return StandardScale.identity(x.shape[1])
+    raise ValueError(f"unknown scaling {kind!r}")
