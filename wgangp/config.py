@@ -27,7 +27,7 @@ CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 # Every choice a config key accepts, declared once; the code that acts on a key imports its list.
 DATA_NAMES = ("creditcard", "simulated")
 FALLBACKS = ("simulated", "error")
-SCALINGS = ("standard", "none")
+SCALINGS = ("standard", "quantile", "none")
 CRITIC_OUTPUTS = ("linear", "tanh")
 GP_NORMS = ("safe_sqrt", "tf_norm", "custom_gradient", "double_where")
 GP_DTYPES = ("float32", "compute")
@@ -36,6 +36,7 @@ PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
 DEVICES = ("auto", "cpu", "gpu")
 STRATEGIES = ("none", "mirrored")
 NAN_POLICIES = ("raise", "stop", "skip")
+SELECT_BY = ("c2st_auc_gbm", "ks_mean")  # val.* metrics the quality loop can select by
 #: numpy's legacy seeding (which Keras' set_random_seed uses) takes 32-bit seeds.
 MAX_SEED = 2**32 - 1
 
@@ -75,8 +76,9 @@ class DataConfig:
 class PreprocessConfig:
     """Invertible feature transform; ``scaling=none`` reproduces the unscaled original setup."""
 
-    scaling: str = "standard"  # standard | none
+    scaling: str = "standard"  # standard | quantile (to a normal) | none
     log_amount: bool = True  # model log1p(Amount): Amount spans 0..25,000
+    per_class: bool = False  # one scale per class (wgangp.data.transform)
 
     def __post_init__(self) -> None:
         _require_choice(self.scaling, "preprocess.scaling", SCALINGS)
@@ -166,6 +168,8 @@ class TrainerConfig:
     max_consecutive_skips: int = 10
     progress: bool = True
     sample_rows: int = 1000  # fraud rows sampled into the run directory at the end
+    #: Generator weight averaging per step (wgangp.training.averaging); 0: off
+    ema_decay: float = 0.0
 
     def __post_init__(self) -> None:
         _require(self.steps >= 1, "trainer.steps", f"must be >= 1 (got {self.steps})")
@@ -198,6 +202,7 @@ class TrainerConfig:
         _require_choice(self.on_nan, "trainer.on_nan", NAN_POLICIES)
         _require(self.max_consecutive_skips >= 1, "trainer.max_consecutive_skips", "must be >= 1")
         _require(self.sample_rows >= 0, "trainer.sample_rows", "must be >= 0")
+        _require(0 <= self.ema_decay < 1, "trainer.ema_decay", "must be in [0, 1) (0: off)")
 
 
 @dataclass
@@ -255,6 +260,14 @@ class EvaluateConfig:
     threads: int = 1
     #: Also compute SDMetrics' QualityReport (needs the ``sdmetrics`` package).
     sdmetrics: bool = True
+    #: The quality loop (wgangp.training.quality): probe the generator on the validation frauds
+    #: every this many steps and keep the best step; 0 turns it off (the last step is kept).
+    every: int = 250
+    select_by: str = "c2st_auc_gbm"  # the val.* metric behind val.score (lower is better)
+    select_smoothing: float = 0.5  # weight of the earlier probes in val.score (moving average)
+    val_samples: int = 200  # synthetic frauds per detection repeat
+    val_repeats: int = 8  # detection repeats per probe, each with a fresh draw
+    val_gbm_max_iter: int = 50  # boosting rounds of the probe's detector
 
     def __post_init__(self) -> None:
         self.check()
@@ -302,6 +315,11 @@ class EvaluateConfig:
             f"{self.smote_k_neighbors} must be >= 1",
         )
         _require(self.threads >= 1, "evaluate.threads", f"{self.threads} must be >= 1")
+        _require(self.every >= 0, "evaluate.every", f"{self.every} must be >= 0 (0: off)")
+        _require_choice(self.select_by, "evaluate.select_by", SELECT_BY)
+        _require(0 <= self.select_smoothing < 1, "evaluate.select_smoothing", "must be in [0, 1)")
+        for key in ("val_samples", "val_repeats", "val_gbm_max_iter"):
+            _require(getattr(self, key) >= 1, f"evaluate.{key}", "must be >= 1")
         _require(
             0 <= self.copy_rtol <= 1e-2,
             "evaluate.copy_rtol",

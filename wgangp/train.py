@@ -44,10 +44,11 @@ def train(
     from wgangp.data.schema import LABEL
     from wgangp.data.transform import TabularTransformer
     from wgangp.serving.synthesizer import Synthesizer
+    from wgangp.training.averaging import GeneratorAverage
     from wgangp.training.batches import ClassBalancedRows, fraud_share
     from wgangp.training.distributed import make_trainer
     from wgangp.training.loop import HostLoop
-    from wgangp.training.outputs import evaluate_on_test, export
+    from wgangp.training.outputs import evaluate_on_test, export, quality_loop, select
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun
 
@@ -60,7 +61,9 @@ def train(
         with training_runtime(cfg.trainer, cfg.seed) as device:
             run.tracker.set_tags({"device": device})
             transformer = TabularTransformer(
-                scaling=cfg.preprocess.scaling, log_amount=cfg.preprocess.log_amount
+                scaling=cfg.preprocess.scaling,
+                log_amount=cfg.preprocess.log_amount,
+                per_class=cfg.preprocess.per_class,
             ).fit(data.train)
             rows = ClassBalancedRows(
                 transformer.transform(data.train),
@@ -69,13 +72,20 @@ def train(
             )
             trainer = make_trainer(cfg, rows)
             run.tracker.set_tags({"strategy": cfg.trainer.strategy, "replicas": trainer.replicas})
-            outcome = HostLoop(trainer, run, cfg.trainer, cfg.tracking.log_every).train()
+            decay = cfg.trainer.ema_decay
+            average = GeneratorAverage(trainer.generator, decay) if decay > 0 else None
+            # The generator a user gets: the weight average when there is one.
+            generator = average.model if average else trainer.generator
+            quality = quality_loop(generator, transformer, data, run, cfg)
+            loop = HostLoop(trainer, run, cfg.trainer, cfg.tracking.log_every, quality, average)
+            outcome = loop.train()
             if outcome.nan_step is not None:  # on_nan=stop: recorded, the run ends FAILED
                 return run.result(
                     "FAILED", outcome.step, outcome.final_metrics,
                     nan_step=outcome.nan_step, nan_source=outcome.nan_source,
                 )  # fmt: skip
-            synthesizer = Synthesizer(trainer.generator, transformer, cfg.model.latent_dim)
+            select(quality, run, outcome.step)  # the best step's weights from here on
+            synthesizer = Synthesizer(generator, transformer, cfg.model.latent_dim)
             bundle = export(synthesizer, run, cfg)
             if cfg.evaluate.enabled:
                 evaluation = evaluate_on_test(synthesizer, data, run, cfg, outcome.step)

@@ -17,9 +17,11 @@ from tqdm.auto import tqdm
 
 from wgangp.config import TrainerConfig
 from wgangp.errors import NonFiniteError
+from wgangp.training.averaging import GeneratorAverage
 from wgangp.training.forensics import investigate, write_forensics
 from wgangp.training.history import MetricHistory
 from wgangp.training.interrupts import Interrupted
+from wgangp.training.quality import QualityLoop
 from wgangp.training.session import TrackedRun
 from wgangp.training.trainer import METRICS, ChunkResult, WGANGPTrainer
 
@@ -54,14 +56,25 @@ class HostLoop:
     """Runs a trainer to ``trainer.steps`` for one tracked run."""
 
     def __init__(
-        self, trainer: WGANGPTrainer, run: TrackedRun, tc: TrainerConfig, log_every: int
+        self,
+        trainer: WGANGPTrainer,
+        run: TrackedRun,
+        tc: TrainerConfig,
+        log_every: int,
+        quality: QualityLoop | None = None,
+        average: GeneratorAverage | None = None,
     ) -> None:
         self.trainer = trainer
+        self.quality = quality
+        self.average = average
         self.run = run
         self.tc = tc
         self.tracker = run.tracker
+        self.state = trainer.checkpoint()
+        if average is not None:
+            self.state.generator_average = average.model
         self.manager = tf.train.CheckpointManager(
-            trainer.checkpoint(), str(run.checkpoints.path), max_to_keep=tc.keep_checkpoints
+            self.state, str(run.checkpoints.path), max_to_keep=tc.keep_checkpoints
         )
         self.history = MetricHistory(log_every)
 
@@ -77,9 +90,10 @@ class HostLoop:
         try:
             with interruption.deferred():  # a signal is handled between calls, below
                 while step < tc.steps and not interruption.requested:
-                    boundary = (step // tc.checkpoint_every + 1) * tc.checkpoint_every
-                    chunk = min(tc.steps_per_call, tc.steps - step, boundary - step)
+                    chunk = min(tc.steps_per_call, self._next_boundary(step) - step)
                     last = self.trainer.run(chunk)
+                    if self.average is not None:
+                        self.average.update(last.completed)
                     for point_step, values in self.history.add(last.start_step, last.metrics):
                         self.tracker.log_metrics(values, point_step)
                     step = int(self.trainer.step.numpy())
@@ -88,6 +102,8 @@ class HostLoop:
                     if self._must_stop(last):
                         failed = last
                         break
+                    if self.quality and self.quality.due(step, tc.steps):
+                        self.tracker.log_metrics(self.quality.run(step), step)
                     if step % tc.checkpoint_every == 0 or step >= tc.steps:
                         self.checkpoint(step)
                 if interruption.requested:
@@ -104,14 +120,18 @@ class HostLoop:
         run, trainer = self.run, self.trainer
         if self.tc.resume and self.manager.latest_checkpoint:
             latest = self.manager.latest_checkpoint
-            trainer.checkpoint().restore(latest).assert_existing_objects_matched()
+            self.state.restore(latest).assert_existing_objects_matched()
             restored = int(trainer.step.numpy())
             self.history.restore(run.checkpoints.history_path, restored)
             self.history.skip_through = self.tracker.last_logged_step()
             self.tracker.set_tags({"resumed.from_step": restored})
+            if self.quality:
+                self.quality.best.restore()
             log.info("resumed from %s at step %d", latest, restored)
         else:
             run.checkpoints.history_path.unlink(missing_ok=True)
+            if self.quality:
+                self.quality.best.forget()
         return int(trainer.step.numpy())
 
     def stop(self, step: int) -> None:
@@ -126,6 +146,8 @@ class HostLoop:
     def checkpoint(self, step: int) -> str:
         """Save the weights at ``step``, the metrics journal first: no gap on resume."""
         self.history.persist(self.run.checkpoints.history_path)
+        if self.quality:
+            self.quality.best.persist()
         path = self.manager.save(checkpoint_number=step)
         self.run.record.step = step
         self.run.checkpoints.write_record(self.run.record)
@@ -150,6 +172,8 @@ class HostLoop:
             "train.skipped_updates": float(last.skipped if last else 0),
             "train.loss_scale_skips": float(last.scale_skips if last else 0),
         }
+        if self.quality:
+            summary["train.quality_s"] = self.quality.seconds
         if self.tc.precision == "mixed_float16" and last is not None:
             summary["train.loss_scale"] = float(last.loss_scale)
         self.tracker.log_metrics(summary, step)
@@ -182,6 +206,14 @@ class HostLoop:
         log.error("stopped: %s", message)
         self.tracker.set_tags({"failure.reason": "nan", "failure.message": message})
         outcome.nan_step, outcome.nan_source = step, source
+
+    def _next_boundary(self, step: int) -> int:
+        """The next step a call must stop at: a checkpoint, a quality probe or the end."""
+        tc = self.tc
+        boundary = min(tc.steps, (step // tc.checkpoint_every + 1) * tc.checkpoint_every)
+        if self.quality:
+            boundary = min(boundary, self.quality.next_boundary(step))
+        return boundary
 
     def _must_stop(self, result: ChunkResult) -> bool:
         """A non-finite update under raise/stop, or too many skipped in a row under skip."""

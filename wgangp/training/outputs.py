@@ -1,5 +1,5 @@
-"""What a finished run leaves behind: the synthesizer bundle and its pyfunc model, sampled fraud
-rows in original units, and the evaluation on the held-out test split."""
+"""What a run leaves behind: the quality loop's selected step, the synthesizer bundle and its
+pyfunc model, sampled fraud rows in original units, and the evaluation on the test split."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ import logging
 import time
 from pathlib import Path
 
+import keras
+
 from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
-from wgangp.data.schema import FRAUD
+from wgangp.data.schema import FRAUD, LABEL
+from wgangp.data.transform import TabularTransformer
 from wgangp.evaluation.suite import run_evaluation
 from wgangp.serving.bundle import BUNDLE
 from wgangp.serving.pyfunc import model_spec
 from wgangp.serving.synthesizer import Synthesizer
+from wgangp.training.quality import MIN_VAL_FRAUDS, BestGenerator, QualityLoop, ValidationProbe
 from wgangp.training.session import TrackedRun
 
 log = logging.getLogger("wgangp.train")
@@ -21,6 +25,47 @@ log = logging.getLogger("wgangp.train")
 
 #: Rows of each class drawn before anything is saved, to refuse a generator that puts out NaN.
 PROBE_ROWS = 64
+
+
+def quality_loop(
+    generator: keras.Model,
+    transformer: TabularTransformer,
+    data: PreparedData,
+    run: TrackedRun,
+    cfg: Config,
+) -> QualityLoop | None:
+    """The run's quality loop; None when ``evaluate.every=0`` or validation has too few frauds."""
+    ec = cfg.evaluate
+    val_frauds = data.val[data.val[LABEL] == FRAUD]
+    if ec.every == 0:
+        return None
+    if len(val_frauds) < MIN_VAL_FRAUDS:
+        log.warning(
+            "quality loop off: the validation split has %d fraud(s), fewer than %d; the last "
+            "step is kept (raise data.val_fraction or use a larger table)",
+            len(val_frauds),
+            MIN_VAL_FRAUDS,
+        )
+        return None
+    synthesizer = Synthesizer(generator, transformer, cfg.model.latent_dim)
+    return QualityLoop(
+        ValidationProbe(val_frauds, ec, cfg.seed),
+        BestGenerator(generator, run.checkpoints.path),
+        lambda n, seed: synthesizer.sample(n, label=FRAUD, seed=seed),
+        ec,
+    )
+
+
+def select(quality: QualityLoop | None, run: TrackedRun, last_step: int) -> int:
+    """Load the selected step's weights into the generator and tag the run; the step."""
+    selection = quality.best.load_into_generator() if quality else None
+    if selection is None:
+        run.tracker.set_tags({"selection.step": last_step, "selection.score": "none"})
+        return last_step
+    run.tracker.set_tags({"selection.step": selection.step, "selection.score": selection.score})
+    run.tracker.log_metrics({"selection.score": selection.score}, last_step)
+    log.info("selected step %d of %d (val.score %.4f)", selection.step, last_step, selection.score)
+    return selection.step
 
 
 def export(synthesizer: Synthesizer, run: TrackedRun, cfg: Config) -> Path:
