@@ -25,8 +25,11 @@ VARIANTS: dict[str, list[str]] = {
     "standard per class": ["preprocess=standard", "preprocess.per_class=true"],
     "quantile shared": ["preprocess=quantile", "preprocess.per_class=false"],
     "quantile per class": ["preprocess=quantile"],
-    "standard + EMA": ["preprocess=standard", "trainer.ema_decay=0.995"],
-    "quantile per class + EMA": ["preprocess=quantile", "trainer.ema_decay=0.995"],
+    "standard per class + EMA": [
+        "preprocess=standard",
+        "preprocess.per_class=true",
+        "trainer.ema_decay=0.995",
+    ],
 }
 
 

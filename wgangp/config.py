@@ -32,7 +32,7 @@ CRITIC_OUTPUTS = ("linear", "tanh")
 GP_NORMS = ("safe_sqrt", "tf_norm", "custom_gradient", "double_where")
 GP_DTYPES = ("float32", "compute")
 LABEL_SAMPLINGS = ("balanced", "empirical")
-PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16", "auto")
 DEVICES = ("auto", "cpu", "gpu")
 STRATEGIES = ("none", "mirrored")
 NAN_POLICIES = ("raise", "stop", "skip")
@@ -154,7 +154,7 @@ class TrainerConfig:
     critic_optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     steps_per_call: int = 10  # generator steps inside one tf.function call
     jit_compile: bool = False  # XLA-compile the training function
-    precision: str = "float32"  # float32 | mixed_float16 | mixed_bfloat16
+    precision: str = "float32"  # float32 | mixed_float16 | mixed_bfloat16 | auto (by hardware)
     device: str = "auto"  # auto | cpu | gpu
     strategy: str = "none"  # none | mirrored
     deterministic: bool = True
@@ -274,9 +274,20 @@ class EvaluateConfig:
 
     def check(self) -> None:
         """Raise :class:`ConfigError` with one line naming the first invalid value."""
-        _require(
-            self.n_synthetic >= 20, "evaluate.n_synthetic", f"{self.n_synthetic} must be >= 20"
-        )
+        bounds = {  # key: (lowest, highest) allowed
+            "n_synthetic": (20, None), "seeds": (1, 100), "max_normal_rows": (100, None),
+            "c2st_repeats": (1, 100), "gbm_max_iter": (1, None), "smote_k_neighbors": (1, None),
+            "threads": (1, None), "every": (0, None), "val_samples": (1, None),
+            "val_repeats": (1, None), "val_gbm_max_iter": (1, None),
+        }  # fmt: skip
+        for key, (low, high) in bounds.items():
+            value = getattr(self, key)
+            allowed = f"in {low}..{high}" if high is not None else f">= {low}"
+            _require(
+                low <= value and (high is None or value <= high),
+                f"evaluate.{key}",
+                f"{value} must be {allowed}" + (" (0: off)" if key == "every" else ""),
+            )
         ratios = list(self.augment_ratios)
         _require(len(ratios) > 0, "evaluate.augment_ratios", "must list at least one ratio")
         for ratio in ratios:
@@ -290,36 +301,13 @@ class EvaluateConfig:
             "evaluate.headline_ratio",
             f"{self.headline_ratio} must be one of augment_ratios {ratios}",
         )
-        _require(1 <= self.seeds <= 100, "evaluate.seeds", f"{self.seeds} must be in 1..100")
-        _require(
-            self.max_normal_rows >= 100,
-            "evaluate.max_normal_rows",
-            f"{self.max_normal_rows} must be >= 100",
-        )
         _require(
             0 < self.target_precision < 1,
             "evaluate.target_precision",
             f"{self.target_precision} must be in (0, 1)",
         )
-        _require(
-            1 <= self.c2st_repeats <= 100,
-            "evaluate.c2st_repeats",
-            f"{self.c2st_repeats} must be in 1..100",
-        )
-        _require(
-            self.gbm_max_iter >= 1, "evaluate.gbm_max_iter", f"{self.gbm_max_iter} must be >= 1"
-        )
-        _require(
-            self.smote_k_neighbors >= 1,
-            "evaluate.smote_k_neighbors",
-            f"{self.smote_k_neighbors} must be >= 1",
-        )
-        _require(self.threads >= 1, "evaluate.threads", f"{self.threads} must be >= 1")
-        _require(self.every >= 0, "evaluate.every", f"{self.every} must be >= 0 (0: off)")
         _require_choice(self.select_by, "evaluate.select_by", SELECT_BY)
         _require(0 <= self.select_smoothing < 1, "evaluate.select_smoothing", "must be in [0, 1)")
-        for key in ("val_samples", "val_repeats", "val_gbm_max_iter"):
-            _require(getattr(self, key) >= 1, f"evaluate.{key}", "must be >= 1")
         _require(
             0 <= self.copy_rtol <= 1e-2,
             "evaluate.copy_rtol",

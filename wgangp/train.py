@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,8 +59,12 @@ def train(
         check_batch_fits(data, cfg.trainer.batch_size)
         run.log_data(data)
         run.log_config()
-        with training_runtime(cfg.trainer, cfg.seed) as device:
-            run.tracker.set_tags({"device": device})
+        with training_runtime(cfg.trainer, cfg.seed) as runtime:
+            run.tracker.set_tags(
+                {"device": runtime.device, "precision.resolved": runtime.precision}
+            )
+            # From here on the trainer sees the precision in force, never "auto".
+            cfg = replace(cfg, trainer=replace(cfg.trainer, precision=runtime.precision))
             transformer = TabularTransformer(
                 scaling=cfg.preprocess.scaling,
                 log_amount=cfg.preprocess.log_amount,

@@ -1,8 +1,9 @@
 """What every benchmarked system shares: the two sizes, the real rows, timing and the record.
 
-This module imports only numpy and the standard library (pandas lazily) because the peers
-import it too, from their own virtual environments where neither TensorFlow 2.21 nor the
-``wgangp`` package exists.
+This module imports only numpy, the standard library (pandas lazily) and the stdlib-only
+``wgangp.training.precision`` because the peers import it too, from their own virtual
+environments where neither TensorFlow 2.21 nor an installed ``wgangp`` exists (both run from the
+repository root, so the source tree is importable).
 """
 
 from __future__ import annotations
@@ -230,8 +231,14 @@ def load_average() -> float:
 
 
 def versions(*modules: str, import_missing: bool = True) -> dict[str, object]:
-    """Versions of the named modules that are importable in this interpreter."""
-    found: dict[str, object] = {"python": platform.python_version(), "load_avg_1m": load_average()}
+    """The CPU, and the versions of the named modules that are importable in this interpreter."""
+    from wgangp.training.precision import cpu_info
+
+    found: dict[str, object] = {
+        "python": platform.python_version(),
+        "load_avg_1m": load_average(),
+        **cpu_info().tags(),  # whether bf16 matrix units were there to use
+    }
     for name in modules:
         module = sys.modules.get(name)
         if module is None and not import_missing:

@@ -192,8 +192,8 @@ def test_fast_mode_trains_on_the_gpu(precision):
     from wgangp.training.runtime import training_runtime
 
     cfg = _config(device="gpu", steps_per_call=2, jit_compile="true", precision=precision)
-    with training_runtime(cfg.trainer, cfg.seed) as device:
-        assert device == "gpu"
+    with training_runtime(cfg.trainer, cfg.seed) as runtime:
+        assert runtime.device == "gpu"
         trainer = make_trainer(cfg, ClassBalancedRows(*_rows()))
         result = trainer.run(2)
     assert result.completed == 2 and np.isfinite(result.metrics).all()

@@ -9,12 +9,14 @@ import platform
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import keras
 import tensorflow as tf
 
 from wgangp.config import TrainerConfig
 from wgangp.errors import ConfigError
+from wgangp.training.precision import cpu_info, gpu_capability, resolve_precision
 
 log = logging.getLogger("wgangp.runtime")
 
@@ -37,23 +39,33 @@ def select_device(device: str) -> str:
     return "gpu" if gpus else "cpu"
 
 
+class Runtime(NamedTuple):
+    device: str  # cpu | gpu
+    precision: str  # the dtype policy in force (``auto`` resolved)
+
+
 @contextlib.contextmanager
-def training_runtime(tc: TrainerConfig, seed: int) -> Iterator[str]:
+def training_runtime(tc: TrainerConfig, seed: int) -> Iterator[Runtime]:
     """Seed everything, set determinism and the dtype policy; restore the policy afterwards."""
     device = select_device(tc.device)
+    capability = gpu_capability() if device == "gpu" else None
+    precision, why = resolve_precision(tc.precision, device, cpu_info(), capability)
+    if tc.precision == "auto":
+        log.info("precision: auto -> %s (%s)", precision, why)
     keras.utils.set_random_seed(seed)
     if tc.deterministic:
         tf.config.experimental.enable_op_determinism()
     previous = keras.config.dtype_policy().name
-    keras.mixed_precision.set_dtype_policy(tc.precision)
+    keras.mixed_precision.set_dtype_policy(precision)
     try:
-        yield device
+        yield Runtime(device, precision)
     finally:
         keras.mixed_precision.set_dtype_policy(previous)
 
 
 def environment_tags() -> dict[str, str]:
-    """TensorFlow version, host platform, Python version, and the GPUs TensorFlow sees.
+    """TensorFlow version, host platform, Python version, the CPU (model, bf16 and AMX units) and
+    the GPUs TensorFlow sees.
 
     The ``device`` tag is not here: :func:`training_runtime` reports the device the run used.
     """
@@ -61,6 +73,7 @@ def environment_tags() -> dict[str, str]:
         "tensorflow.version": tf.__version__,
         "platform": platform.platform(),
         "python.version": platform.python_version(),
+        **cpu_info().tags(),
     }
     gpus = tf.config.list_physical_devices("GPU")
     if gpus:
