@@ -55,7 +55,6 @@ def test_parse_args_defaults():
         (["model_uri=runs:/a", "output=x.json.gz"], "use .csv, .csv.gz or .parquet"),
         (["modl_uri=runs:/a", "output=x.csv"], "did you mean 'model_uri'?"),
         (["output=x.csv"], "missing model_uri=..."),
-        (["model_uri=runs:/a"], "missing output=..."),
         (["model_uri=runs:/a", "output=x.csv", "10"], "argument '10' is not key=value"),
     ],
 )

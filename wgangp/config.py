@@ -214,10 +214,23 @@ class TrackingConfig:
     log_every: int = 50  # generator steps between metric points
     required: bool = True  # false: fall back to a local sqlite store when the server is down
     log_model: bool = True
+    register_as: str | None = None  # a Model Registry name; its alias champion follows val.score
 
     def __post_init__(self) -> None:
         _require(self.log_every >= 1, "tracking.log_every", "must be >= 1")
         _require(bool(self.experiment), "tracking.experiment", "must not be empty")
+        if self.register_as is not None:
+            name = self.register_as
+            _require(
+                bool(name.strip()) and not any(c in name for c in "/:@"),
+                "tracking.register_as",
+                f"{name!r} must be a non-empty model name without '/', ':' or '@'",
+            )
+            _require(
+                self.enabled and self.log_model,
+                "tracking.register_as",
+                "registers the run's model: needs tracking.enabled=true and log_model=true",
+            )
 
 
 @dataclass

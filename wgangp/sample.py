@@ -1,12 +1,15 @@
 """``python -m wgangp.sample``: draw synthetic rows from a trained model into a CSV or Parquet file.
 
     python -m wgangp.sample model_uri=runs:/<run_id> n=10000 label=1 output=fraud.parquet seed=0
+    python -m wgangp.sample model_uri=models:/<name>@champion n=1000 label=1 > fraud.csv
 
 Arguments are Hydra-style ``key=value`` pairs. ``model_uri`` is a run (``runs:/<id>``, the run's
-``synthesizer`` bundle), a logged model (``models:/<model_id>``, ``models:/<name>/<version>``),
-or a local directory (a synthesizer bundle or a downloaded pyfunc model). Rows come back in the
-original units and column names (Time, V1..V28, Amount, Class). The store is ``tracking_uri=``,
-else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///<cwd>/mlflow.db``, as for training.
+``synthesizer`` bundle), a logged model (``models:/<model_id>``, ``models:/<name>/<version>``,
+``models:/<name>@<alias>`` of ``tracking.register_as``), or a local directory (a synthesizer
+bundle or a downloaded pyfunc model). Rows come back in the original units and column names
+(Time, V1..V28, Amount, Class); without ``output=`` (or with ``output=-``) they go to stdout as
+CSV, and the log stays on stderr. The store is ``tracking_uri=``, else ``$MLFLOW_TRACKING_URI``,
+else ``sqlite:///<cwd>/mlflow.db``, as for training.
 
 Every argument is checked before TensorFlow is imported, so a typo fails in a second.
 """
@@ -33,8 +36,8 @@ FORMATS = {".csv": "csv", ".gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
 #: Upper bound on one request: 10M rows of 31 float columns is ~2.5 GB in memory.
 MAX_ROWS = 10_000_000
 USAGE = (
-    "usage: python -m wgangp.sample model_uri=<runs:/ID | models:/ID | dir> output=<file.csv|"
-    ".parquet> [n=1000] [label=1] [seed=0] [tracking_uri=URI]"
+    "usage: python -m wgangp.sample model_uri=<runs:/ID | models:/ID | models:/NAME@ALIAS | dir> "
+    "[output=<file.csv|.parquet|->] [n=1000] [label=1] [seed=0] [tracking_uri=URI]"
 )
 
 
@@ -47,7 +50,7 @@ class SampleArgumentError(WgangpError):
 @dataclass(frozen=True)
 class SampleRequest:
     model_uri: str
-    output: Path
+    output: Path | None  # None: CSV on stdout
     n: int = 1000
     label: int = 1
     seed: int = 0
@@ -55,7 +58,7 @@ class SampleRequest:
 
     @property
     def file_format(self) -> str:
-        return output_format(self.output)
+        return output_format(self.output) if self.output is not None else "csv"
 
 
 _KEYS = ("model_uri", "output", "n", "label", "seed", "tracking_uri")
@@ -97,12 +100,12 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
             hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(_KEYS)}"
             raise SampleArgumentError(f"unknown argument '{key}' in {arg!r}; {hint}")
         values[key] = value.strip()
-    for required in ("model_uri", "output"):
-        if not values.get(required):
-            raise SampleArgumentError(f"missing {required}=...; {USAGE}")
+    if not values.get("model_uri"):
+        raise SampleArgumentError(f"missing model_uri=...; {USAGE}")
+    output = values.get("output", "-")
     request = SampleRequest(
         model_uri=values["model_uri"],
-        output=Path(values["output"]).expanduser(),
+        output=Path(output).expanduser() if output not in ("", "-") else None,
         n=_integer("n", values.get("n", "1000"), 1, MAX_ROWS),
         label=_integer("label", values.get("label", "1"), 0, 1),
         seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
@@ -141,12 +144,14 @@ def write_rows(frame, path: Path, file_format: str) -> Path:
     return path
 
 
-def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path:
-    """Load the model, draw ``n`` rows of class ``label`` and write them to ``output``."""
+def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | None:
+    """Load the model, draw ``n`` rows of class ``label`` and write them to ``output`` (the
+    file's path) or to stdout (None)."""
     launch_dir = Path(launch_dir or Path.cwd())
-    if not request.output.is_absolute():
+    if request.output is not None and not request.output.is_absolute():
         request = SampleRequest(**{**request.__dict__, "output": launch_dir / request.output})
-    check_writable(request.output)
+    if request.output is not None:
+        check_writable(request.output)
     is_dir = Path(request.model_uri).expanduser().is_dir()
     tracking_uri = None if is_dir else existing_store(request.tracking_uri, launch_dir)
     started = time.perf_counter()
@@ -156,10 +161,15 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path:
 
     synthesizer = Synthesizer.load(bundle)
     frame = synthesizer.sample(request.n, label=request.label, seed=request.seed)
-    write_rows(frame, request.output, request.file_format)
+    if request.output is None:
+        frame.to_csv(sys.stdout, index=False)
+        sys.stdout.flush()
+    else:
+        write_rows(frame, request.output, request.file_format)
     log.info(
         "wrote %d rows (label %d, seed %d) to %s in %.1f s",
-        len(frame), request.label, request.seed, request.output, time.perf_counter() - started,
+        len(frame), request.label, request.seed, request.output or "stdout",
+        time.perf_counter() - started,
     )  # fmt: skip
     return request.output
 
@@ -178,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WgangpError as err:
         report_error(err)
         return err.exit_code
-    print(path)
+    if path is not None:
+        print(path)
     return 0
 
 

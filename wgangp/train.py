@@ -89,9 +89,9 @@ def train(
                     "FAILED", outcome.step, outcome.final_metrics,
                     nan_step=outcome.nan_step, nan_source=outcome.nan_source,
                 )  # fmt: skip
-            select(quality, run, outcome.step)  # the best step's weights from here on
+            selection = select(quality, run, outcome.step)  # its weights from here on
             synthesizer = Synthesizer(generator, transformer, cfg.model.latent_dim)
-            bundle = export(synthesizer, run, cfg)
+            bundle = export(synthesizer, run, cfg, selection)
             if cfg.evaluate.enabled:
                 evaluation = evaluate_on_test(synthesizer, data, run, cfg, outcome.step)
                 outcome.final_metrics.update(evaluation)

@@ -4,7 +4,7 @@ Two tiny runs of the real CLI (``python -m wgangp.train``, a subprocess with
 ``MLFLOW_TRACKING_URI=http://127.0.0.1:PORT``), started together to use both cores:
 
 - ``stable``: the product's default (``+experiment=stable_gp``) at test size; ends FINISHED with a
-  logged synthesizer and pyfunc model.
+  logged synthesizer and pyfunc model, registered as ``REGISTERED`` (alias ``champion``).
 - ``nan``: the original failure (``+experiment=tf_norm_nan``: tanh critic, ``tf.norm`` penalty);
   ``trainer.on_nan=stop`` ends it FAILED with exit code 0 and the tags ``nan.step``/``nan.source``.
 
@@ -27,6 +27,7 @@ from support.configs import SMALL_MODEL
 from support.mlflow_server import MlflowServer
 
 EXPERIMENT = "wgangp-server-e2e"
+REGISTERED = "fraud-generator"
 #: Test size (the ablation test's reduced size): small data and networks, 60 steps, no evaluation.
 #: At this size tf_norm_nan's first non-finite step is 52 (tests/test_ablation.py), so both runs
 #: have a few logged points before it: curves to compare in the UI and the notebook.
@@ -41,7 +42,12 @@ SMALL_CLI = [
     f"tracking.experiment={EXPERIMENT}",
 ]
 RUNS = {
-    "stable": ["+experiment=stable_gp", *SMALL_CLI, "tracking.run_name=stable_gp"],
+    "stable": [
+        "+experiment=stable_gp",
+        *SMALL_CLI,
+        "tracking.run_name=stable_gp",
+        f"tracking.register_as={REGISTERED}",
+    ],
     "nan": [
         "+experiment=tf_norm_nan",
         *SMALL_CLI,

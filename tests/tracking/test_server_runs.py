@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import io
 import math
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from support.tracked_runs import ServerRuns
+from support.tracked_runs import REGISTERED, ServerRuns
 
 from wgangp.data.schema import COLUMNS, LABEL
 
@@ -83,6 +87,24 @@ def test_sample_cli_reads_the_model_from_the_server(server_runs: ServerRuns, tmp
     assert main(argv) == 0
     rows = pd.read_parquet(out)
     assert list(rows.columns) == list(COLUMNS) and len(rows) == 25
+
+
+def test_the_registered_champion_samples_through_the_cli(server_runs: ServerRuns):
+    """``python -m wgangp.sample model_uri=models:/NAME@champion n=1000 label=1``, as a user types
+    it, against the server: 1,000 fraud rows on stdout, the log on stderr."""
+    client = MlflowClient(server_runs.url)
+    champion = client.get_model_version_by_alias(REGISTERED, "champion")
+    assert champion.run_id == server_runs.run_ids["stable"]
+    assert client.get_run(champion.run_id).data.tags["registry.champion"] == "true"
+    env = {**os.environ, "MLFLOW_TRACKING_URI": server_runs.url, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    command = [sys.executable, "-m", "wgangp.sample", f"model_uri=models:/{REGISTERED}@champion"]
+    done = subprocess.run(
+        [*command, "n=1000", "label=1"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = pd.read_csv(io.StringIO(done.stdout))
+    assert list(rows.columns) == list(COLUMNS) and len(rows) == 1000
+    assert (rows[LABEL] == 1).all()
 
 
 def test_nan_run_is_failed_tagged_with_forensics(server_runs: ServerRuns):

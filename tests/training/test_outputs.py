@@ -45,7 +45,7 @@ def _synthesizer(broken: bool) -> Synthesizer:
 def test_export_writes_and_logs_the_bundle_and_the_requested_rows(tmp_path, sample_rows) -> None:
     cfg = to_config(compose([*TINY, f"trainer.sample_rows={sample_rows}"]))
     run = SimpleNamespace(dirs=SimpleNamespace(output=tmp_path), tracker=RecordingTracker())
-    bundle = export(_synthesizer(broken=False), run, cfg)
+    bundle = export(_synthesizer(broken=False), run, cfg, None)
     assert (bundle / "synthesizer.json").is_file()
     written = tmp_path / "fraud_samples.csv"
     assert written.is_file() == bool(sample_rows)
@@ -58,5 +58,5 @@ def test_a_generator_putting_out_nan_exports_nothing(tmp_path) -> None:
     cfg = to_config(compose(TINY))
     run = SimpleNamespace(dirs=SimpleNamespace(output=tmp_path), tracker=RecordingTracker())
     with pytest.raises(NonFiniteSamplesError, match="the generator returned NaN or inf"):
-        export(_synthesizer(broken=True), run, cfg)
+        export(_synthesizer(broken=True), run, cfg, None)
     assert list(tmp_path.iterdir()) == [] and run.tracker.calls == []

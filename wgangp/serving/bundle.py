@@ -38,7 +38,8 @@ def artifact_uri_for(model_uri: str) -> str:
     if "://" not in model_uri and not model_uri.startswith(("runs:/", "models:/")):
         raise ModelUriError(
             f"model_uri={model_uri} is neither a directory nor an MLflow URI; "
-            "use runs:/<run_id>, models:/<model_id> or a synthesizer directory"
+            "use runs:/<run_id>, models:/<model_id>, models:/<name>@champion or a synthesizer "
+            "directory"
         )
     return model_uri
 
@@ -56,12 +57,32 @@ def find_bundle(directory: Path) -> Path:
     )
 
 
+def check_alias(model_uri: str, tracking_uri: str | None) -> None:
+    """``models:/NAME@ALIAS``: fail in one line when the registry has no such model or alias."""
+    if not model_uri.startswith("models:/") or "@" not in model_uri:
+        return
+    from mlflow.tracking import MlflowClient
+
+    name, _, alias = model_uri.removeprefix("models:/").rstrip("/").partition("@")
+    try:
+        MlflowClient(tracking_uri, registry_uri=tracking_uri).get_model_version_by_alias(
+            name, alias
+        )
+    except Exception as err:
+        first = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+        raise ModelUriError(
+            f"{model_uri}: the registry at {tracking_uri} has no version behind it ({first}); "
+            f"train with tracking.register_as={name} to register one, or check the tracking URI"
+        ) from None
+
+
 def download(model_uri: str, tracking_uri: str | None) -> Path:
     """Download a run's bundle or a logged model (``models:/...``) into a temporary directory."""
     import mlflow
 
     uri = artifact_uri_for(model_uri)
     scope = use_tracking_uri(tracking_uri) if tracking_uri else contextlib.nullcontext()
+    check_alias(uri, tracking_uri)
     try:
         with scope:
             local = mlflow.artifacts.download_artifacts(

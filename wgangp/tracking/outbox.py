@@ -1,8 +1,9 @@
 """What the store did not take: a local JSON-lines journal of tracking calls, and its replay.
 
 When the MLflow store goes away mid-run, training goes on: every metric batch, tag, artifact upload,
-model or status change that could not be sent is appended to ``<output dir>/tracking_outbox.jsonl``,
-in order, one JSON object per line, flushed at once (a crash loses nothing already written). The
+model, registration or status change that could not be sent is appended to
+``<output dir>/tracking_outbox.jsonl``, in order, one JSON object per line, flushed at once (a
+crash loses nothing already written). The
 tracker replays it when the store answers again; ``python -m wgangp.sync <output dir>`` replays
 what is left after the run, into the same MLflow run.
 """
@@ -123,6 +124,14 @@ def apply_entry(client, uri: str | None, entry: dict[str, Any]) -> None:
     elif op == "model":
         model_uri = log_pyfunc_model(entry["model"], run_id, uri)
         client.set_tag(run_id, MODEL_URI_TAG, model_uri)
+    elif op == "register":
+        model_uri = client.get_run(run_id).data.tags.get(MODEL_URI_TAG)
+        if not model_uri:
+            log.warning("not registered: run %s logged no model (no tag %s)", run_id, MODEL_URI_TAG)
+            return
+        from wgangp.tracking.registry import register_run_model
+
+        register_run_model(client, uri, run_id, model_uri, **entry["register"])
     elif op == "terminate":
         client.set_terminated(run_id, status=entry["status"])
     else:

@@ -167,6 +167,14 @@ class Tracker:
         """
         self._submit({"op": "model", "model": dict(spec)})
 
+    def register_model(
+        self, name: str, score: float | None, step: int | None, metric: str | None
+    ) -> None:
+        """Register the model of the last :meth:`log_model` in the Model Registry as ``name``;
+        ``champion`` follows the lowest score (see :mod:`wgangp.tracking.registry`)."""
+        spec = {"name": name, "score": score, "step": step, "metric": metric}
+        self._submit({"op": "register", "register": spec})
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued call was sent or journaled; False on timeout."""
         if self._worker is None:

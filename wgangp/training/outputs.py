@@ -17,7 +17,13 @@ from wgangp.evaluation.suite import run_evaluation
 from wgangp.serving.bundle import BUNDLE
 from wgangp.serving.pyfunc import model_spec
 from wgangp.serving.synthesizer import Synthesizer
-from wgangp.training.quality import MIN_VAL_FRAUDS, BestGenerator, QualityLoop, ValidationProbe
+from wgangp.training.quality import (
+    MIN_VAL_FRAUDS,
+    BestGenerator,
+    QualityLoop,
+    Selection,
+    ValidationProbe,
+)
 from wgangp.training.session import TrackedRun
 
 log = logging.getLogger("wgangp.train")
@@ -56,20 +62,24 @@ def quality_loop(
     )
 
 
-def select(quality: QualityLoop | None, run: TrackedRun, last_step: int) -> int:
-    """Load the selected step's weights into the generator and tag the run; the step."""
+def select(quality: QualityLoop | None, run: TrackedRun, last_step: int) -> Selection | None:
+    """Load the selected step's weights into the generator and tag the run; the selection
+    (None without a quality loop: the last step is kept, unscored)."""
     selection = quality.best.load_into_generator() if quality else None
     if selection is None:
         run.tracker.set_tags({"selection.step": last_step, "selection.score": "none"})
-        return last_step
+        return None
     run.tracker.set_tags({"selection.step": selection.step, "selection.score": selection.score})
     run.tracker.log_metrics({"selection.score": selection.score}, last_step)
     log.info("selected step %d of %d (val.score %.4f)", selection.step, last_step, selection.score)
-    return selection.step
+    return selection
 
 
-def export(synthesizer: Synthesizer, run: TrackedRun, cfg: Config) -> Path:
-    """Save the bundle; log it and its pyfunc model; write ``trainer.sample_rows`` frauds.
+def export(
+    synthesizer: Synthesizer, run: TrackedRun, cfg: Config, selection: Selection | None
+) -> Path:
+    """Save the bundle; log it and its pyfunc model (registered with ``tracking.register_as``,
+    scored by ``selection``); write ``trainer.sample_rows`` frauds.
 
     Both classes are sampled first: a generator whose rows are not finite fails the run here
     (``Synthesizer.sample`` refuses them) before a broken model is saved, logged or served.
@@ -83,6 +93,13 @@ def export(synthesizer: Synthesizer, run: TrackedRun, cfg: Config) -> Path:
     if cfg.tracking.log_model and tracker.run_id:
         tracker.log_artifact(bundle, BUNDLE)
         tracker.log_model(model_spec(bundle))  # queued after the bundle; tags model.uri
+        if cfg.tracking.register_as:
+            tracker.register_model(
+                cfg.tracking.register_as,
+                score=selection.score if selection else None,
+                step=selection.step if selection else None,
+                metric=cfg.evaluate.select_by if selection else None,
+            )
     if cfg.trainer.sample_rows:
         # The first rows of a larger draw are the rows of the smaller one (same noise stream).
         frauds.head(cfg.trainer.sample_rows).to_csv(output_dir / "fraud_samples.csv", index=False)
