@@ -1,0 +1,25 @@
+"""The evaluation-time script runs the real evaluation (shrunk here) and reports its seconds."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from scripts.evaluation_time import measure, simulated_frauds
+from wgangp.config import EvaluateConfig
+from wgangp.data.schema import FRAUD, LABEL
+
+
+def test_simulated_frauds_are_frauds_and_vary_with_the_seed() -> None:
+    first, second = simulated_frauds(50, seed=1), simulated_frauds(50, seed=2)
+    assert len(first) == 50 and (first[LABEL] == FRAUD).all()
+    assert not first.equals(second)
+
+
+def test_measure_times_a_real_evaluation() -> None:
+    small = dataclasses.replace(
+        EvaluateConfig(), n_synthetic=200, seeds=2, c2st_repeats=2, gbm_max_iter=10,
+        max_normal_rows=2000, sdmetrics=False, augment_ratios=[1.0],
+    )  # fmt: skip
+    result = measure(20_000, small)
+    assert result["metrics"] > 20
+    assert result["cpu_s"] > 0 and result["wall_s"] > 0
