@@ -30,6 +30,7 @@ VARIANTS: dict[str, list[str]] = {
     "standard per class": ["preprocess=standard", "preprocess.per_class=true"],
     "quantile shared": ["preprocess=quantile", "preprocess.per_class=false"],
     "quantile per class": ["preprocess=quantile"],
+    "Amount through quantiles": ["preprocess.quantile_columns=[Amount]"],
     "standard per class + EMA": [
         "preprocess=standard",
         "preprocess.per_class=true",

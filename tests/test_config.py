@@ -10,7 +10,8 @@ import pytest
 from support.configs import REPO, compose
 
 from wgangp.cli import check_overrides
-from wgangp.config import Config, config_groups, flatten, to_config
+from wgangp.config import FEATURE_NAMES, Config, config_groups, flatten, to_config
+from wgangp.data.schema import FEATURES
 from wgangp.errors import ConfigError
 
 
@@ -28,6 +29,14 @@ def test_default_config_composes_to_the_schema() -> None:
 def test_experiment_is_selected_with_plus() -> None:
     cfg = to_config(compose(["+experiment=stable_gp"]))
     assert cfg.name == "stable_gp"
+
+
+def test_quantile_columns_take_feature_names_only() -> None:
+    assert FEATURE_NAMES == FEATURES
+    cfg = to_config(compose(["preprocess.quantile_columns=[Amount,Time]"]))
+    assert cfg.preprocess.quantile_columns == ["Amount", "Time"]
+    with pytest.raises(ConfigError, match=r"preprocess.quantile_columns: 'amount' is not one of"):
+        to_config(compose(["preprocess.quantile_columns=[amount]"]))
 
 
 def test_fast_trainer_differs_from_default_only_in_how_steps_run() -> None:

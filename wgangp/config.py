@@ -36,6 +36,8 @@ PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16", "auto")
 DEVICES = ("auto", "cpu", "gpu")
 STRATEGIES = ("none", "mirrored")
 NAN_POLICIES = ("raise", "stop", "skip")
+#: The feature columns, as ``wgangp.data.schema.FEATURES`` names them (config sits below data).
+FEATURE_NAMES = ("Time", *(f"V{i}" for i in range(1, 29)), "Amount")
 SELECT_BY = ("c2st_auc_gbm", "ks_mean")  # val.* metrics the quality loop can select by
 #: numpy's legacy seeding (which Keras' set_random_seed uses) takes 32-bit seeds.
 MAX_SEED = 2**32 - 1
@@ -79,9 +81,14 @@ class PreprocessConfig:
     scaling: str = "standard"  # standard | quantile (to a normal) | none
     log_amount: bool = True  # model log1p(Amount): Amount spans 0..25,000
     per_class: bool = False  # one scale per class (wgangp.data.transform)
+    #: Columns mapped through their quantiles whatever ``scaling`` is: their repeated values
+    #: (Amount's 1.00) come back exact instead of smeared around them.
+    quantile_columns: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _require_choice(self.scaling, "preprocess.scaling", SCALINGS)
+        for name in self.quantile_columns:
+            _require_choice(name, "preprocess.quantile_columns", FEATURE_NAMES)
 
 
 @dataclass

@@ -69,6 +69,7 @@ def train(
                 scaling=cfg.preprocess.scaling,
                 log_amount=cfg.preprocess.log_amount,
                 per_class=cfg.preprocess.per_class,
+                quantile_columns=list(cfg.preprocess.quantile_columns),
             ).fit(data.train)
             rows = ClassBalancedRows(
                 transformer.transform(data.train),

@@ -190,3 +190,67 @@ def test_format_3_round_trip_and_broken_file(frame, tmp_path, scaling, per_class
     path.write_text(json.dumps(payload))
     with pytest.raises(DataError, match="holds parameters that are not numbers"):
         TabularTransformer.load(path)
+
+
+@pytest.fixture(scope="module")
+def many_frauds():
+    return simulate_creditcard(3000, fraud_rate=0.1, seed=2)
+
+
+def _with_repeated_amounts(frame):
+    """The frame with a third of the frauds at exactly 1.00 and a tenth at 0.00, as in the data."""
+    frame = frame.copy()
+    frauds = np.flatnonzero(frame[LABEL].to_numpy() == 1)
+    frame.loc[frauds[: len(frauds) // 3], AMOUNT] = 1.0
+    frame.loc[frauds[len(frauds) // 3 : len(frauds) // 3 + len(frauds) // 10], AMOUNT] = 0.0
+    return frame
+
+
+def test_quantile_columns_bring_repeated_amounts_back_exact(many_frauds) -> None:
+    """A standardized Amount smears the 1.00s over a bell; through its quantiles, every normal
+    draw in the 1.00s' share of the scale lands on 1.00 exactly, and the other columns stay
+    standardized."""
+    frame = _with_repeated_amounts(many_frauds)
+    frauds = frame[frame[LABEL] == 1]
+    share = float((frauds[AMOUNT] == 1.0).mean())
+    draws = np.random.default_rng(0).standard_normal((20_000, len(FEATURES))).astype(np.float32)
+    ones = np.ones(len(draws), int)
+    mixed = TabularTransformer(per_class=True, quantile_columns=[AMOUNT]).fit(frame)
+    plain = TabularTransformer(per_class=True).fit(frame)
+    generated = mixed.inverse_transform(draws, ones)
+    assert float((generated[AMOUNT] == 1.0).mean()) == pytest.approx(share, abs=0.02)
+    assert float((plain.inverse_transform(draws, ones)[AMOUNT] == 1.0).mean()) < 0.01
+    x = mixed.transform(frauds)
+    np.testing.assert_allclose(x[:, 1:29], plain.transform(frauds)[:, 1:29], rtol=1e-6)
+    back = mixed.inverse_transform(x, np.ones(len(x), int))
+    np.testing.assert_array_equal(back[AMOUNT] == 1.0, frauds[AMOUNT].to_numpy() == 1.0)
+
+
+def test_quantile_columns_are_version_4_and_checked_on_load(many_frauds, tmp_path) -> None:
+    frame = many_frauds
+    transformer = TabularTransformer(per_class=True, quantile_columns=[AMOUNT]).fit(frame)
+    path = transformer.save(tmp_path / "preprocessing.json")
+    payload = json.loads(path.read_text())
+    assert payload["format"] == "wgangp.preprocessing/4"
+    assert payload["quantile_columns"] == [AMOUNT]
+    assert set(payload["scales"]["1"]) == {"base", "quantile", "columns"}
+    loaded = TabularTransformer.load(path)
+    x = transformer.transform(frame)
+    labels = frame[LABEL].to_numpy()
+    np.testing.assert_array_equal(loaded.transform(frame), x)
+    assert loaded.inverse_transform(x, labels).equals(transformer.inverse_transform(x, labels))
+    for edit in (
+        lambda p: p.update(quantile_columns=["Amt"]),
+        lambda p: p["scales"]["1"].update(columns=[29, 29]),
+        lambda p: p["scales"]["0"].update(columns="Amount"),
+    ):
+        broken = json.loads(json.dumps(payload))
+        edit(broken)
+        path.write_text(json.dumps(broken))
+        with pytest.raises(DataError, match="holds parameters that are not numbers"):
+            TabularTransformer.load(path)
+    broken = json.loads(json.dumps(payload))
+    broken["scales"]["1"]["quantile"]["quantiles"][5] = [math.nan]
+    path.write_text(json.dumps(broken))
+    with pytest.raises(DataError, match=r"holds non-finite parameters for Amount"):
+        TabularTransformer.load(path)

@@ -4,7 +4,10 @@
 column through its empirical quantiles onto a standard normal (scikit-learn's
 ``QuantileTransformer``): a generator then learns bell-shaped columns whatever the marginal, and
 the inverse maps every value back into the fitted rows' range, so a marginal's tails and bounds come
-from the data, not from the generator's extrapolation. Each scale is stored as plain numbers (JSON).
+from the data, not from the generator's extrapolation. ``MixedScale`` applies one of them to every
+column and then maps some columns through their quantiles: a column with point masses (20% of the
+frauds are for exactly 1.00) comes back with them, since the inverse maps a whole interval of the
+normal scale onto each repeated value. Each scale is stored as plain numbers (JSON).
 """
 
 from __future__ import annotations
@@ -123,21 +126,70 @@ class QuantileScale:
         return self._fitted
 
 
+class MixedScale:
+    """``base`` on every column, then the columns ``columns`` through their own quantile scale."""
+
+    def __init__(self, base: Scale, quantile: QuantileScale, columns: list[int]) -> None:
+        self.base, self.quantile, self.columns = base, quantile, [int(c) for c in columns]
+
+    @classmethod
+    def fit(cls, base: Scale, x: np.ndarray, columns: list[int]) -> MixedScale:
+        return cls(base, QuantileScale.fit(x[:, columns]), columns)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        z = np.array(self.base.forward(x), dtype=np.float64)
+        z[:, self.columns] = self.quantile.forward(x[:, self.columns])
+        return z
+
+    def inverse(self, z: np.ndarray) -> np.ndarray:
+        x = np.array(self.base.inverse(z), dtype=np.float64)
+        x[:, self.columns] = self.quantile.inverse(np.asarray(z)[:, self.columns])
+        return x
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base": self.base.to_dict(),
+            "quantile": self.quantile.to_dict(),
+            "columns": self.columns,
+        }
+
+    def nonfinite_columns(self) -> dict[int, str]:
+        found = self.base.nonfinite_columns()
+        for i, shown in self.quantile.nonfinite_columns().items():
+            found.setdefault(self.columns[i], shown)
+        return found
+
+    def width(self) -> int:
+        width = self.base.width()
+        columns_fit = all(0 <= c < width for c in self.columns) and len(set(self.columns)) == len(
+            self.columns
+        )
+        return width if columns_fit and self.quantile.width() == len(self.columns) else -1
+
+
 def scale_from_dict(payload: dict[str, Any]) -> Scale:
-    """A stored scale; ValueError when the keys are neither kind's."""
+    """A stored scale; ValueError when the keys are no kind's."""
     if set(payload) == {"mean", "std"}:
         return StandardScale(payload["mean"], payload["std"])
     if set(payload) == {"quantiles", "references"}:
         return QuantileScale(payload["quantiles"], payload["references"])
+    if set(payload) == {"base", "quantile", "columns"}:
+        quantile = scale_from_dict(payload["quantile"])
+        if not isinstance(quantile, QuantileScale) or not isinstance(payload["columns"], list):
+            raise ValueError("a mixed scale needs a quantile scale and a list of columns")
+        return MixedScale(scale_from_dict(payload["base"]), quantile, payload["columns"])
     raise ValueError(f"a scale has keys {sorted(payload)}")
 
 
-def fit_scale(kind: str, x: np.ndarray) -> Scale:
-    """Fit the scale ``kind`` (``preprocess.scaling``) on the rows ``x``."""
+def fit_scale(kind: str, x: np.ndarray, quantile_columns: list[int] | None = None) -> Scale:
+    """Fit the scale ``kind`` (``preprocess.scaling``) on the rows ``x``, then map the columns
+    ``quantile_columns`` through their quantiles (``preprocess.quantile_columns``)."""
     if kind == "standard":
-        return StandardScale.fit(x)
-    if kind == "quantile":
-        return QuantileScale.fit(x)
-    if kind == "none":
-        return StandardScale.identity(x.shape[1])
-    raise ValueError(f"unknown scaling {kind!r}")
+        base: Scale = StandardScale.fit(x)
+    elif kind == "quantile":
+        return QuantileScale.fit(x)  # every column through its quantiles already
+    elif kind == "none":
+        base = StandardScale.identity(x.shape[1])
+    else:
+        raise ValueError(f"unknown scaling {kind!r}")
+    return MixedScale.fit(base, x, quantile_columns) if quantile_columns else base

@@ -2,7 +2,9 @@
 
 Fitted on the training split only. Amount goes through ``log1p`` (it spans 0..25,000 with a long
 tail), then every feature is scaled (:mod:`wgangp.data.scales`: standardized, or mapped through its
-quantiles onto a normal). With ``per_class`` each class gets its own scale: fraud marginals differ
+quantiles onto a normal); the columns in ``quantile_columns`` go through their quantiles whatever
+the scaling, so that their repeated values (Amount's 1.00, 0.00, 99.99) come back exact. With
+``per_class`` each class gets its own scale: fraud marginals differ
 from normal ones (V14 of frauds is centred near -7), and a scale fitted on all rows puts the frauds
 in the far tails of the networks' space. Stored as JSON, never pickled.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -34,12 +36,14 @@ from wgangp.data.scales import Scale, StandardScale, fit_scale, scale_from_dict
 from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
 from wgangp.errors import DataError
 
-#: Version 2 added ``amount_max``, version 3 ``scales`` (quantile or per-class scales): a version
-#: refuses a newer file in its one line instead of a TypeError. A shared standard scale is still
-#: written as version 2, so older versions keep reading the files they can use.
+#: Version 2 added ``amount_max``, version 3 ``scales`` (quantile or per-class scales), version 4
+#: ``quantile_columns``: a version refuses a newer file in its one line instead of a TypeError.
+#: Each file is written in the oldest version that holds it, so older versions keep reading the
+#: files they can use.
 _FORMAT_2 = "wgangp.preprocessing/2"
-_FORMAT = "wgangp.preprocessing/3"
-_READABLE = ("wgangp.preprocessing/1", _FORMAT_2, _FORMAT)
+_FORMAT_3 = "wgangp.preprocessing/3"
+_FORMAT = "wgangp.preprocessing/4"
+_READABLE = ("wgangp.preprocessing/1", _FORMAT_2, _FORMAT_3, _FORMAT)
 #: The key of a scale shared by both classes in ``scales``.
 ALL_ROWS = "all"
 #: The cap of ``log1p(Amount)`` for files without ``amount_max`` (exp(20) ~ 4.85e8).
@@ -54,6 +58,8 @@ class TabularTransformer:
     scaling: str = "standard"  # standard | quantile | none
     log_amount: bool = True
     per_class: bool = False
+    #: Feature names mapped through their quantiles whatever ``scaling`` is (version 4).
+    quantile_columns: list[str] = field(default_factory=list)
     #: A standard scale shared by both classes (the version-2 fields) ...
     mean: list[float] | None = None
     std: list[float] | None = None
@@ -71,11 +77,12 @@ class TabularTransformer:
     def fit(self, frame: pd.DataFrame) -> TabularTransformer:
         """Fit on ``frame`` (the training split); DataError if a parameter comes out non-finite."""
         x = self._forward_units(frame)
+        columns = [FEATURES.index(name) for name in self.quantile_columns]
         if self.per_class:
             labels = frame[LABEL].to_numpy()
-            fitted = {str(c): fit_scale(self.scaling, x[labels == c]) for c in CLASSES}
+            fitted = {str(c): fit_scale(self.scaling, x[labels == c], columns) for c in CLASSES}
         else:
-            fitted = {ALL_ROWS: fit_scale(self.scaling, x)}
+            fitted = {ALL_ROWS: fit_scale(self.scaling, x, columns)}
         self._set_scales(fitted)
         self.time_min = float(frame[TIME].min())
         self.time_max = float(frame[TIME].max())
@@ -129,12 +136,15 @@ class TabularTransformer:
 
     def to_json(self) -> str:
         payload = asdict(self)
-        if self.scales is None:  # version 2: readable by the versions before scales
-            payload = {"format": _FORMAT_2, **payload}
-            del payload["per_class"], payload["scales"]
-        else:
+        if self.quantile_columns:
             payload = {"format": _FORMAT, **payload}
             del payload["mean"], payload["std"]
+        elif self.scales is None:  # version 2: readable by the versions before scales
+            payload = {"format": _FORMAT_2, **payload}
+            del payload["per_class"], payload["scales"], payload["quantile_columns"]
+        else:
+            payload = {"format": _FORMAT_3, **payload}
+            del payload["mean"], payload["std"], payload["quantile_columns"]
         # allow_nan=False: never write Infinity or NaN (not JSON; fit refuses them before this)
         return json.dumps(payload, indent=2, allow_nan=False)
 
@@ -235,6 +245,8 @@ class TabularTransformer:
             )
         expected = {str(c) for c in CLASSES} if self.per_class else {ALL_ROWS}
         try:
+            if not set(self.quantile_columns) <= set(FEATURES):
+                raise ValueError(f"quantile columns {self.quantile_columns}")
             if self.scales is not None and set(self.scales) != expected:
                 raise ValueError(f"scales for {sorted(self.scales)}")
             if any(s.width() != len(FEATURES) for s in self._scale_objects().values()):
