@@ -26,14 +26,17 @@ import numpy as np
 #: Variant name -> overrides on top of ``+experiment=stable_gp``.
 VARIANTS: dict[str, list[str]] = {
     "stable_gp": [],  # the default as it stands
-    "standard": ["preprocess=standard", "preprocess.per_class=false"],
-    "standard per class": ["preprocess=standard", "preprocess.per_class=true"],
+    "standard": [
+        "preprocess=standard",
+        "preprocess.per_class=false",
+        "preprocess.quantile_columns=[]",
+    ],
+    "standard per class": ["preprocess=standard", "preprocess.quantile_columns=[]"],
     "quantile shared": ["preprocess=quantile", "preprocess.per_class=false"],
     "quantile per class": ["preprocess=quantile"],
-    "Amount through quantiles": ["preprocess.quantile_columns=[Amount]"],
     "standard per class + EMA": [
         "preprocess=standard",
-        "preprocess.per_class=true",
+        "preprocess.quantile_columns=[]",
         "trainer.ema_decay=0.995",
     ],
 }
