@@ -37,7 +37,7 @@ VARIANTS: dict[str, list[str]] = {
     "standard per class": ["preprocess=standard", "preprocess.quantile_columns=[]"],
     "quantile shared": ["preprocess=quantile", "preprocess.per_class=false"],
     "quantile per class": ["preprocess=quantile"],
-    "Amount and Time through quantiles": ["preprocess.quantile_columns=[Amount,Time]"],
+    "Amount through quantiles": ["preprocess.quantile_columns=[Amount]"],
     "standard per class + EMA": [
         "preprocess=standard",
         "preprocess.quantile_columns=[]",

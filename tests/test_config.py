@@ -29,7 +29,7 @@ def test_default_config_composes_to_the_schema() -> None:
 def test_experiment_is_selected_with_plus() -> None:
     cfg = to_config(compose(["+experiment=stable_gp"]))
     assert cfg.name == "stable_gp"
-    assert cfg.preprocess.per_class and cfg.preprocess.quantile_columns == ["Amount"]
+    assert cfg.preprocess.per_class and cfg.preprocess.quantile_columns == ["Amount", "Time"]
 
 
 def test_quantile_columns_take_feature_names_only() -> None:
