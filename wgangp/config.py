@@ -81,8 +81,7 @@ class PreprocessConfig:
     scaling: str = "standard"  # standard | quantile (to a normal) | none
     log_amount: bool = True  # model log1p(Amount): Amount spans 0..25,000
     per_class: bool = False  # one scale per class (wgangp.data.transform)
-    #: Columns mapped through their quantiles whatever ``scaling`` is: their repeated values
-    #: (Amount's 1.00) come back exact instead of smeared around them.
+    #: Columns through their quantiles whatever ``scaling`` is: repeated values come back exact.
     quantile_columns: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -242,24 +241,20 @@ class TrackingConfig:
 
 @dataclass
 class EvaluateConfig:
-    """What the end-of-run evaluation draws, fits and reports (``wgangp.evaluation``).
-
-    The defaults keep a full Kaggle-sized run (about 227k training rows) to a couple of minutes
-    on two CPU cores: the detectors see at most ``max_normal_rows`` real normals, and every
-    model is a small one. :meth:`check` runs again after ``python -m wgangp.evaluate`` changes
-    values.
-    """
+    """What the end-of-run evaluation draws, fits and reports (``wgangp.evaluation``); small
+    models and at most ``max_normal_rows`` normals keep a Kaggle-sized run to about a minute.
+    :meth:`check` runs again after ``python -m wgangp.evaluate`` changes values."""
 
     enabled: bool = True
     #: Synthetic fraud rows drawn for fidelity, detection and privacy.
     n_synthetic: int = 2000
     #: Synthetic frauds added to the detector's training rows = ratio * (#real training frauds).
     augment_ratios: list[float] = field(default_factory=lambda: [0.5, 1.0, 2.0])
-    #: The ratio reported as ``eval.pr_auc_augmented``; SMOTE and random oversampling add this many
-    #: frauds too, so the headline comparison is count for count. Must be one of augment_ratios.
+    #: The ratio behind ``eval.pr_auc_augmented`` (one of augment_ratios); the baselines add as
+    #: many frauds, so the headline comparison is count for count.
     headline_ratio: float = 1.0
-    #: Repeats of the utility experiment (new normal subsample, synthetic draw, model seed);
-    #: lifts are paired per repeat, so their spread is the repeats'.
+    #: Repeats of the utility experiment (normal subsample, synthetic draw, model seed): lifts
+    #: are paired per repeat.
     seeds: int = 5
     #: Subsample of real training normals the fraud detectors train on (speed).
     max_normal_rows: int = 20_000
@@ -271,12 +266,10 @@ class EvaluateConfig:
     gbm_max_iter: int = 200
     #: SMOTE's neighbour count (imbalanced-learn default 5).
     smote_k_neighbors: int = 5
-    #: Exact-copy check: V1..V28 equal within this relative tolerance (Time to the second and
-    #: Amount to the cent, as in the file). The generator emits float32 (relative error ~6e-8), so
-    #: a memorised row would slip past a comparison at the file's 15 digits.
+    #: Exact copies: V1..V28 equal within this relative tolerance, Time and Amount as in the file
+    #: (float32 output would slip a memorised row past a comparison at the file's 15 digits).
     copy_rtol: float = 1e-6
-    #: Threads for the BLAS/OpenMP pools while evaluating. 1 by default: on a busy 2-core machine
-    #: histogram gradient boosting with 2 OpenMP threads is many times slower (docs/performance.md).
+    #: BLAS/OpenMP threads while evaluating; 2 are many times slower on a busy 2-core machine.
     threads: int = 1
     #: Also compute SDMetrics' QualityReport (needs the ``sdmetrics`` package).
     sdmetrics: bool = True
