@@ -46,10 +46,6 @@ VARIANTS: dict[str, list[str]] = {
 }
 
 
-#: Synthetic rows of the end-of-run evaluation (``evaluate.n_synthetic``), drawn for the
-#: validation score that mirrors it.
-TEST_SIZED_ROWS = 2000
-
 #: The test-split figures ``--confirm`` reports, as the evaluation names them.
 TARGETS = (
     "eval.c2st_auc_gbm", "eval.c2st_auc_gbm_control", "eval.lift_vs_smote",
@@ -78,6 +74,7 @@ def score(out: Path, seed: int, data: Path, repeats: int) -> dict[str, float]:
     """The selected generator against the validation frauds (and its training-fraud copies)."""
     import dataclasses
 
+    import pandas as pd
     from threadpoolctl import threadpool_limits
 
     from wgangp.config import DataConfig, EvaluateConfig
@@ -96,14 +93,14 @@ def score(out: Path, seed: int, data: Path, repeats: int) -> dict[str, float]:
     val_frauds = split.val[split.val[LABEL] == FRAUD]
     probe = ValidationProbe(val_frauds, ec, seed + 10_000)  # draws the loop never made
     metrics = probe.score(lambda n, s: synthesizer.sample(n, label=FRAUD, seed=s), step=0)
-    drawn, train_frauds = (
-        frame.loc[:, list(FEATURES)].to_numpy(np.float64)
-        for frame in (
-            synthesizer.sample(TEST_SIZED_ROWS, label=FRAUD, seed=seed + 20_000),
-            split.train[split.train[LABEL] == FRAUD],
-        )
-    )
-    real = val_frauds.loc[:, list(FEATURES)].to_numpy(np.float64)
+
+    def features(frame: pd.DataFrame) -> np.ndarray:
+        return frame.loc[:, list(FEATURES)].to_numpy(np.float64)
+
+    # As many rows as the end-of-run evaluation draws, judged by its detector.
+    drawn = features(synthesizer.sample(ec.n_synthetic, label=FRAUD, seed=seed + 20_000))
+    real = features(val_frauds)
+    train_frauds = features(split.train[split.train[LABEL] == FRAUD])
     metrics["val.near_copies"] = near_copy_share(drawn, train_frauds, real)
     with threadpool_limits(limits=1):
         detection, _ = detection_metrics(

@@ -160,11 +160,9 @@ class MixedScale:
         return found
 
     def width(self) -> int:
-        width = self.base.width()
-        columns_fit = all(0 <= c < width for c in self.columns) and len(set(self.columns)) == len(
-            self.columns
-        )
-        return width if columns_fit and self.quantile.width() == len(self.columns) else -1
+        width, columns = self.base.width(), self.columns
+        distinct = len(set(columns)) == len(columns) == self.quantile.width()
+        return width if distinct and all(0 <= c < width for c in columns) else -1
 
 
 def scale_from_dict(payload: dict[str, Any]) -> Scale:

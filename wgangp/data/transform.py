@@ -4,9 +4,9 @@ Fitted on the training split only. Amount goes through ``log1p`` (it spans 0..25
 tail), then every feature is scaled (:mod:`wgangp.data.scales`: standardized, or mapped through its
 quantiles onto a normal); the columns in ``quantile_columns`` go through their quantiles whatever
 the scaling, so that their repeated values (Amount's 1.00, 0.00, 99.99) come back exact. With
-``per_class`` each class gets its own scale: fraud marginals differ
-from normal ones (V14 of frauds is centred near -7), and a scale fitted on all rows puts the frauds
-in the far tails of the networks' space. Stored as JSON, never pickled.
+``per_class`` each class gets its own scale: fraud marginals differ from normal ones (V14 of
+frauds is centred near -7), and a scale fitted on all rows puts the frauds in the far tails of
+the networks' space. Stored as JSON, never pickled.
 
 What ``inverse_transform`` promises a user of the generated rows: every value is finite; Time lies
 in the training rows' range, rounded to seconds; Amount lies in ``[0, amount_max]``, the largest
