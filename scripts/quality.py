@@ -99,7 +99,7 @@ def score(out: Path, seed: int, data: Path, repeats: int) -> dict[str, float]:
 
     # As many rows as the end-of-run evaluation draws, judged by its detector.
     drawn = features(synthesizer.sample(ec.n_synthetic, label=FRAUD, seed=seed + 20_000))
-    real = features(val_frauds)
+    real = probe.real
     train_frauds = features(split.train[split.train[LABEL] == FRAUD])
     metrics["val.near_copies"] = near_copy_share(drawn, train_frauds, real)
     with threadpool_limits(limits=1):

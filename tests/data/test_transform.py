@@ -242,6 +242,8 @@ def test_quantile_columns_are_version_4_and_checked_on_load(many_frauds, tmp_pat
     for edit in (
         lambda p: p.update(quantile_columns=["Amt"]),
         lambda p: p["scales"]["1"].update(columns=[29, 29]),
+        lambda p: p["scales"]["1"].update(columns=[0]),  # Time through Amount's quantiles
+        lambda p: p.update(quantile_columns=[]),
         lambda p: p["scales"]["0"].update(columns="Amount"),
     ):
         broken = json.loads(json.dumps(payload))

@@ -245,8 +245,11 @@ class TabularTransformer:
             )
         expected = {str(c) for c in CLASSES} if self.per_class else {ALL_ROWS}
         try:
-            if not set(self.quantile_columns) <= set(FEATURES):
-                raise ValueError(f"quantile columns {self.quantile_columns}")
+            columns = [FEATURES.index(name) for name in self.quantile_columns]
+            if any(
+                getattr(s, "columns", columns) != columns for s in self._scale_objects().values()
+            ):
+                raise ValueError(f"scales for other columns than {self.quantile_columns}")
             if self.scales is not None and set(self.scales) != expected:
                 raise ValueError(f"scales for {sorted(self.scales)}")
             if any(s.width() != len(FEATURES) for s in self._scale_objects().values()):
