@@ -38,6 +38,7 @@ VARIANTS: dict[str, list[str]] = {
     "quantile shared": ["preprocess=quantile", "preprocess.per_class=false"],
     "quantile per class": ["preprocess=quantile"],
     "Amount through quantiles": ["preprocess.quantile_columns=[Amount]"],
+    "calibrated marginals": ["model.calibrate_marginals=true"],
     "standard per class + EMA": [
         "preprocess=standard",
         "preprocess.quantile_columns=[]",

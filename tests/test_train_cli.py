@@ -49,7 +49,8 @@ def _check_run(client: MlflowClient, run, steps: int, log_every: int) -> None:
 
 def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    cfg = compose(TINY + [f"tracking.uri={uri}", "+experiment=stable_gp", "trainer.steps=6"])
+    overrides = ["+experiment=stable_gp", "trainer.steps=6", "model.calibrate_marginals=true"]
+    cfg = compose([*TINY, f"tracking.uri={uri}", *overrides])
     result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
     assert result.status == "FINISHED" and result.steps_completed == 6
     assert all(np.isfinite(v) for v in result.final_metrics.values())
@@ -57,6 +58,8 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert run.info.run_id == result.run_id
     _check_run(client, run, steps=6, log_every=2)
     assert run.data.tags["experiment"] == "stable_gp"
+    assert run.data.tags["calibration"] == "marginals"
+    assert (tmp_path / "out" / "synthesizer" / "calibration.json").is_file()
     assert run.data.tags["device"] == "cpu"  # the device the runtime used, tagged once
     checkpoints = tmp_path / "checkpoints" / f"stable_gp-seed0-{config_key(to_config(cfg))}"
     assert run.data.tags["checkpoint.dir"] == str(checkpoints)  # in the launch dir, as documented

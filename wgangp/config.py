@@ -39,8 +39,7 @@ NAN_POLICIES = ("raise", "stop", "skip")
 #: The feature columns, as ``wgangp.data.schema.FEATURES`` names them (config sits below data).
 FEATURE_NAMES = ("Time", *(f"V{i}" for i in range(1, 29)), "Amount")
 SELECT_BY = ("c2st_auc_gbm", "ks_mean")  # val.* metrics the quality loop can select by
-#: numpy's legacy seeding (which Keras' set_random_seed uses) takes 32-bit seeds.
-MAX_SEED = 2**32 - 1
+MAX_SEED = 2**32 - 1  # numpy's legacy seeding (Keras' set_random_seed) takes 32-bit seeds
 
 
 def _require(condition: bool, key: str, message: str) -> None:
@@ -108,6 +107,7 @@ class ModelConfig:
     latent_dim: int = 128
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     critic: CriticConfig = field(default_factory=CriticConfig)
+    calibrate_marginals: bool = False  # generated columns onto the training marginals
 
     def __post_init__(self) -> None:
         _require(self.latent_dim >= 1, "model.latent_dim", "must be >= 1")

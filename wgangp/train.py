@@ -37,7 +37,8 @@ def train(
     ``output_dir`` defaults to Hydra's run directory (or a fresh ``outputs/`` folder outside
     Hydra); ``launch_dir``, against which relative paths resolve, to the user's directory.
     Data flows one way: load -> validate -> split -> fit the transform on the training split ->
-    train -> export the generator -> evaluate on the test split, all logged to one MLflow run.
+    train -> select a step -> calibrate the marginals -> export the generator -> evaluate on the
+    test split, all logged to one MLflow run.
     """
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.
@@ -49,7 +50,13 @@ def train(
     from wgangp.training.batches import ClassBalancedRows, fraud_share
     from wgangp.training.distributed import make_trainer
     from wgangp.training.loop import HostLoop
-    from wgangp.training.outputs import evaluate_on_test, export, quality_loop, select
+    from wgangp.training.outputs import (
+        calibrate,
+        evaluate_on_test,
+        export,
+        quality_loop,
+        select,
+    )
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun
 
@@ -92,6 +99,7 @@ def train(
                 )  # fmt: skip
             selection = select(quality, run, outcome.step)  # its weights from here on
             synthesizer = Synthesizer(generator, transformer, cfg.model.latent_dim)
+            synthesizer = calibrate(synthesizer, data, run, cfg)
             bundle = export(synthesizer, run, cfg, selection)
             if cfg.evaluate.enabled:
                 evaluation = evaluate_on_test(synthesizer, data, run, cfg, outcome.step)

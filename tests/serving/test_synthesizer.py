@@ -7,18 +7,21 @@ NaN or to huge values to play a broken model.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from mlflow.exceptions import MlflowException
+from scipy.stats import ks_2samp
 
-from wgangp.data.schema import AMOUNT, COLUMNS, FEATURES, TIME
+from wgangp.data.schema import AMOUNT, CLASSES, COLUMNS, FEATURES, LABEL, TIME
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import TabularTransformer
 from wgangp.errors import DataError
-from wgangp.serving.bundle import PREPROCESSING_FILE
+from wgangp.model.calibration import MarginalCalibration
+from wgangp.serving.bundle import CALIBRATION_FILE, PREPROCESSING_FILE
 from wgangp.serving.pyfunc import SamplerModel
 from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer
 
@@ -58,6 +61,31 @@ def test_non_finite_generator_output_is_refused_in_one_line(weights: str) -> Non
         "first in column Time); a broken model returns no rows: retrain it"
     )
     assert err.value.reason == "nan"
+
+
+def test_a_calibrated_model_saves_loads_and_samples_the_training_marginals(tmp_path: Path) -> None:
+    """The bundle carries the calibration; the rows it samples follow the training rows'
+    marginals before and after a save and load (class 0: the simulated table has 2 frauds)."""
+    model = synthesizer()
+    train = simulate_creditcard(1000, seed=0)
+    real = {c: model.transformer.transform(train[train[LABEL] == c]) for c in CLASSES}
+    generated = {c: model.generate(5000, label=c, seed=9) for c in CLASSES}
+    calibrated = replace(model, calibration=MarginalCalibration.fit(generated, real))
+    bundle = calibrated.save(tmp_path / "synthesizer")
+    assert (bundle / CALIBRATION_FILE).is_file()
+    loaded = Synthesizer.load(bundle)
+    rows = loaded.sample(2000, label=0, seed=4)
+    pd.testing.assert_frame_equal(rows, calibrated.sample(2000, label=0, seed=4))
+    normal = train[train[LABEL] == 0]
+    raw = model.sample(2000, label=0, seed=4)
+    after = [ks_2samp(rows[c], normal[c]).statistic for c in FEATURES]
+    before = [ks_2samp(raw[c], normal[c]).statistic for c in FEATURES]
+    assert max(after) < 0.08
+    assert np.mean(before) > 3 * np.mean(after)  # an untrained generator: far off before
+    assert len(loaded.sample(0, label=1)) == 0
+    # a bundle without the file (written before calibration existed) samples as generated
+    (bundle / CALIBRATION_FILE).unlink()
+    pd.testing.assert_frame_equal(Synthesizer.load(bundle).sample(50, 0, seed=4), raw.head(50))
 
 
 def test_a_loaded_model_names_its_directory(tmp_path: Path) -> None:

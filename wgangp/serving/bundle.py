@@ -1,7 +1,8 @@
 """The synthesizer bundle's names, and the one way a model URI becomes a local bundle directory.
 
 A bundle is a directory (no pickle anywhere): ``generator.keras`` (Keras native format, loaded in
-safe mode), ``preprocessing.json`` and ``synthesizer.json`` (latent size, columns, versions). A
+safe mode), ``preprocessing.json``, ``calibration.json`` (only when the run calibrated the
+marginals) and ``synthesizer.json`` (latent size, columns, versions). A
 training run logs it as the artifact ``synthesizer`` and inside its pyfunc model ``sampler``
 (under ``artifacts/synthesizer``). Nothing here imports Keras, so a wrong URI fails in a second.
 """
@@ -19,6 +20,7 @@ BUNDLE = "synthesizer"
 GENERATOR_FILE = "generator.keras"
 PREPROCESSING_FILE = "preprocessing.json"
 META_FILE = "synthesizer.json"
+CALIBRATION_FILE = "calibration.json"
 #: The name of the pyfunc model inside a training run.
 MODEL_NAME = "sampler"
 

@@ -1,7 +1,8 @@
 """A trained generator plus its fitted feature transform: sample rows in original units.
 
 Saved as a bundle directory (:mod:`wgangp.serving.bundle`): the generator in Keras' native format
-(loaded in safe mode) and the transform and metadata as JSON; no pickle anywhere.
+(loaded in safe mode) and the transform, the marginal calibration (when the run fitted one,
+:mod:`wgangp.model.calibration`) and metadata as JSON; no pickle anywhere.
 
 Every row :meth:`Synthesizer.sample` returns is finite: a generator that puts out NaN or inf is
 broken, and its rows would poison whatever they are written to or augmented into, so sampling
@@ -22,9 +23,11 @@ import pandas as pd
 from wgangp.data.schema import COLUMNS, FEATURES, FRAUD
 from wgangp.data.transform import TabularTransformer
 from wgangp.errors import WgangpError
+from wgangp.model.calibration import MarginalCalibration
 from wgangp.model.networks import N_CLASSES
 from wgangp.serving.bundle import (
     BUNDLE,
+    CALIBRATION_FILE,
     GENERATOR_FILE,
     META_FILE,
     PREPROCESSING_FILE,
@@ -45,6 +48,8 @@ class Synthesizer:
     latent_dim: int
     #: Where it was loaded from, for error lines ("" when built in-process by training).
     origin: str = ""
+    #: Maps the generated columns onto the training marginals (None: rows as generated).
+    calibration: MarginalCalibration | None = None
 
     def sample(
         self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
@@ -54,6 +59,18 @@ class Synthesizer:
             raise WgangpError(f"label must be 0 or 1, got {label}")
         if n < 0:
             raise WgangpError(f"number of rows must be >= 0, got {n}")
+        x = self.generate(n, label, seed, batch_size)
+        if self.calibration is not None and len(x):
+            x = self.calibration.apply(x, label)
+        frame = self.transformer.inverse_transform(x, np.full(len(x), label))
+        self._check_finite(frame.loc[:, list(FEATURES)].to_numpy(), label, seed)
+        return frame.loc[:, list(COLUMNS)]
+
+    def generate(
+        self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
+    ) -> np.ndarray:
+        """``n`` rows of class ``label`` in the networks' space, as the generator puts them out
+        (before calibration and the inverse transform); refused when not finite."""
         rng = np.random.default_rng(seed)
         chunks = []
         for start in range(0, n, batch_size):
@@ -64,9 +81,7 @@ class Synthesizer:
             chunks.append(np.asarray(self.generator([z, onehot], training=False), np.float32))
         x = np.concatenate(chunks) if chunks else np.zeros((0, len(COLUMNS) - 1), np.float32)
         self._check_finite(x, label, seed)  # before the inverse, whose clipping hides an inf
-        frame = self.transformer.inverse_transform(x, np.full(len(x), label))
-        self._check_finite(frame.loc[:, list(FEATURES)].to_numpy(), label, seed)
-        return frame.loc[:, list(COLUMNS)]
+        return x
 
     def _check_finite(self, x: np.ndarray, label: int, seed: int) -> None:
         finite = np.isfinite(x)
@@ -87,6 +102,8 @@ class Synthesizer:
         directory.mkdir(parents=True, exist_ok=True)
         self.generator.save(directory / GENERATOR_FILE)
         self.transformer.save(directory / PREPROCESSING_FILE)
+        if self.calibration is not None:
+            self.calibration.save(directory / CALIBRATION_FILE)
         meta = {
             "format": "wgangp.synthesizer/1",
             "latent_dim": self.latent_dim,
@@ -112,6 +129,10 @@ class Synthesizer:
         meta = json.loads((directory / META_FILE).read_text())
         # The JSON first: a bad preprocessing.json fails before the slow Keras load.
         transformer = TabularTransformer.load(directory / PREPROCESSING_FILE)
+        calibration_file = directory / CALIBRATION_FILE
+        calibration = (
+            MarginalCalibration.load(calibration_file) if calibration_file.exists() else None
+        )
         generator = keras.saving.load_model(
             directory / GENERATOR_FILE, compile=False, safe_mode=True
         )
@@ -120,6 +141,7 @@ class Synthesizer:
             transformer=transformer,
             latent_dim=int(meta["latent_dim"]),
             origin=str(directory),
+            calibration=calibration,
         )
 
 

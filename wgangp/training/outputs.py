@@ -1,19 +1,22 @@
-"""What a run leaves behind: the quality loop's selected step, the synthesizer bundle and its
-pyfunc model, sampled fraud rows in original units, and the evaluation on the test split."""
+"""What a run leaves behind: the quality loop's selected step, the calibration of its marginals,
+the synthesizer bundle and its pyfunc model, sampled fraud rows in original units, and the
+evaluation on the test split."""
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import keras
 
 from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
-from wgangp.data.schema import FRAUD, LABEL
+from wgangp.data.schema import CLASSES, FRAUD, LABEL
 from wgangp.data.transform import TabularTransformer
 from wgangp.evaluation.suite import run_evaluation
+from wgangp.model.calibration import MarginalCalibration
 from wgangp.serving.bundle import BUNDLE
 from wgangp.serving.pyfunc import model_spec
 from wgangp.serving.synthesizer import Synthesizer
@@ -31,6 +34,10 @@ log = logging.getLogger("wgangp.train")
 
 #: Rows of each class drawn before anything is saved, to refuse a generator that puts out NaN.
 PROBE_ROWS = 64
+#: Generated rows per class the calibration's quantiles are fitted on (1,000 quantiles each).
+CALIBRATION_ROWS = 20_000
+#: Added to the run's seed for the calibration's draw: never the noise a user samples with.
+CALIBRATION_SEED_OFFSET = 2**32
 
 
 def quality_loop(
@@ -73,6 +80,27 @@ def select(quality: QualityLoop | None, run: TrackedRun, last_step: int) -> Sele
     run.tracker.log_metrics({"selection.score": selection.score}, last_step)
     log.info("selected step %d of %d (val.score %.4f)", selection.step, last_step, selection.score)
     return selection
+
+
+def calibrate(
+    synthesizer: Synthesizer, data: PreparedData, run: TrackedRun, cfg: Config
+) -> Synthesizer:
+    """With ``model.calibrate_marginals``: the synthesizer whose columns follow the training
+    rows' marginals, class by class (:mod:`wgangp.model.calibration`); else unchanged.
+
+    A generator that puts out NaN fails here, in ``Synthesizer.generate``'s one line.
+    """
+    if not cfg.model.calibrate_marginals:
+        return synthesizer
+    seed = cfg.seed + CALIBRATION_SEED_OFFSET
+    train = data.train
+    calibration = MarginalCalibration.fit(
+        {c: synthesizer.generate(CALIBRATION_ROWS, label=c, seed=seed) for c in CLASSES},
+        {c: synthesizer.transformer.transform(train[train[LABEL] == c]) for c in CLASSES},
+    )
+    run.tracker.set_tags({"calibration": "marginals"})
+    log.info("calibrated each generated column onto the training rows' quantiles")
+    return replace(synthesizer, calibration=calibration)
 
 
 def export(

@@ -1,0 +1,101 @@
+"""Marginal calibration: training marginals out, the generator's ranks kept, checked on load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import ks_2samp
+
+from wgangp.data.schema import CLASSES, FEATURES
+from wgangp.errors import DataError
+from wgangp.model.calibration import MarginalCalibration
+
+WIDTH = len(FEATURES)
+
+
+def _fitted(seed: int = 0) -> tuple[MarginalCalibration, dict[int, np.ndarray]]:
+    """Generated rows: correlated normals. Real rows: shifted, skewed, with a point mass."""
+    rng = np.random.default_rng(seed)
+    generated, real = {}, {}
+    for label in CLASSES:
+        base = rng.standard_normal((5000, 1))
+        generated[label] = base + 0.5 * rng.standard_normal((5000, WIDTH))
+        rows = rng.exponential(2.0, (300, WIDTH)) - 7.0 * label
+        rows[:60, -1] = 1.0  # 20% of the rows at exactly 1.0, as Amount's 1.00
+        real[label] = rows
+    return MarginalCalibration.fit(generated, real), real
+
+
+def test_each_column_follows_the_training_marginal_and_keeps_its_ranks() -> None:
+    calibration, real = _fitted()
+    rng = np.random.default_rng(1)
+    draw = rng.standard_normal((4000, 1)) + 0.5 * rng.standard_normal((4000, WIDTH))
+    out = calibration.apply(draw, label=1)
+    for column in range(WIDTH - 1):
+        assert ks_2samp(out[:, column], real[1][:, column]).statistic < 0.06
+        # monotone per column: the order of the rows within a column is the generator's
+        order = np.argsort(draw[:, column])
+        assert (np.diff(out[order, column]) >= -1e-9).all()
+    # the dependence between columns survives: the shared factor still correlates them
+    assert np.corrcoef(out[:, 0], out[:, 1])[0, 1] > 0.5
+    # a point mass comes back exact, at about its training share
+    assert abs(np.mean(out[:, -1] == 1.0) - 0.2) < 0.03
+    # values stay inside the training rows' range
+    assert out.min() >= real[1].min() - 1e-9 and out.max() <= real[1].max() + 1e-9
+
+
+def test_a_linear_map_is_recovered_between_the_quantiles() -> None:
+    """Real = 3 * generated + 2 in every column: calibration is that map (within the grid)."""
+    grid = np.tile(np.linspace(0.0, 1.0, 2001)[:, None], (1, WIDTH))
+    calibration = MarginalCalibration.fit(
+        {c: grid for c in CLASSES}, {c: 3 * grid + 2 for c in CLASSES}
+    )
+    probe = np.tile(np.linspace(0.05, 0.95, 19)[:, None], (1, WIDTH))
+    np.testing.assert_allclose(calibration.apply(probe, label=0), 3.0 * probe + 2.0, atol=1e-3)
+
+
+def test_saved_and_loaded_it_maps_the_same(tmp_path: Path) -> None:
+    calibration, _ = _fitted()
+    path = calibration.save(tmp_path / "calibration.json")
+    loaded = MarginalCalibration.load(path)
+    draw = np.random.default_rng(3).standard_normal((100, WIDTH))
+    for label in CLASSES:
+        np.testing.assert_allclose(loaded.apply(draw, label), calibration.apply(draw, label))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda p: {**p, "format": "wgangp.calibration/9"},
+        lambda p: {**p, "classes": {"1": p["classes"]["1"]}},
+        lambda p: _set_first_quantile(p, "oops"),
+        lambda p: _set_first_quantile(p, None),
+    ],
+    ids=["format", "one class", "text", "null"],
+)
+def test_an_edited_file_is_refused_in_one_line(tmp_path: Path, edit) -> None:
+    calibration, _ = _fitted()
+    path = calibration.save(tmp_path / "calibration.json")
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    with pytest.raises(DataError) as err:
+        MarginalCalibration.load(path)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path} is not a usable calibration (")
+    assert message.endswith("retrain to get a new one")
+
+
+def test_a_non_finite_quantile_is_refused(tmp_path: Path) -> None:
+    calibration, _ = _fitted()
+    path = calibration.save(tmp_path / "calibration.json")
+    path.write_text(json.dumps(_set_first_quantile(json.loads(path.read_text()), float("inf"))))
+    with pytest.raises(DataError, match=r"\(non-finite quantiles\)"):
+        MarginalCalibration.load(path)
+
+
+def _set_first_quantile(payload: dict, value: object) -> dict:
+    payload["classes"]["0"]["real"]["quantiles"][0][0] = value
+    return payload
