@@ -7,14 +7,17 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from scipy.stats import ks_2samp
 from support.configs import TINY, compose
 
 from wgangp.config import to_config
+from wgangp.data.prepare import PreparedData
+from wgangp.data.schema import FEATURES, FRAUD, LABEL
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import TabularTransformer
 from wgangp.model.networks import build_generator
 from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer
-from wgangp.training.outputs import export
+from wgangp.training.outputs import export, quality_loop
 
 
 class RecordingTracker:
@@ -60,3 +63,19 @@ def test_a_generator_putting_out_nan_exports_nothing(tmp_path) -> None:
     with pytest.raises(NonFiniteSamplesError, match="the generator returned NaN or inf"):
         export(_synthesizer(broken=True), run, cfg, None)
     assert list(tmp_path.iterdir()) == [] and run.tracker.calls == []
+
+
+@pytest.mark.parametrize("calibrate", [True, False])
+def test_the_quality_loop_probes_the_rows_the_run_exports(tmp_path, calibrate: bool) -> None:
+    """Calibrated runs are scored calibrated: the probe's frauds follow the training frauds'
+    marginals (fitted afresh on the current generator), an uncalibrated run's do not."""
+    train = simulate_creditcard(60_000, seed=0)
+    data = PreparedData("simulated", "simulated", train, simulate_creditcard(20_000, seed=1), train)
+    cfg = to_config(compose([*TINY, "evaluate.every=2", f"model.calibrate_marginals={calibrate}"]))
+    synthesizer = _synthesizer(broken=False)
+    run = SimpleNamespace(checkpoints=SimpleNamespace(path=tmp_path))
+    loop = quality_loop(synthesizer.generator, synthesizer.transformer, data, run, cfg)
+    rows = loop.sample(2000, 3)
+    frauds = train[train[LABEL] == FRAUD]
+    worst = max(ks_2samp(rows[c], frauds[c]).statistic for c in FEATURES)
+    assert (worst < 0.15) == calibrate  # an untrained generator is far off uncalibrated

@@ -10,6 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import keras
+import numpy as np
+import pandas as pd
 
 from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
@@ -61,10 +63,18 @@ def quality_loop(
         )
         return None
     synthesizer = Synthesizer(generator, transformer, cfg.model.latent_dim)
+    # The probe scores the rows a user would get from this step: calibrated when the run is.
+    real = _training_rows(synthesizer, data, [FRAUD]) if cfg.model.calibrate_marginals else {}
+    seed = cfg.seed + CALIBRATION_SEED_OFFSET
+
+    def probe_rows(n: int, sample_seed: int) -> pd.DataFrame:
+        probed = _calibrated(synthesizer, real, seed) if real else synthesizer
+        return probed.sample(n, label=FRAUD, seed=sample_seed)
+
     return QualityLoop(
         ValidationProbe(val_frauds, ec, cfg.seed),
         BestGenerator(generator, run.checkpoints.path),
-        lambda n, seed: synthesizer.sample(n, label=FRAUD, seed=seed),
+        probe_rows,
         ec,
     )
 
@@ -92,15 +102,26 @@ def calibrate(
     """
     if not cfg.model.calibrate_marginals:
         return synthesizer
-    seed = cfg.seed + CALIBRATION_SEED_OFFSET
-    train = data.train
-    calibration = MarginalCalibration.fit(
-        {c: synthesizer.generate(CALIBRATION_ROWS, label=c, seed=seed) for c in CLASSES},
-        {c: synthesizer.transformer.transform(train[train[LABEL] == c]) for c in CLASSES},
-    )
+    real = _training_rows(synthesizer, data, list(CLASSES))
+    calibrated = _calibrated(synthesizer, real, cfg.seed + CALIBRATION_SEED_OFFSET)
     run.tracker.set_tags({"calibration": "marginals"})
     log.info("calibrated each generated column onto the training rows' quantiles")
-    return replace(synthesizer, calibration=calibration)
+    return calibrated
+
+
+def _training_rows(
+    synthesizer: Synthesizer, data: PreparedData, classes: list[int]
+) -> dict[int, np.ndarray]:
+    """The training rows of each class in ``classes``, in the networks' space."""
+    train = data.train
+    return {c: synthesizer.transformer.transform(train[train[LABEL] == c]) for c in classes}
+
+
+def _calibrated(synthesizer: Synthesizer, real: dict[int, np.ndarray], seed: int) -> Synthesizer:
+    """``synthesizer`` with a calibration fitted on its current generator, for ``real``'s
+    classes."""
+    generated = {c: synthesizer.generate(CALIBRATION_ROWS, label=c, seed=seed) for c in real}
+    return replace(synthesizer, calibration=MarginalCalibration.fit(generated, real))
 
 
 def export(
