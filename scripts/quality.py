@@ -26,6 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+#: The rows of docs/quality.md measured before calibration was the default keep it off.
+_UNCALIBRATED = "model.calibrate_marginals=false"
+
 #: Variant name -> overrides on top of ``+experiment=stable_gp``.
 VARIANTS: dict[str, list[str]] = {
     "stable_gp": [],  # the default as it stands
@@ -33,16 +36,18 @@ VARIANTS: dict[str, list[str]] = {
         "preprocess=standard",
         "preprocess.per_class=false",
         "preprocess.quantile_columns=[]",
+        _UNCALIBRATED,
     ],
-    "standard per class": ["preprocess=standard", "preprocess.quantile_columns=[]"],
-    "quantile shared": ["preprocess=quantile", "preprocess.per_class=false"],
-    "quantile per class": ["preprocess=quantile"],
-    "Amount through quantiles": ["preprocess.quantile_columns=[Amount]"],
-    "calibrated marginals": ["model.calibrate_marginals=true"],
+    "standard per class": ["preprocess=standard", "preprocess.quantile_columns=[]", _UNCALIBRATED],
+    "quantile shared": ["preprocess=quantile", "preprocess.per_class=false", _UNCALIBRATED],
+    "quantile per class": ["preprocess=quantile", _UNCALIBRATED],
+    "Amount through quantiles": ["preprocess.quantile_columns=[Amount]", _UNCALIBRATED],
+    "uncalibrated": [_UNCALIBRATED],
     "standard per class + EMA": [
         "preprocess=standard",
         "preprocess.quantile_columns=[]",
         "trainer.ema_decay=0.995",
+        _UNCALIBRATED,
     ],
 }
 

@@ -49,8 +49,7 @@ def _check_run(client: MlflowClient, run, steps: int, log_every: int) -> None:
 
 def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    overrides = ["+experiment=stable_gp", "trainer.steps=6", "model.calibrate_marginals=true"]
-    cfg = compose([*TINY, f"tracking.uri={uri}", *overrides])
+    cfg = compose(TINY + [f"tracking.uri={uri}", "+experiment=stable_gp", "trainer.steps=6"])
     result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
     assert result.status == "FINISHED" and result.steps_completed == 6
     assert all(np.isfinite(v) for v in result.final_metrics.values())
