@@ -154,13 +154,13 @@ class TabularTransformer:
         try:
             payload = json.loads(text)
         except ValueError as err:
-            raise DataError(f"{source} is not valid JSON ({err}); {_RETRAIN}") from None
+            raise DataError(f"{source} is not valid JSON ({err}); {RETRAIN}") from None
         if not isinstance(payload, dict) or payload.pop("format", None) not in _READABLE:
-            raise DataError(f"{source} is not a {' or '.join(_READABLE)} document; {_RETRAIN}")
+            raise DataError(f"{source} is not a {' or '.join(_READABLE)} document; {RETRAIN}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(payload) - known)
         if unknown:
-            raise DataError(f"{source} has unknown key(s) {', '.join(unknown)}; {_RETRAIN}")
+            raise DataError(f"{source} has unknown key(s) {', '.join(unknown)}; {RETRAIN}")
         transformer = cls(**payload)
         transformer._check_saved(source)
         return transformer
@@ -241,7 +241,7 @@ class TabularTransformer:
         ):
             means, scales = len(self.mean or []), len(self.std or [])
             raise DataError(
-                f"{source} has {means} means and {scales} scales, not {len(FEATURES)}; {_RETRAIN}"
+                f"{source} has {means} means and {scales} scales, not {len(FEATURES)}; {RETRAIN}"
             )
         expected = {str(c) for c in CLASSES} if self.per_class else {ALL_ROWS}
         try:
@@ -256,7 +256,7 @@ class TabularTransformer:
                 raise ValueError(f"scales not {len(FEATURES)} columns wide")
             bad = self._nonfinite()
         except (TypeError, ValueError, AttributeError):
-            raise DataError(f"{source} holds parameters that are not numbers; {_RETRAIN}") from None
+            raise DataError(f"{source} holds parameters that are not numbers; {RETRAIN}") from None
         if bad:
             shown = ", ".join(f"{column} ({values})" for column, values in bad[:3])
             more = f" and {len(bad) - 3} more column(s)" if len(bad) > 3 else ""
@@ -270,4 +270,5 @@ class TabularTransformer:
             raise RuntimeError("TabularTransformer.fit must be called before transform")
 
 
-_RETRAIN = "it was not written by wgangp's training or was edited: retrain to get a new one"
+#: The fix in every line refusing a saved file (this transform, a calibration).
+RETRAIN = "it was not written by wgangp's training or was edited: retrain to get a new one"

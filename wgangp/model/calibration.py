@@ -20,10 +20,10 @@ import numpy as np
 
 from wgangp.data.scales import QuantileScale, scale_from_dict
 from wgangp.data.schema import CLASSES, FEATURES
+from wgangp.data.transform import RETRAIN
 from wgangp.errors import DataError
 
 _FORMAT = "wgangp.calibration/1"
-_RETRAIN = "it was not written by wgangp's training or was edited: retrain to get a new one"
 
 
 @dataclass
@@ -84,7 +84,7 @@ class MarginalCalibration:
                 if scale.nonfinite_columns():
                     raise ValueError("non-finite quantiles")
         except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise DataError(f"{path} is not a usable calibration ({err}); {_RETRAIN}") from None
+            raise DataError(f"{path} is not a usable calibration ({err}); {RETRAIN}") from None
         return cls(
             {label: s for (label, side), s in scales.items() if side == "generated"},
             {label: s for (label, side), s in scales.items() if side == "real"},
