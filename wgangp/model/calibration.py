@@ -73,19 +73,19 @@ class MarginalCalibration:
             classes = payload["classes"]
             if set(classes) != {str(c) for c in CLASSES}:
                 raise ValueError(f"classes {sorted(classes)}")
-            scales = {
-                (int(label), side): scale_from_dict(parts[side])
-                for label, parts in classes.items()
-                for side in ("generated", "real")
-            }
-            for scale in scales.values():
-                if not isinstance(scale, QuantileScale) or scale.width() != len(FEATURES):
-                    raise ValueError(f"quantiles not {len(FEATURES)} columns wide")
-                if scale.nonfinite_columns():
-                    raise ValueError("non-finite quantiles")
+            return cls(
+                {int(label): _checked(parts["generated"]) for label, parts in classes.items()},
+                {int(label): _checked(parts["real"]) for label, parts in classes.items()},
+            )
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise DataError(f"{path} is not a usable calibration ({err}); {RETRAIN}") from None
-        return cls(
-            {label: s for (label, side), s in scales.items() if side == "generated"},
-            {label: s for (label, side), s in scales.items() if side == "real"},
-        )
+
+
+def _checked(stored: dict) -> QuantileScale:
+    """A stored quantile scale, 30 columns wide with finite quantiles; ValueError otherwise."""
+    scale = scale_from_dict(stored)
+    if not isinstance(scale, QuantileScale) or scale.width() != len(FEATURES):
+        raise ValueError(f"quantiles not {len(FEATURES)} columns wide")
+    if scale.nonfinite_columns():
+        raise ValueError("non-finite quantiles")
+    return scale
