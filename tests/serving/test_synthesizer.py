@@ -86,6 +86,10 @@ def test_a_calibrated_model_saves_loads_and_samples_the_training_marginals(tmp_p
     # a bundle without the file (written before calibration existed) samples as generated
     (bundle / CALIBRATION_FILE).unlink()
     pd.testing.assert_frame_equal(Synthesizer.load(bundle).sample(50, 0, seed=4), raw.head(50))
+    # saving an uncalibrated model over a calibrated bundle leaves no calibration behind
+    calibrated.save(bundle)
+    model.save(bundle)
+    assert not (bundle / CALIBRATION_FILE).exists()
 
 
 def test_a_loaded_model_names_its_directory(tmp_path: Path) -> None:

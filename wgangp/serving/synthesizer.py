@@ -104,6 +104,8 @@ class Synthesizer:
         self.transformer.save(directory / PREPROCESSING_FILE)
         if self.calibration is not None:
             self.calibration.save(directory / CALIBRATION_FILE)
+        else:  # a stale file from an earlier save here would calibrate this generator's rows
+            (directory / CALIBRATION_FILE).unlink(missing_ok=True)
         meta = {
             "format": "wgangp.synthesizer/1",
             "latent_dim": self.latent_dim,
