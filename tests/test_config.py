@@ -129,6 +129,8 @@ def test_hydra_itself_rejects_unknown_keys() -> None:
         ("gp.norm=l1", "gp.norm"),
         ("trainer.on_nan=ignore", "trainer.on_nan"),
         ("trainer.steps=0", "trainer.steps"),
+        ("model.critic.pac=0", "model.critic.pac"),
+        ("model.critic.pac=3", "must be a multiple of model.critic.pac=3"),
     ],
 )
 def test_bad_values_fail_with_one_line(override: str, fragment: str) -> None:

@@ -100,6 +100,7 @@ class CriticConfig:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     negative_slope: float = 0.2
     output: str = "linear"  # linear (WGAN) | tanh (the original failing code: saturates)
+    pac: int = 1  # rows judged together as one (PacGAN); trainer.batch_size must be a multiple
 
 
 @dataclass
@@ -116,6 +117,7 @@ class ModelConfig:
             _require(all(w >= 1 for w in net.hidden), f"model.{name}.hidden", "widths must be >= 1")
             _require(net.negative_slope >= 0, f"model.{name}.negative_slope", "must be >= 0")
         _require_choice(self.critic.output, "model.critic.output", CRITIC_OUTPUTS)
+        _require(self.critic.pac >= 1, "model.critic.pac", "must be >= 1 (1: no packing)")
 
 
 @dataclass
@@ -314,18 +316,12 @@ class EvaluateConfig:
             "evaluate.headline_ratio",
             f"{self.headline_ratio} must be one of augment_ratios {ratios}",
         )
-        _require(
-            0 < self.target_precision < 1,
-            "evaluate.target_precision",
-            f"{self.target_precision} must be in (0, 1)",
-        )
+        precision = self.target_precision
+        _require(0 < precision < 1, "evaluate.target_precision", f"{precision} must be in (0, 1)")
         _require_choice(self.select_by, "evaluate.select_by", SELECT_BY)
         _require(0 <= self.select_smoothing < 1, "evaluate.select_smoothing", "must be in [0, 1)")
-        _require(
-            0 <= self.copy_rtol <= 1e-2,
-            "evaluate.copy_rtol",
-            f"{self.copy_rtol} must be in [0, 0.01]",
-        )
+        rtol = self.copy_rtol
+        _require(0 <= rtol <= 1e-2, "evaluate.copy_rtol", f"{rtol} must be in [0, 0.01]")
 
 
 @dataclass
@@ -345,6 +341,9 @@ class Config:
         _require(
             0 <= self.seed <= MAX_SEED, "seed", f"must be in [0, {MAX_SEED}] (got {self.seed})"
         )
+        batch, pac = self.trainer.batch_size, self.model.critic.pac
+        why = f"{batch} must be a multiple of model.critic.pac={pac} (the critic's pack size)"
+        _require(batch % pac == 0, "trainer.batch_size", why)
 
 
 def register_configs() -> None:

@@ -131,6 +131,9 @@ def test_a_batch_that_does_not_split_over_the_replicas_is_refused():
     with pytest.raises(ConfigError, match="use a multiple of 2"):
         check_replicas(33, replicas=2)
     check_replicas(32, replicas=2)
+    with pytest.raises(ConfigError, match="in packs of model.critic.pac=4 .* multiple of 8"):
+        check_replicas(36, replicas=2, pac=4)
+    check_replicas(32, replicas=2, pac=4)
 
 
 def test_make_trainer_without_strategy_is_the_single_device_trainer():

@@ -11,6 +11,7 @@ import tensorflow as tf
 from support.configs import TINY, compose
 
 from wgangp.config import to_config
+from wgangp.model.networks import pack_rows
 from wgangp.training.batches import ClassBalancedRows
 from wgangp.training.distributed import make_trainer
 from wgangp.training.random_streams import (
@@ -146,3 +147,33 @@ def test_class_balanced_sampler_draws_half_frauds(jit_compile: bool) -> None:
     np.testing.assert_array_equal(rows.numpy(), again.numpy())
     other, _ = draw(step_seed(0, 6, 0))
     assert not np.array_equal(rows.numpy(), other.numpy())
+
+
+def test_packed_critic_judges_packs_with_one_alpha_and_one_norm_each() -> None:
+    pac = 4
+    packed = tiny_trainer([f"model.critic.pac={pac}"])
+    assert packed.critic.input_shape[0][-1] == pac * 30
+    step = tf.constant(0, tf.int64)
+    q = packed.critic_quantities(step, 0)
+    assert q.real.shape == (32, 30)  # forensics keep the batch's own rows
+    assert q.penalty.norms.shape == (32 // pac,)
+    # The penalty by hand: packs of real and fake rows, the first row's alpha for each pack.
+    batch = packed.batches.critic_batch(step, 0)
+    fake = packed.generator([batch.z, batch.onehot], training=True)
+    real, onehot, fake = (pack_rows(t, pac) for t in (batch.real, batch.onehot, fake))
+    alpha = batch.alpha.numpy()[::pac]
+    x_hat = tf.constant(real.numpy() + alpha * (fake.numpy() - real.numpy()))
+    with tf.GradientTape() as tape:
+        tape.watch(x_hat)
+        scores = packed.critic([x_hat, onehot], training=True)
+    norms = np.sqrt((tape.gradient(scores, x_hat).numpy() ** 2).sum(axis=1) + 1e-12)
+    np.testing.assert_allclose(q.penalty.norms.numpy(), norms, rtol=1e-5)
+    np.testing.assert_allclose(q.penalty.value.numpy(), np.mean((norms - 1) ** 2), rtol=1e-5)
+    result = packed.run(2)
+    assert result.completed == 2 and np.isfinite(result.metrics).all()
+
+
+def test_pack_rows_lays_consecutive_rows_side_by_side() -> None:
+    rows = tf.reshape(tf.range(8.0), [4, 2])
+    np.testing.assert_array_equal(pack_rows(rows, 2).numpy(), [[0, 1, 2, 3], [4, 5, 6, 7]])
+    assert pack_rows(rows, 1) is rows

@@ -3,6 +3,9 @@
 Only built-in layers, so the generator saves in Keras' native format and loads in safe mode.
 The critic has no batch normalization (the penalty is per row) and a linear output, unless
 ``output="tanh"`` is asked for to reproduce the original failing code, whose tanh saturates.
+With ``pac > 1`` it judges packs of ``pac`` rows as one input (PacGAN, Lin et al. 2018: a
+generator that keeps repeating a few kinds of rows shows in a pack as it does not in one row);
+:func:`pack_rows` lays a batch out that way.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import keras
+import tensorflow as tf
 
 from wgangp.config import CRITIC_OUTPUTS
 
@@ -37,11 +41,20 @@ def build_generator(
     return keras.Model([z, y], out, name="generator")
 
 
+def pack_rows(rows: tf.Tensor, pac: int) -> tf.Tensor:
+    """[batch, k] -> [batch / pac, pac * k]: each run of ``pac`` consecutive rows side by side."""
+    return rows if pac == 1 else tf.reshape(rows, [-1, pac * rows.shape[-1]])
+
+
 def build_critic(
-    n_features: int, hidden: Sequence[int], negative_slope: float = 0.2, output: str = "linear"
+    n_features: int,
+    hidden: Sequence[int],
+    negative_slope: float = 0.2,
+    output: str = "linear",
+    pac: int = 1,
 ) -> keras.Model:
-    x = keras.Input((n_features,), name="x")
-    y = keras.Input((N_CLASSES,), name="label_onehot")
+    x = keras.Input((pac * n_features,), name="x")
+    y = keras.Input((pac * N_CLASSES,), name="label_onehot")
     h = keras.layers.Concatenate(name="critic_concat")([x, y])
     h = _mlp(h, hidden, negative_slope, "critic")
     out = keras.layers.Dense(1, dtype="float32", name="critic_out")(h)

@@ -42,16 +42,18 @@ def local_devices() -> list[str]:
     return [d.name for d in (gpus or tf.config.list_logical_devices("CPU"))]
 
 
-def check_replicas(batch_size: int, replicas: int) -> None:
-    """The batch must split evenly over the replicas (known only once the devices are).
+def check_replicas(batch_size: int, replicas: int, pac: int = 1) -> None:
+    """The batch must split evenly over the replicas, into whole critic packs on each (the
+    replica count is known only once the devices are).
 
     The settings mirrored cannot honour at all (XLA, mixed_float16) are schema rules
     (``TrainerConfig``).
     """
-    if batch_size % replicas:
+    if batch_size % (replicas * pac):
         raise ConfigError(
             f"trainer.batch_size={batch_size} does not split evenly over {replicas} "
-            f"replicas under trainer.strategy=mirrored; use a multiple of {replicas}"
+            f"replicas{f' in packs of model.critic.pac={pac}' if pac > 1 else ''} under "
+            f"trainer.strategy=mirrored; use a multiple of {replicas * pac}"
         )
 
 
@@ -73,7 +75,7 @@ class MirroredTrainer(WGANGPTrainer):
     ) -> None:
         self.strategy = strategy or tf.distribute.MirroredStrategy(local_devices())
         self.replicas = int(self.strategy.num_replicas_in_sync)
-        check_replicas(cfg.trainer.batch_size, self.replicas)
+        check_replicas(cfg.trainer.batch_size, self.replicas, cfg.model.critic.pac)
         self.local_batch = cfg.trainer.batch_size // self.replicas
         with self.strategy.scope():
             super().__init__(cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows)

@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from wgangp.config import GPConfig, ModelConfig, OptimizerConfig, TrainerConfig
 from wgangp.model import losses
-from wgangp.model.networks import build_critic, build_generator
+from wgangp.model.networks import build_critic, build_generator, pack_rows
 from wgangp.model.optimizers import FusedAdam
 from wgangp.training.batches import (
     BatchDrawer,
@@ -120,8 +120,10 @@ class WGANGPTrainer:
         self.generator = build_generator(
             model.latent_dim, n_features, model.generator.hidden, model.generator.negative_slope
         )
+        critic = model.critic
+        self.pac = critic.pac
         self.critic = build_critic(
-            n_features, model.critic.hidden, model.critic.negative_slope, model.critic.output
+            n_features, critic.hidden, critic.negative_slope, critic.output, critic.pac
         )
         self.loss_scaling = trainer.precision == "mixed_float16"
         self.generator_optimizer = self._optimizer(trainer.generator_optimizer, "generator_adam")
@@ -212,7 +214,10 @@ class WGANGPTrainer:
             batch = self.batches.critic_batch(step, i)
             fake = self.generator([batch.z, batch.onehot], training=True)
             inputs = CriticInputs(*batch, fake)
-        real, onehot, fake = inputs.real, inputs.onehot, inputs.fake
+        pac = self.pac
+        real, onehot, fake = (pack_rows(t, pac) for t in (inputs.real, inputs.onehot, inputs.fake))
+        # One alpha per pack: x_hat lies on the line between a real pack and a fake pack.
+        alpha = inputs.alpha[::pac]
         variables = self.critic.trainable_variables
         # G runs outside the tape: the critic loss's gradient must not flow back into G's weights.
         with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -222,7 +227,7 @@ class WGANGPTrainer:
                 [tf.concat([real, fake], 0), tf.concat([onehot, onehot], 0)], training=True
             )
             d_real, d_fake = tf.split(scores, 2)
-            x_hat = losses.interpolate(real, fake, inputs.alpha)
+            x_hat = losses.interpolate(real, fake, alpha)
             penalty = losses.gradient_penalty(
                 lambda x: self.critic([x, onehot], training=True),
                 x_hat,
@@ -234,8 +239,8 @@ class WGANGPTrainer:
             scaled = self._scaled(self.critic_optimizer, loss)
         scaled_grads = tape.gradient(scaled, variables)
         return CriticQuantities(
-            real=real,
-            onehot=onehot,
+            real=inputs.real,
+            onehot=inputs.onehot,
             loss=loss,
             penalty=penalty,
             norm_gradient_finite=self.guard.norm_gradient_finite(penalty.norms),
@@ -274,7 +279,8 @@ class WGANGPTrainer:
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             self._watch_only(tape, variables)  # G only: no gradients for the critic's weights
             fake = self.generator([batch.z, batch.onehot], training=True)
-            loss = losses.generator_loss(self.critic([fake, batch.onehot], training=True))
+            packed = [pack_rows(fake, self.pac), pack_rows(batch.onehot, self.pac)]
+            loss = losses.generator_loss(self.critic(packed, training=True))
             scaled = self._scaled(self.generator_optimizer, loss)
         scaled_grads = tape.gradient(scaled, variables)
         grads = self._unscaled(self.generator_optimizer, scaled_grads)
