@@ -43,6 +43,7 @@ VARIANTS: dict[str, list[str]] = {
     "standard per class": ["preprocess=standard", "preprocess.quantile_columns=[]", *_BEFORE],
     "quantile shared": ["preprocess=quantile", "preprocess.per_class=false", *_BEFORE],
     "quantile per class": ["preprocess=quantile", *_BEFORE],
+    "gmm": ["preprocess=gmm"],  # the default with V1..V28 through Gaussian mixtures
     "Amount through quantiles": ["preprocess.quantile_columns=[Amount]", *_BEFORE],
     "uncalibrated": _BEFORE,
     "calibrated": _LR_1E4,

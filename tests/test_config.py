@@ -32,6 +32,13 @@ def test_experiment_is_selected_with_plus() -> None:
     assert cfg.preprocess.per_class and cfg.preprocess.quantile_columns == ["Amount", "Time"]
 
 
+def test_the_mixture_transform_keeps_the_experiments_quantile_columns() -> None:
+    """``preprocess=gmm`` changes V1..V28's scaling only: Amount and Time keep their quantiles."""
+    cfg = to_config(compose(["+experiment=stable_gp", "preprocess=gmm"]))
+    assert cfg.preprocess.scaling == "gmm" and cfg.preprocess.per_class
+    assert cfg.preprocess.quantile_columns == ["Amount", "Time"]
+
+
 def test_quantile_columns_take_feature_names_only() -> None:
     assert FEATURE_NAMES == FEATURES
     cfg = to_config(compose(["preprocess.quantile_columns=[Amount,Time]"]))

@@ -27,7 +27,7 @@ CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 # Every choice a config key accepts, declared once; the code that acts on a key imports its list.
 DATA_NAMES = ("creditcard", "simulated")
 FALLBACKS = ("simulated", "error")
-SCALINGS = ("standard", "quantile", "none")
+SCALINGS = ("standard", "quantile", "gmm", "none")
 CRITIC_OUTPUTS = ("linear", "tanh")
 GP_NORMS = ("safe_sqrt", "tf_norm", "custom_gradient", "double_where")
 GP_DTYPES = ("float32", "compute")
@@ -77,7 +77,7 @@ class DataConfig:
 class PreprocessConfig:
     """Invertible feature transform; ``scaling=none`` reproduces the unscaled original setup."""
 
-    scaling: str = "standard"  # standard | quantile (to a normal) | none
+    scaling: str = "standard"  # standard | quantile | gmm (to a normal) | none
     log_amount: bool = True  # model log1p(Amount): Amount spans 0..25,000
     per_class: bool = False  # one scale per class (wgangp.data.transform)
     #: Columns through their quantiles whatever ``scaling`` is: repeated values come back exact.

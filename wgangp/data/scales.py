@@ -171,6 +171,10 @@ def scale_from_dict(payload: dict[str, Any]) -> Scale:
         return StandardScale(payload["mean"], payload["std"])
     if set(payload) == {"quantiles", "references"}:
         return QuantileScale(payload["quantiles"], payload["references"])
+    if set(payload) == {"weights", "means", "sds"}:
+        from wgangp.data.mixture_scale import GaussianMixtureScale
+
+        return GaussianMixtureScale(payload["weights"], payload["means"], payload["sds"])
     if set(payload) == {"base", "quantile", "columns"}:
         quantile = scale_from_dict(payload["quantile"])
         if not isinstance(quantile, QuantileScale) or not isinstance(payload["columns"], list):
@@ -186,6 +190,10 @@ def fit_scale(kind: str, x: np.ndarray, quantile_columns: list[int] | None = Non
         base: Scale = StandardScale.fit(x)
     elif kind == "quantile":
         return QuantileScale.fit(x)  # every column through its quantiles already
+    elif kind == "gmm":
+        from wgangp.data.mixture_scale import GaussianMixtureScale
+
+        base = GaussianMixtureScale.fit(x)
     elif kind == "none":
         base = StandardScale.identity(x.shape[1])
     else:

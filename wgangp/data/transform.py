@@ -1,12 +1,12 @@
 """Invertible feature transform between original units and the networks' space.
 
 Fitted on the training split only. Amount goes through ``log1p`` (it spans 0..25,000 with a long
-tail), then every feature is scaled (:mod:`wgangp.data.scales`: standardized, or mapped through its
-quantiles onto a normal); the columns in ``quantile_columns`` go through their quantiles whatever
-the scaling, so that their repeated values (Amount's 1.00, 0.00, 99.99) come back exact. With
-``per_class`` each class gets its own scale: fraud marginals differ from normal ones (V14 of
-frauds is centred near -7), and a scale fitted on all rows puts the frauds in the far tails of
-the networks' space. Stored as JSON, never pickled.
+tail), then every feature is scaled (:mod:`wgangp.data.scales`: standardized, or mapped onto a
+normal through its quantiles or a fitted Gaussian mixture); the columns in ``quantile_columns`` go
+through their quantiles whatever the scaling, so that their repeated values (Amount's 1.00, 0.00,
+99.99) come back exact. With ``per_class`` each class gets its own scale: fraud marginals differ
+from normal ones (V14 of frauds is centred near -7), and a scale fitted on all rows puts the frauds
+in the far tails of the networks' space. Stored as JSON, never pickled.
 
 What ``inverse_transform`` promises a user of the generated rows: every value is finite; Time lies
 in the training rows' range, rounded to seconds; Amount lies in ``[0, amount_max]``, the largest
@@ -37,13 +37,15 @@ from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
 from wgangp.errors import DataError
 
 #: Version 2 added ``amount_max``, version 3 ``scales`` (quantile or per-class scales), version 4
-#: ``quantile_columns``: a version refuses a newer file in its one line instead of a TypeError.
+#: ``quantile_columns``, version 5 mixture scales (``gmm``): a version refuses a newer file in its
+#: one line instead of a TypeError or a misread scale.
 #: Each file is written in the oldest version that holds it, so older versions keep reading the
 #: files they can use.
 _FORMAT_2 = "wgangp.preprocessing/2"
 _FORMAT_3 = "wgangp.preprocessing/3"
-_FORMAT = "wgangp.preprocessing/4"
-_READABLE = ("wgangp.preprocessing/1", _FORMAT_2, _FORMAT_3, _FORMAT)
+_FORMAT_4 = "wgangp.preprocessing/4"
+_FORMAT = "wgangp.preprocessing/5"
+_READABLE = ("wgangp.preprocessing/1", _FORMAT_2, _FORMAT_3, _FORMAT_4, _FORMAT)
 #: The key of a scale shared by both classes in ``scales``.
 ALL_ROWS = "all"
 #: The cap of ``log1p(Amount)`` for files without ``amount_max`` (exp(20) ~ 4.85e8).
@@ -55,7 +57,7 @@ _FIX_ROWS = "fix or drop the rows with extreme {column} values"
 class TabularTransformer:
     """Scale (optionally log1p Amount) the 30 feature columns; Class passes through."""
 
-    scaling: str = "standard"  # standard | quantile | none
+    scaling: str = "standard"  # standard | quantile | gmm | none
     log_amount: bool = True
     per_class: bool = False
     #: Feature names mapped through their quantiles whatever ``scaling`` is (version 4).
@@ -136,8 +138,11 @@ class TabularTransformer:
 
     def to_json(self) -> str:
         payload = asdict(self)
-        if self.quantile_columns:
+        if self.scaling == "gmm":
             payload = {"format": _FORMAT, **payload}
+            del payload["mean"], payload["std"]
+        elif self.quantile_columns:
+            payload = {"format": _FORMAT_4, **payload}
             del payload["mean"], payload["std"]
         elif self.scales is None:  # version 2: readable by the versions before scales
             payload = {"format": _FORMAT_2, **payload}
