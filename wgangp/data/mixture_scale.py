@@ -89,7 +89,7 @@ class GaussianMixtureScale:
         for i, (grid, normal) in enumerate(self._grid_tables()):
             target = np.clip(z[:, i], normal[0], normal[-1])
             x = np.interp(target, normal, grid)
-            w, m, s = (np.asarray(v[i])[:, None] for v in (self.weights, self.means, self.sds))
+            w, m, s = self._components(i)
             for _ in range(2):
                 now = self._normal(i, x)
                 density = (w * np.exp(-0.5 * ((x - m) / s) ** 2) / s).sum(axis=0)
@@ -121,13 +121,19 @@ class GaussianMixtureScale:
 
     def _normal(self, i: int, x: np.ndarray) -> np.ndarray:
         """Column ``i``'s values on the normal scale, each tail computed from its own side."""
-        w, m, s = (np.asarray(v[i])[:, None] for v in (self.weights, self.means, self.sds))
+        w, m, s = self._components(i)
         standard = (x[None, :] - m) / s
         lower = (w * ndtr(standard)).sum(axis=0)
         upper = (w * ndtr(-standard)).sum(axis=0)
         with np.errstate(divide="ignore"):
             z = np.where(lower < upper, ndtri(lower), -ndtri(upper))
         return np.clip(np.nan_to_num(z, nan=0.0), -Z_MAX, Z_MAX)
+
+    def _components(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Column ``i``'s weights, means and sds as (components, 1) arrays, to broadcast on rows."""
+        return tuple(
+            np.asarray(v[i], np.float64)[:, None] for v in (self.weights, self.means, self.sds)
+        )
 
     def _grid_tables(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per column a sorted grid of values dense around every component, and its image."""
