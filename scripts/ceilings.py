@@ -30,6 +30,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from sklearn.metrics import average_precision_score
 
 from wgangp.config import DataConfig, EvaluateConfig
 from wgangp.data.prepare import PreparedData, prepare_data
@@ -91,8 +93,6 @@ def utility_ceiling(
     seed: int,
 ) -> dict[str, list[float]]:
     """Paired PR-AUC differences against ``all`` training frauds, one per repeat, by set."""
-    from sklearn.metrics import average_precision_score
-
     frauds, all_normals = train[train_labels == FRAUD], train[train_labels != FRAUD]
     lifts: dict[str, list[float]] = {}
     for repeat in range(settings.seeds):
@@ -112,12 +112,14 @@ def utility_ceiling(
     return lifts
 
 
-def measure(split: PreparedData, on: str, settings: EvaluateConfig, sd: float, seed: int) -> dict:
+def measure(
+    split: PreparedData, on: str, settings: EvaluateConfig, sd: float, seed: int
+) -> dict[str, float]:
     """Both measurements on one split; figures by row name."""
     columns = list(FEATURES)
     held_out, other = (split.val, split.test) if on == "val" else (split.test, split.val)
 
-    def frauds_of(frame):
+    def frauds_of(frame: pd.DataFrame) -> np.ndarray:
         return frame.loc[frame[LABEL] == FRAUD, columns].to_numpy(np.float64)
 
     train_frauds, real = frauds_of(split.train), frauds_of(held_out)
