@@ -31,7 +31,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import average_precision_score
 
 from wgangp.config import DataConfig, EvaluateConfig
 from wgangp.data.prepare import PreparedData, prepare_data
@@ -39,6 +38,7 @@ from wgangp.data.schema import FEATURES, FRAUD, LABEL
 from wgangp.errors import WgangpError
 from wgangp.evaluation.detection import boosting_model, detection_metrics
 from wgangp.evaluation.privacy import near_copy_share
+from wgangp.evaluation.utility import TrainingSet, normal_subsample, score_detector
 
 #: Columns on a log1p scale for jittering: heavy right tail, never negative.
 LOG_COLUMNS = ("Amount",)
@@ -97,16 +97,16 @@ def utility_ceiling(
     lifts: dict[str, list[float]] = {}
     for repeat in range(settings.seeds):
         rng = np.random.default_rng([seed, repeat])
-        n_normals = min(settings.max_normal_rows, len(all_normals))
-        normals = all_normals[np.sort(rng.choice(len(all_normals), n_normals, replace=False))]
+        normals = normal_subsample(all_normals, settings.max_normal_rows, rng)
         scores = {}
         for name, rows in augmented_frauds(frauds, new_frauds, rng).items():
             x = np.vstack([normals, rows])
             y = np.concatenate([np.zeros(len(normals), int), np.ones(len(rows), int)])
-            model = boosting_model(seed + repeat, settings.gbm_max_iter).fit(x, y)
-            scores[name] = average_precision_score(
-                held_out_labels, model.predict_proba(held_out)[:, 1]
-            )
+            training = TrainingSet(name, 0.0, len(rows) - len(frauds), x, y)
+            model = boosting_model(seed + repeat, settings.gbm_max_iter)
+            scores[name] = score_detector(
+                model, training, held_out, held_out_labels, settings.target_precision
+            )["pr_auc"]
         for name, score in scores.items():
             lifts.setdefault(name, []).append(float(score - scores["all"]))
     return lifts

@@ -68,6 +68,12 @@ def n_added_for(ratio: float, n_real_frauds: int) -> int:
     return max(1, int(round(ratio * n_real_frauds)))
 
 
+def normal_subsample(normals: np.ndarray, max_rows: int, rng: np.random.Generator) -> np.ndarray:
+    """At most ``max_rows`` of ``normals``, drawn without replacement, in their original order."""
+    n = min(max_rows, len(normals))
+    return normals[np.sort(rng.choice(len(normals), n, replace=False))]
+
+
 def build_training_sets(
     real_frauds: np.ndarray,
     normals: np.ndarray,
@@ -161,8 +167,7 @@ def utility_per_seed(
     rows = []
     for repeat, seed in enumerate(repeat_seeds):
         rng = np.random.default_rng(seed)
-        n_normals = min(max_normal_rows, len(all_normals))
-        normals = all_normals[np.sort(rng.choice(len(all_normals), n_normals, replace=False))]
+        normals = normal_subsample(all_normals, max_normal_rows, rng)
         synthetic = draw_synthetic(n_needed, seed).loc[:, features].to_numpy(dtype=np.float64)
         sets = build_training_sets(
             real_frauds,
