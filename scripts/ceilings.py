@@ -131,19 +131,13 @@ def measure(
             train_frauds, settings.n_synthetic, sd, rng, exact=log, log=log
         ),
     }
-    figures: dict[str, float] = {}
+    judged = {**resampled, "training frauds (the control)": train_frauds}
+    detection, _ = detection_metrics(
+        real, judged, repeats=settings.c2st_repeats, gbm_max_iter=settings.gbm_max_iter, seed=seed
+    )
+    figures = {f"detection: {name}": detection[f"c2st_auc_gbm_{name}"] for name in judged}
     for name, rows in resampled.items():
-        detection, _ = detection_metrics(
-            real, {"": rows}, repeats=settings.c2st_repeats,
-            gbm_max_iter=settings.gbm_max_iter, seed=seed,
-        )  # fmt: skip
-        figures[f"detection: {name}"] = detection["c2st_auc_gbm"]
         figures[f"near copies: {name}"] = near_copy_share(rows, train_frauds, real)
-    control, _ = detection_metrics(
-        real, {"control": train_frauds}, repeats=settings.c2st_repeats,
-        gbm_max_iter=settings.gbm_max_iter, seed=seed,
-    )  # fmt: skip
-    figures["detection: training frauds (the control)"] = control["c2st_auc_gbm_control"]
     lifts = utility_ceiling(
         split.train.loc[:, columns].to_numpy(np.float64),
         split.train[LABEL].to_numpy(),
