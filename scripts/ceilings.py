@@ -84,8 +84,8 @@ def augmented_frauds(
 
 
 def utility_ceiling(
-    train: np.ndarray,
-    train_labels: np.ndarray,
+    frauds: np.ndarray,
+    all_normals: np.ndarray,
     new_frauds: np.ndarray,
     held_out: np.ndarray,
     held_out_labels: np.ndarray,
@@ -93,7 +93,6 @@ def utility_ceiling(
     seed: int,
 ) -> dict[str, list[float]]:
     """Paired PR-AUC differences against ``all`` training frauds, one per repeat, by set."""
-    frauds, all_normals = train[train_labels == FRAUD], train[train_labels != FRAUD]
     lifts: dict[str, list[float]] = {}
     for repeat in range(settings.seeds):
         rng = np.random.default_rng([seed, repeat])
@@ -119,10 +118,10 @@ def measure(
     columns = list(FEATURES)
     held_out, other = (split.val, split.test) if on == "val" else (split.test, split.val)
 
-    def frauds_of(frame: pd.DataFrame) -> np.ndarray:
-        return frame.loc[frame[LABEL] == FRAUD, columns].to_numpy(np.float64)
+    def rows_of(frame: pd.DataFrame, fraud: bool = True) -> np.ndarray:
+        return frame.loc[(frame[LABEL] == FRAUD) == fraud, columns].to_numpy(np.float64)
 
-    train_frauds, real = frauds_of(split.train), frauds_of(held_out)
+    train_frauds, real = rows_of(split.train), rows_of(held_out)
     log = tuple(columns.index(c) for c in LOG_COLUMNS)
     rng = np.random.default_rng(seed)
     resampled = {
@@ -139,9 +138,9 @@ def measure(
     for name, rows in resampled.items():
         figures[f"near copies: {name}"] = near_copy_share(rows, train_frauds, real)
     lifts = utility_ceiling(
-        split.train.loc[:, columns].to_numpy(np.float64),
-        split.train[LABEL].to_numpy(),
-        frauds_of(other),
+        train_frauds,
+        rows_of(split.train, fraud=False),
+        rows_of(other),
         held_out.loc[:, columns].to_numpy(np.float64),
         (held_out[LABEL].to_numpy() == FRAUD).astype(int),
         settings,

@@ -61,12 +61,10 @@ def test_new_real_frauds_lift_a_detector_that_has_never_seen_their_kind() -> Non
     normals = rng.standard_normal((2_000, 2))
     seen = rng.standard_normal((30, 2)) + [6.0, 0.0]
     unseen_kind = rng.standard_normal((30, 2)) + [0.0, 6.0]
-    train = np.vstack([normals, seen])
-    labels = np.r_[np.zeros(len(normals), int), np.ones(len(seen), int)]
     held_out = np.vstack([rng.standard_normal((500, 2)), rng.standard_normal((20, 2)) + [0, 6.0]])
     held_out_labels = np.r_[np.zeros(500, int), np.ones(20, int)]
     settings = dataclasses.replace(EvaluateConfig(), seeds=2, gbm_max_iter=20)
-    lifts = utility_ceiling(train, labels, unseen_kind, held_out, held_out_labels, settings, 0)
+    lifts = utility_ceiling(seen, normals, unseen_kind, held_out, held_out_labels, settings, 0)
     assert lifts["all"] == [0.0, 0.0]
     new, copies = lifts["all + 30 new real frauds"], lifts["all + copies of all"]
     assert min(new) > 0.5 and min(new) > max(copies) + 0.3
