@@ -38,7 +38,7 @@ from wgangp.data.schema import FEATURES, FRAUD, LABEL
 from wgangp.errors import WgangpError
 from wgangp.evaluation.detection import boosting_model, detection_metrics
 from wgangp.evaluation.privacy import near_copy_share
-from wgangp.evaluation.utility import TrainingSet, normal_subsample, score_detector
+from wgangp.evaluation.utility import normal_subsample, score_detector
 
 #: Columns on a log1p scale for jittering: heavy right tail, never negative.
 LOG_COLUMNS = ("Amount",)
@@ -101,10 +101,9 @@ def utility_ceiling(
         for name, rows in augmented_frauds(frauds, new_frauds, rng).items():
             x = np.vstack([normals, rows])
             y = np.concatenate([np.zeros(len(normals), int), np.ones(len(rows), int)])
-            training = TrainingSet(name, 0.0, len(rows) - len(frauds), x, y)
             model = boosting_model(seed + repeat, settings.gbm_max_iter)
             scores[name] = score_detector(
-                model, training, held_out, held_out_labels, settings.target_precision
+                model, x, y, held_out, held_out_labels, settings.target_precision
             )["pr_auc"]
         for name, score in scores.items():
             lifts.setdefault(name, []).append(float(score - scores["all"]))

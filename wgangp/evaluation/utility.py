@@ -123,9 +123,15 @@ def build_training_sets(
 
 
 def score_detector(
-    model, training: TrainingSet, test_x: np.ndarray, test_y: np.ndarray, target: float
+    model,
+    features: np.ndarray,
+    labels: np.ndarray,
+    test_x: np.ndarray,
+    test_y: np.ndarray,
+    target: float,
 ) -> dict[str, float]:
-    model.fit(training.features, training.labels)
+    """``model`` fitted on ``features``/``labels``, scored on the held-out rows."""
+    model.fit(features, labels)
     proba = model.predict_proba(test_x)[:, 1]
     return {
         "pr_auc": float(average_precision_score(test_y, proba)),
@@ -184,7 +190,14 @@ def utility_per_seed(
         }
         for training in sets:
             for model_name, make_model in models.items():
-                scores = score_detector(make_model(), training, test_x, test_y, target_precision)
+                scores = score_detector(
+                    make_model(),
+                    training.features,
+                    training.labels,
+                    test_x,
+                    test_y,
+                    target_precision,
+                )
                 rows.append(
                     {
                         "repeat": repeat,
