@@ -113,6 +113,8 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     seed = cfg.seed if args.seed is None else args.seed
 
     data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir)
+    if cfg.trainer.refit:  # the generator trained on the validation rows too: so do baselines
+        data = data.with_validation_rows()
     synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
     result = run_evaluation(
         data.train,

@@ -20,7 +20,8 @@ from wgangp.errors import WgangpError, report_error
 from wgangp.training.interrupts import Interrupted
 
 if TYPE_CHECKING:
-    from wgangp.training.session import TrainResult
+    from wgangp.training.loop import LoopOutcome
+    from wgangp.training.session import TrackedRun, TrainResult
 
 log = logging.getLogger("wgangp.train")
 register_configs()
@@ -37,26 +38,18 @@ def train(
     ``output_dir`` defaults to Hydra's run directory (or a fresh ``outputs/`` folder outside
     Hydra); ``launch_dir``, against which relative paths resolve, to the user's directory.
     Data flows one way: load -> validate -> split -> fit the transform on the training split ->
-    train -> select a step -> calibrate the marginals -> export the generator -> evaluate on the
-    test split, all logged to one MLflow run.
+    train -> select a step -> (``trainer.refit``: train again on training + validation rows for
+    that many steps) -> calibrate the marginals -> export the generator -> evaluate on the test
+    split, all logged to one MLflow run.
     """
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
     from wgangp.data.schema import LABEL
-    from wgangp.data.transform import TabularTransformer
     from wgangp.serving.synthesizer import Synthesizer
-    from wgangp.training.averaging import GeneratorAverage
-    from wgangp.training.batches import ClassBalancedRows, fraud_share
-    from wgangp.training.distributed import make_trainer
-    from wgangp.training.loop import HostLoop
-    from wgangp.training.outputs import (
-        calibrate,
-        evaluate_on_test,
-        export,
-        quality_loop,
-        select,
-    )
+    from wgangp.training.fit import fit_networks
+    from wgangp.training.outputs import calibrate, evaluate_on_test, export, select
+    from wgangp.training.refit import PREFIX, RefitRun
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun
 
@@ -72,33 +65,26 @@ def train(
             )
             # From here on the trainer sees the precision in force, never "auto".
             cfg = replace(cfg, trainer=replace(cfg.trainer, precision=runtime.precision))
-            transformer = TabularTransformer(
-                scaling=cfg.preprocess.scaling,
-                log_amount=cfg.preprocess.log_amount,
-                per_class=cfg.preprocess.per_class,
-                quantile_columns=list(cfg.preprocess.quantile_columns),
-            ).fit(data.train)
-            rows = ClassBalancedRows(
-                transformer.transform(data.train),
-                data.train[LABEL].to_numpy(),
-                fraud_share(cfg.trainer.label_sampling),
-            )
-            trainer = make_trainer(cfg, rows)
-            run.tracker.set_tags({"strategy": cfg.trainer.strategy, "replicas": trainer.replicas})
-            decay = cfg.trainer.ema_decay
-            average = GeneratorAverage(trainer.generator, decay) if decay > 0 else None
-            # The generator a user gets: the weight average when there is one.
-            generator = average.model if average else trainer.generator
-            quality = quality_loop(generator, transformer, data, run, cfg)
-            loop = HostLoop(trainer, run, cfg.trainer, cfg.tracking.log_every, quality, average)
-            outcome = loop.train()
+            fit = fit_networks(cfg, data, run, run)
+            outcome = fit.outcome
             if outcome.nan_step is not None:  # on_nan=stop: recorded, the run ends FAILED
-                return run.result(
-                    "FAILED", outcome.step, outcome.final_metrics,
-                    nan_step=outcome.nan_step, nan_source=outcome.nan_source,
-                )  # fmt: skip
-            selection = select(quality, run, outcome.step)  # its weights from here on
-            synthesizer = Synthesizer(generator, transformer, cfg.model.latent_dim)
+                return _stopped(run, outcome)
+            selection = select(fit.quality, run, outcome.step)  # its weights from here on
+            if cfg.trainer.refit:
+                steps = selection.step if selection else outcome.step
+                data = data.with_validation_rows()
+                log.info("refit: %d steps on %s", steps, data.describe())
+                run.tracker.set_tags(
+                    {"refit.steps": steps, "refit.train_frauds": int(data.train[LABEL].sum())}
+                )
+                refit_cfg = replace(cfg, trainer=replace(cfg.trainer, steps=steps))
+                fit = fit_networks(refit_cfg, data, run, RefitRun.of(run))
+                if fit.outcome.nan_step is not None:
+                    return _stopped(run, fit.outcome)
+                log.info("refit: %s", fit.outcome.describe())
+                refit_metrics = {PREFIX + k: v for k, v in fit.outcome.final_metrics.items()}
+                outcome.final_metrics.update(refit_metrics)
+            synthesizer = Synthesizer(fit.generator, fit.transformer, cfg.model.latent_dim)
             synthesizer = calibrate(synthesizer, data, run, cfg)
             bundle = export(synthesizer, run, cfg, selection)
             if cfg.evaluate.enabled:
@@ -106,6 +92,14 @@ def train(
                 outcome.final_metrics.update(evaluation)
         log.info("%s; outputs in %s", outcome.describe(), run.dirs.output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
+
+
+def _stopped(run: TrackedRun, outcome: LoopOutcome) -> TrainResult:
+    """on_nan=stop ended a fit: the run ends FAILED, with where and what."""
+    return run.result(
+        "FAILED", outcome.step, outcome.final_metrics,
+        nan_step=outcome.nan_step, nan_source=outcome.nan_source,
+    )  # fmt: skip
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")

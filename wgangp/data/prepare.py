@@ -8,7 +8,7 @@ with every group of identical rows in one split (:mod:`wgangp.data.split`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -39,6 +39,12 @@ class PreparedData:
             f"{self.source} ({self.origin}): train {len(self.train)} rows ({frauds} frauds), "
             f"val {len(self.val)}, test {len(self.test)}"
         )
+
+    def with_validation_rows(self) -> PreparedData:
+        """The split a refit trains on (``trainer.refit``): training rows then validation rows,
+        no validation rows left (the quality loop has used them), the same test rows."""
+        train = pd.concat([self.train, self.val], ignore_index=True)
+        return replace(self, train=train, val=self.val.iloc[:0])
 
     def describe_duplicates(self) -> str:
         return (

@@ -22,6 +22,7 @@ from wgangp.training.forensics import investigate, write_forensics
 from wgangp.training.history import MetricHistory
 from wgangp.training.interrupts import Interrupted
 from wgangp.training.quality import QualityLoop
+from wgangp.training.refit import RefitRun
 from wgangp.training.session import TrackedRun
 from wgangp.training.trainer import METRICS, ChunkResult, WGANGPTrainer
 
@@ -58,7 +59,7 @@ class HostLoop:
     def __init__(
         self,
         trainer: WGANGPTrainer,
-        run: TrackedRun,
+        run: TrackedRun | RefitRun,
         tc: TrainerConfig,
         log_every: int,
         quality: QualityLoop | None = None,

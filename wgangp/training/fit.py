@@ -1,0 +1,61 @@
+"""One fit of the networks on a split: the transform fitted on its training rows, the trainer,
+the generator weight average, the quality loop on its validation rows, the host loop to
+``trainer.steps``. A run fits once, and once more on training plus validation rows with
+``trainer.refit`` (:mod:`wgangp.training.refit`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import keras
+
+from wgangp.config import Config
+from wgangp.data.prepare import PreparedData
+from wgangp.data.schema import LABEL
+from wgangp.data.transform import TabularTransformer
+from wgangp.training.averaging import GeneratorAverage
+from wgangp.training.batches import ClassBalancedRows, fraud_share
+from wgangp.training.distributed import make_trainer
+from wgangp.training.loop import HostLoop, LoopOutcome
+from wgangp.training.outputs import quality_loop
+from wgangp.training.quality import QualityLoop
+from wgangp.training.refit import RefitRun
+from wgangp.training.session import TrackedRun
+
+
+@dataclass
+class Fit:
+    """One fit of the networks: the generator a user gets, its transform, the quality loop
+    (None for a refit, or when off) and how the loop ended."""
+
+    generator: keras.Model
+    transformer: TabularTransformer
+    quality: QualityLoop | None
+    outcome: LoopOutcome
+
+
+def fit_networks(
+    cfg: Config, data: PreparedData, run: TrackedRun, loop_run: TrackedRun | RefitRun
+) -> Fit:
+    """Fit the transform on ``data.train`` and train on it to ``trainer.steps``, logging through
+    ``loop_run``; the quality loop probes ``data.val`` when it has frauds enough."""
+    transformer = TabularTransformer(
+        scaling=cfg.preprocess.scaling,
+        log_amount=cfg.preprocess.log_amount,
+        per_class=cfg.preprocess.per_class,
+        quantile_columns=list(cfg.preprocess.quantile_columns),
+    ).fit(data.train)
+    rows = ClassBalancedRows(
+        transformer.transform(data.train),
+        data.train[LABEL].to_numpy(),
+        fraud_share(cfg.trainer.label_sampling),
+    )
+    trainer = make_trainer(cfg, rows)
+    loop_run.tracker.set_tags({"strategy": cfg.trainer.strategy, "replicas": trainer.replicas})
+    decay = cfg.trainer.ema_decay
+    average = GeneratorAverage(trainer.generator, decay) if decay > 0 else None
+    # The generator a user gets: the weight average when there is one.
+    generator = average.model if average else trainer.generator
+    quality = quality_loop(generator, transformer, data, run, cfg) if len(data.val) else None
+    loop = HostLoop(trainer, loop_run, cfg.trainer, cfg.tracking.log_every, quality, average)
+    return Fit(generator, transformer, quality, loop.train())

@@ -1,0 +1,78 @@
+"""Refit after selection (``trainer.refit``): train again, from scratch, on the training and the
+validation rows, for as many steps as the quality loop selected.
+
+The quality loop needs the validation frauds to choose a step; once it has chosen, they are more
+use as training rows. On the real sample they are 30 frauds against 207 in training, and a model
+of frauds gains from every real one (docs/quality.md, "Refit"). Nothing is left to judge the
+refit generator on but the test split, so the run keeps the first fit's selection (step and
+score, which the registry compares) and the refit is trusted the way that measurement says.
+
+The refit's split is :meth:`~wgangp.data.prepare.PreparedData.with_validation_rows`. The second
+fit runs through the same :class:`~wgangp.training.loop.HostLoop` as the first, seen
+through :class:`RefitRun`: its metrics and tags carry a ``refit.`` prefix, its curves and
+checkpoints live in ``refit/`` folders, so the two fits never overwrite each other and an
+interrupted refit resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from wgangp.tracking.tracker import Tracker
+from wgangp.training.checkpoints import CheckpointDir, RunRecord
+from wgangp.training.interrupts import Interruption
+from wgangp.training.session import RunDirs, TrackedRun
+
+#: Metric and tag prefix, artifact folder and checkpoint subfolder of the refit.
+PREFIX = "refit."
+FOLDER = "refit"
+
+
+class RefitTracker:
+    """The run's tracker, with ``refit.`` before every metric and tag and a ``refit`` artifact
+    folder: what :class:`~wgangp.training.loop.HostLoop` logs for the second fit."""
+
+    def __init__(self, tracker: Tracker) -> None:
+        self._tracker = tracker
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
+        self._tracker.log_metrics({PREFIX + k: v for k, v in metrics.items()}, step)
+
+    def set_tags(self, tags: Mapping[str, Any]) -> None:
+        self._tracker.set_tags({PREFIX + k: v for k, v in tags.items()})
+
+    def log_artifact(self, path: Path, artifact_path: str | None = None) -> None:
+        folder = f"{FOLDER}/{artifact_path}" if artifact_path else FOLDER
+        self._tracker.log_artifact(path, folder)
+
+    def last_logged_step(self, key: str = "critic_loss") -> int:
+        return self._tracker.last_logged_step(PREFIX + key)
+
+
+@dataclass
+class RefitRun:
+    """What :class:`~wgangp.training.loop.HostLoop` uses of a :class:`TrackedRun`, for the
+    refit: its own checkpoint subfolder, record and output folder; the run's interruption."""
+
+    tracker: RefitTracker
+    checkpoints: CheckpointDir
+    record: RunRecord
+    dirs: RunDirs
+    interruption: Interruption
+
+    @classmethod
+    def of(cls, run: TrackedRun) -> RefitRun:
+        checkpoints = CheckpointDir(run.checkpoints.path / FOLDER)
+        checkpoints.path.mkdir(parents=True, exist_ok=True)
+        output = run.dirs.output / FOLDER
+        output.mkdir(parents=True, exist_ok=True)
+        return cls(
+            RefitTracker(run.tracker),
+            checkpoints,
+            replace(run.record, step=0),
+            replace(run.dirs, output=output),
+            run.interruption,
+        )
