@@ -1,11 +1,12 @@
 """Refit after selection (``trainer.refit``): train again, from scratch, on the training and the
 validation rows, for as many steps as the quality loop selected.
 
-The quality loop needs the validation frauds to choose a step; once it has chosen, they are more
-use as training rows. On the real sample they are 30 frauds against 207 in training, and a model
-of frauds gains from every real one (docs/quality.md, "Refit"). Nothing is left to judge the
-refit generator on but the test split, so the run keeps the first fit's selection (step and
-score, which the registry compares) and the refit is trusted the way that measurement says.
+The quality loop needs the validation frauds to choose a step; once it has chosen, they can
+serve as training rows. On validation, fewer training frauds make even a resampler's rows easier
+to detect; on the test split the refit tied the default at a higher cost (docs/quality.md, "More
+real frauds"), so it is an option, off by default. Nothing is left to judge the refit generator
+on but the test split, so the run keeps the first fit's selection (step and score, which the
+registry compares).
 
 The refit's split is :meth:`~wgangp.data.prepare.PreparedData.with_validation_rows`. The second
 fit runs through the same :class:`~wgangp.training.loop.HostLoop` as the first, seen
