@@ -9,7 +9,8 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
-from support.configs import TINY_NETWORKS, compose
+from support.configs import compose
+from support.probes import PROBED_RUN, script_probes
 
 from wgangp.config import EvaluateConfig, to_config
 from wgangp.data.schema import COLUMNS, FEATURES, LABEL
@@ -89,42 +90,9 @@ def test_the_score_is_a_moving_average_and_the_best_step_is_kept(tmp_path, fraud
 def test_a_run_exports_the_selected_step(tmp_path: Path, monkeypatch) -> None:
     """The probe scores step 4 best: the bundle, the tags and the samples follow step 4."""
     scores = {2: 0.8, 4: 0.55, 6: 0.9, 8: 0.95}
-    monkeypatch.setattr(
-        ValidationProbe,
-        "score",
-        lambda self, sample, step: {
-            "val.c2st_auc_gbm": scores[step],
-            "val.ks_mean": 0.1,
-            "len": float(len(sample(10, step))),
-        },
-    )
-    kept: dict[int, list[np.ndarray]] = {}
-    original_run = QualityLoop.run
-
-    def recording_run(self, step):
-        kept[step] = [np.array(w) for w in self.best.generator.get_weights()]
-        return original_run(self, step)
-
-    monkeypatch.setattr(QualityLoop, "run", recording_run)
+    kept = script_probes(monkeypatch, scores)
     db = tmp_path / "mlflow.db"
-    cfg = compose(
-        [
-            "data=simulated",
-            "data.simulated_rows=20000",
-            "data.val_fraction=0.3",
-            *TINY_NETWORKS,
-            "trainer.batch_size=32",
-            "trainer.steps=8",
-            "trainer.steps_per_call=3",
-            "trainer.checkpoint_every=4",
-            "trainer.progress=false",
-            "trainer.sample_rows=20",
-            "evaluate.enabled=false",
-            "evaluate.every=2",
-            "evaluate.select_smoothing=0",
-            f"tracking.uri=sqlite:///{db}",
-        ]
-    )
+    cfg = compose([*PROBED_RUN, f"tracking.uri=sqlite:///{db}"])
     result = train(to_config(cfg), output_dir=tmp_path / "out", launch_dir=tmp_path)
     assert result.status == "FINISHED" and sorted(kept) == [2, 4, 6, 8]
     exported = Synthesizer.load(result.synthesizer_dir).generator.get_weights()

@@ -14,6 +14,7 @@ import mlflow
 import numpy as np
 import pytest
 from support.configs import TINY_NETWORKS, compose
+from support.probes import PROBED_RUN, script_probes
 
 from wgangp import evaluate
 from wgangp.config import to_config
@@ -22,7 +23,6 @@ from wgangp.data.schema import LABEL
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.train import train
-from wgangp.training.quality import QualityLoop, ValidationProbe
 
 #: A table with validation frauds enough for the quality loop (at least 6).
 LOOP_DATA = ["data=simulated", "data.simulated_rows=20000", "data.val_fraction=0.3"]
@@ -43,35 +43,12 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
 ) -> None:
     """The probe scores step 4 best: the refit runs 4 steps on training + validation rows,
     logs under ``refit.``, never probes, and its generator (not step 4's) is exported."""
-    scores = {2: 0.8, 4: 0.55, 6: 0.9, 8: 0.95}
-    monkeypatch.setattr(
-        ValidationProbe,
-        "score",
-        lambda self, sample, step: {"val.c2st_auc_gbm": scores[step], "val.ks_mean": 0.1},
-    )
-    probed: dict[int, list[np.ndarray]] = {}
-    original_run = QualityLoop.run
-
-    def recording_run(self, step):
-        probed[step] = [np.array(w) for w in self.best.generator.get_weights()]
-        return original_run(self, step)
-
-    monkeypatch.setattr(QualityLoop, "run", recording_run)
+    probed = script_probes(monkeypatch, {2: 0.8, 4: 0.55, 6: 0.9, 8: 0.95})
     db = tmp_path / "mlflow.db"
     overrides = [
-        *LOOP_DATA,
-        *TINY_NETWORKS,
-        "trainer.batch_size=32",
-        "trainer.steps=8",
-        "trainer.steps_per_call=3",
-        "trainer.checkpoint_every=4",
-        "trainer.progress=false",
-        "trainer.sample_rows=20",
+        *PROBED_RUN,
         "trainer.refit=true",
         "tracking.log_every=1",
-        "evaluate.enabled=false",
-        "evaluate.every=2",
-        "evaluate.select_smoothing=0",
         f"tracking.uri=sqlite:///{db}",
     ]
     cfg = to_config(compose(overrides))
