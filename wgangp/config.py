@@ -178,9 +178,7 @@ class TrainerConfig:
     sample_rows: int = 1000  # fraud rows sampled into the run directory at the end
     #: Generator weight averaging per step (wgangp.training.averaging); 0: off
     ema_decay: float = 0.0
-    #: After the quality loop selects a step, train again from scratch on the training and
-    #: validation rows for that many steps and ship that generator (wgangp.training.refit)
-    refit: bool = False
+    refit: bool = False  # after selection, fit again on training + validation rows (training.refit)
 
     def __post_init__(self) -> None:
         _require(self.steps >= 1, "trainer.steps", f"must be >= 1 (got {self.steps})")

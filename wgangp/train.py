@@ -45,11 +45,10 @@ def train(
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
-    from wgangp.data.schema import LABEL
     from wgangp.serving.synthesizer import Synthesizer
-    from wgangp.training.fit import fit_networks
+    from wgangp.training.fit import fit_networks, refit
     from wgangp.training.outputs import calibrate, evaluate_on_test, export, select
-    from wgangp.training.refit import PREFIX, RefitRun
+    from wgangp.training.refit import PREFIX
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun
 
@@ -71,17 +70,9 @@ def train(
                 return _stopped(run, outcome)
             selection = select(fit.quality, run, outcome.step)  # its weights from here on
             if cfg.trainer.refit:
-                steps = selection.step if selection else outcome.step
-                data = data.with_validation_rows()
-                log.info("refit: %d steps on %s", steps, data.describe())
-                run.tracker.set_tags(
-                    {"refit.steps": steps, "refit.train_frauds": int(data.train[LABEL].sum())}
-                )
-                refit_cfg = replace(cfg, trainer=replace(cfg.trainer, steps=steps))
-                fit = fit_networks(refit_cfg, data, run, RefitRun.of(run))
+                data, fit = refit(cfg, data, run, selection.step if selection else outcome.step)
                 if fit.outcome.nan_step is not None:
                     return _stopped(run, fit.outcome)
-                log.info("refit: %s", fit.outcome.describe())
                 refit_metrics = {PREFIX + k: v for k, v in fit.outcome.final_metrics.items()}
                 outcome.final_metrics.update(refit_metrics)
             synthesizer = Synthesizer(fit.generator, fit.transformer, cfg.model.latent_dim)

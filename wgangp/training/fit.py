@@ -5,7 +5,8 @@ the generator weight average, the quality loop on its validation rows, the host 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 
 import keras
 
@@ -21,6 +22,8 @@ from wgangp.training.outputs import quality_loop
 from wgangp.training.quality import QualityLoop
 from wgangp.training.refit import RefitRun
 from wgangp.training.session import TrackedRun
+
+log = logging.getLogger("wgangp.train")
 
 
 @dataclass
@@ -56,6 +59,19 @@ def fit_networks(
     average = GeneratorAverage(trainer.generator, decay) if decay > 0 else None
     # The generator a user gets: the weight average when there is one.
     generator = average.model if average else trainer.generator
+    # A refit's split has no validation rows left: no loop (and no warning about it).
     quality = quality_loop(generator, transformer, data, run, cfg) if len(data.val) else None
     loop = HostLoop(trainer, loop_run, cfg.trainer, cfg.tracking.log_every, quality, average)
     return Fit(generator, transformer, quality, loop.train())
+
+
+def refit(cfg: Config, data: PreparedData, run: TrackedRun, steps: int) -> tuple[PreparedData, Fit]:
+    """``trainer.refit``: a second fit, from scratch, on the training and validation rows for
+    ``steps`` steps; its split (what calibration and evaluation use from here on) and the fit."""
+    data = data.with_validation_rows()
+    log.info("refit: %d steps on %s", steps, data.describe())
+    run.tracker.set_tags({"refit.steps": steps, "refit.train_frauds": int(data.train[LABEL].sum())})
+    refit_cfg = replace(cfg, trainer=replace(cfg.trainer, steps=steps))
+    fit = fit_networks(refit_cfg, data, run, RefitRun.of(run))
+    log.info("refit: %s", fit.outcome.describe())
+    return data, fit
