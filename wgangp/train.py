@@ -46,7 +46,7 @@ def train(
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
     from wgangp.serving.synthesizer import Synthesizer
-    from wgangp.training.fit import fit_networks, refit
+    from wgangp.training.fit import fit_networks, refit_networks
     from wgangp.training.outputs import calibrate, evaluate_on_test, export, select
     from wgangp.training.refit import PREFIX
     from wgangp.training.runtime import training_runtime
@@ -70,7 +70,8 @@ def train(
                 return _stopped(run, outcome)
             selection = select(fit.quality, run, outcome.step)  # its weights from here on
             if cfg.trainer.refit:
-                data, fit = refit(cfg, data, run, selection.step if selection else outcome.step)
+                steps = selection.step if selection else outcome.step
+                data, fit = refit_networks(cfg, data, run, steps)
                 if fit.outcome.nan_step is not None:
                     return _stopped(run, fit.outcome)
                 refit_metrics = {PREFIX + k: v for k, v in fit.outcome.final_metrics.items()}

@@ -65,7 +65,9 @@ def fit_networks(
     return Fit(generator, transformer, quality, loop.train())
 
 
-def refit(cfg: Config, data: PreparedData, run: TrackedRun, steps: int) -> tuple[PreparedData, Fit]:
+def refit_networks(
+    cfg: Config, data: PreparedData, run: TrackedRun, steps: int
+) -> tuple[PreparedData, Fit]:
     """``trainer.refit``: a second fit, from scratch, on the training and validation rows for
     ``steps`` steps; its split (what calibration and evaluation use from here on) and the fit."""
     data = data.with_validation_rows()
