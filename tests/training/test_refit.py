@@ -21,6 +21,7 @@ from wgangp.config import to_config
 from wgangp.data.prepare import PreparedData, prepare_data
 from wgangp.data.schema import LABEL
 from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.transform import TabularTransformer
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.train import train
 
@@ -77,12 +78,7 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     # standardization away from the training rows' alone.
     merged = data.with_validation_rows()
     transformed = exported.transformer.transform(merged.train)
-    alone = type(exported.transformer)(
-        scaling=cfg.preprocess.scaling,
-        log_amount=cfg.preprocess.log_amount,
-        per_class=cfg.preprocess.per_class,
-        quantile_columns=list(cfg.preprocess.quantile_columns),
-    ).fit(data.train)
+    alone = TabularTransformer.from_config(cfg.preprocess).fit(data.train)
     assert np.abs(transformed.mean(axis=0)).max() < 1e-4
     assert np.abs(alone.transform(merged.train).mean(axis=0)).max() > 1e-4
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from wgangp.config import PreprocessConfig
 from wgangp.data.numbers import short_number
 from wgangp.data.scales import Scale, StandardScale, fit_scale, scale_from_dict
 from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
@@ -71,6 +72,16 @@ class TabularTransformer:
     time_max: float = 0.0
     #: The largest Amount of the rows fitted on: generated amounts never exceed it.
     amount_max: float | None = None
+
+    @classmethod
+    def from_config(cls, preprocess: PreprocessConfig) -> TabularTransformer:
+        """The unfitted transform ``preprocess.*`` describes."""
+        return cls(
+            scaling=preprocess.scaling,
+            log_amount=preprocess.log_amount,
+            per_class=preprocess.per_class,
+            quantile_columns=list(preprocess.quantile_columns),
+        )
 
     @property
     def fitted(self) -> bool:

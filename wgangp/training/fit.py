@@ -42,12 +42,7 @@ def fit_networks(
 ) -> Fit:
     """Fit the transform on ``data.train`` and train on it to ``trainer.steps``, logging through
     ``loop_run``; the quality loop probes ``data.val`` when it has frauds enough."""
-    transformer = TabularTransformer(
-        scaling=cfg.preprocess.scaling,
-        log_amount=cfg.preprocess.log_amount,
-        per_class=cfg.preprocess.per_class,
-        quantile_columns=list(cfg.preprocess.quantile_columns),
-    ).fit(data.train)
+    transformer = TabularTransformer.from_config(cfg.preprocess).fit(data.train)
     rows = ClassBalancedRows(
         transformer.transform(data.train),
         data.train[LABEL].to_numpy(),
