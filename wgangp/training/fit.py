@@ -67,8 +67,9 @@ def refit_networks(
     ``steps`` steps; its split (what calibration and evaluation use from here on) and the fit."""
     data = data.with_validation_rows()
     log.info("refit: %d steps on %s", steps, data.describe())
-    run.tracker.set_tags({"refit.steps": steps, "refit.train_frauds": int(data.train[LABEL].sum())})
+    refit_run = RefitRun.of(run)
+    refit_run.tracker.set_tags({"steps": steps, "train_frauds": int(data.train[LABEL].sum())})
     refit_cfg = replace(cfg, trainer=replace(cfg.trainer, steps=steps))
-    fit = fit_networks(refit_cfg, data, run, RefitRun.of(run))
+    fit = fit_networks(refit_cfg, data, run, refit_run)
     log.info("refit: %s", fit.outcome.describe())
     return data, fit
