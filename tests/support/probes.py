@@ -8,12 +8,12 @@ import pytest
 from support.configs import TINY_NETWORKS
 from wgangp.training.quality import QualityLoop, ValidationProbe
 
-#: A tiny run of 8 steps whose quality loop probes every 2 steps (30% of the rows validate, so
-#: the loop has frauds enough); add ``tracking.uri``.
+#: A table with validation frauds enough for the quality loop (at least 6): 30% of the rows.
+LOOP_DATA = ["data=simulated", "data.simulated_rows=20000", "data.val_fraction=0.3"]
+
+#: A tiny run of 8 steps whose quality loop probes every 2 steps; add ``tracking.uri``.
 PROBED_RUN = [
-    "data=simulated",
-    "data.simulated_rows=20000",
-    "data.val_fraction=0.3",
+    *LOOP_DATA,
     *TINY_NETWORKS,
     "trainer.batch_size=32",
     "trainer.steps=8",

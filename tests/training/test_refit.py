@@ -14,7 +14,7 @@ import mlflow
 import numpy as np
 import pytest
 from support.configs import TINY_NETWORKS, compose
-from support.probes import PROBED_RUN, script_probes
+from support.probes import LOOP_DATA, PROBED_RUN, script_probes
 
 from wgangp import evaluate
 from wgangp.config import to_config
@@ -24,9 +24,6 @@ from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import TabularTransformer
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.train import train
-
-#: A table with validation frauds enough for the quality loop (at least 6).
-LOOP_DATA = ["data=simulated", "data.simulated_rows=20000", "data.val_fraction=0.3"]
 
 
 def test_the_refit_split_is_training_then_validation_rows() -> None:
