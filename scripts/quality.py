@@ -93,7 +93,9 @@ def train(
 DRAW_SEED_STEP = 97
 
 
-def score(out: Path, seed: int, data: Path, repeats: int, draws: int = 1) -> dict:
+def score(
+    out: Path, seed: int, data: Path, repeats: int, draws: int = 1
+) -> dict[str, float | list[float]]:
     """The selected generator against the validation frauds (and its training-fraud copies).
 
     ``val.c2st_auc_gbm_2000`` is the mean over ``draws`` draws of 2,000 rows (each listed in
@@ -126,6 +128,7 @@ def score(out: Path, seed: int, data: Path, repeats: int, draws: int = 1) -> dic
 
     # As many rows as the end-of-run evaluation draws, judged by its detector.
     real = probe.real
+    train_frauds = features(split.train[split.train[LABEL] == FRAUD])
     aucs = []
     for k in range(draws):
         offset = DRAW_SEED_STEP * k
@@ -133,7 +136,6 @@ def score(out: Path, seed: int, data: Path, repeats: int, draws: int = 1) -> dic
             synthesizer.sample(ec.n_synthetic, label=FRAUD, seed=seed + 20_000 + offset)
         )
         if k == 0:
-            train_frauds = features(split.train[split.train[LABEL] == FRAUD])
             metrics["val.near_copies"] = near_copy_share(drawn, train_frauds, real)
         with threadpool_limits(limits=1):
             detection, _ = detection_metrics(
