@@ -24,6 +24,8 @@ from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import TabularTransformer
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.train import train
+from wgangp.training import fit as fit_module
+from wgangp.training.refit import RefitRun
 
 
 def test_the_refit_split_is_training_then_validation_rows() -> None:
@@ -90,6 +92,34 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     with pytest.raises(SystemExit):
         evaluate.main(["--run", result.run_id, "--tracking-uri", f"sqlite:///{db}", "--no-log"])
     assert seen == {"train": len(merged.train), "test": len(data.test)}
+
+
+def test_a_refit_stopped_by_a_nan_fails_the_run_and_exports_nothing(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """``trainer.on_nan=stop`` ending the refit ends the run FAILED with the refit's NaN step,
+    before calibration and export. The refit's outcome is marked the way the host loop marks a
+    stopped one: a real NaN there needs a config healthy for as many steps in the first fit,
+    and tf_norm_nan fails at the same step on either split."""
+    script_probes(monkeypatch, {2: 0.8, 4: 0.55, 6: 0.9, 8: 0.95})
+    real_fit = fit_module.fit_networks
+
+    def refit_stops(cfg, data, run, loop_run):
+        fit = real_fit(cfg, data, run, loop_run)
+        if isinstance(loop_run, RefitRun):
+            fit.outcome.nan_step, fit.outcome.nan_source = 3, "critic/gradient_penalty"
+        return fit
+
+    monkeypatch.setattr(fit_module, "fit_networks", refit_stops)
+    db = tmp_path / "mlflow.db"
+    overrides = [*PROBED_RUN, "trainer.refit=true", "trainer.on_nan=stop"]
+    cfg = to_config(compose([*overrides, f"tracking.uri=sqlite:///{db}"]))
+    result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
+    assert (result.status, result.nan_step, result.steps_completed) == ("FAILED", 3, 4)
+    assert result.nan_source == "critic/gradient_penalty" and result.synthesizer_dir is None
+    assert not (tmp_path / "out" / "synthesizer").exists()
+    run = mlflow.MlflowClient(f"sqlite:///{db}").get_run(result.run_id)
+    assert run.info.status == "FAILED" and run.data.tags["refit.steps"] == "4"
 
 
 @pytest.mark.slow
