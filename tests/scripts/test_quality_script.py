@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.configs import TINY_NETWORKS
 
 from scripts import quality
-from tests.support.configs import TINY_NETWORKS
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.serving.synthesizer import Synthesizer
 
