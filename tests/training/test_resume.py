@@ -125,6 +125,41 @@ def test_history_journal_restores_up_to_the_checkpoint(tmp_path: Path) -> None:
     assert MetricHistory(2).restore(journal, 6) == 6
 
 
+def test_every_point_logged_before_a_checkpoint_is_in_the_store_when_it_is_written(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A resumed run logs only the steps after its checkpoint: a point still queued when the
+    process dies would be lost for good, so a checkpoint waits for the queue (a slow store)."""
+    from mlflow import MlflowClient
+
+    from wgangp.tracking import tracker as tracker_module
+    from wgangp.train import train
+    from wgangp.training.loop import HostLoop
+
+    def slow_apply(client, uri, entry) -> None:
+        if entry["op"] == "metrics":
+            time.sleep(0.2)
+        apply_entry(client, uri, entry)
+
+    apply_entry = tracker_module.apply_entry
+    monkeypatch.setattr(tracker_module, "apply_entry", slow_apply)
+    db = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    seen: list[tuple[int, int]] = []
+    checkpoint = HostLoop.checkpoint
+
+    def observed(loop: HostLoop, step: int) -> str:
+        path = checkpoint(loop, step)
+        history = MlflowClient(db).get_metric_history(loop.tracker.run_id, "critic_loss")
+        seen.append((step, max(m.step for m in history)))
+        return path
+
+    monkeypatch.setattr(HostLoop, "checkpoint", observed)
+    overrides = [*COMMAND, "trainer.steps=60", "trainer.checkpoint_every=20", f"tracking.uri={db}"]
+    result = train(to_config(compose(overrides)), output_dir=tmp_path / "out", launch_dir=tmp_path)
+    assert result.status == "FINISHED"
+    assert seen == [(20, 20), (40, 40), (60, 60)]
+
+
 def _launch(cwd: Path, extra: list[str]) -> subprocess.Popen:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONUNBUFFERED": "1"}
     env.pop("MLFLOW_TRACKING_URI", None)

@@ -1,8 +1,9 @@
 """The host side of training: calls the compiled step, logs, checkpoints, stops on a NaN.
 
 Each call runs up to ``trainer.steps_per_call`` steps and never crosses a checkpoint boundary, so
-checkpoints land exactly every ``trainer.checkpoint_every`` steps (and at the end). The metrics
-journal is written before each checkpoint, so a resumed run's curves have no gap and no repeat.
+checkpoints land exactly every ``trainer.checkpoint_every`` steps (and at the end). Before each
+checkpoint the tracker's queue is sent (or kept in the outbox) and the metrics journal written,
+so a resumed run, which logs only the steps after its checkpoint, has no gap and no repeat.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from wgangp.training.session import TrackedRun
 from wgangp.training.trainer import METRICS, ChunkResult, WGANGPTrainer
 
 log = logging.getLogger("wgangp.train")
+#: How long a checkpoint waits for the points queued before it to reach the store (or the
+#: outbox); only a store that stopped answering takes that long.
+TRACKING_FLUSH_S = 60.0
 # TensorFlow's checkpoint writer logs "Sharding callback duration" at INFO through absl.
 logging.getLogger("absl").setLevel(logging.WARNING)
 
@@ -145,7 +149,13 @@ class HostLoop:
         raise Interrupted("interrupted", interruption.signum)
 
     def checkpoint(self, step: int) -> str:
-        """Save the weights at ``step``, the metrics journal first: no gap on resume."""
+        """Save the weights at ``step``, after the points logged so far and the metrics journal.
+
+        A resumed run logs only the steps after its checkpoint, so a point still queued when
+        the process is killed would be lost for good if the checkpoint could get ahead of it.
+        """
+        if not self.tracker.flush(TRACKING_FLUSH_S):
+            log.warning("MLflow calls still queued at the checkpoint of step %d", step)
         self.history.persist(self.run.checkpoints.history_path)
         if self.quality:
             self.quality.best.persist()

@@ -52,6 +52,9 @@ class RefitTracker:
     def last_logged_step(self, key: str = "critic_loss") -> int:
         return self._tracker.last_logged_step(PREFIX + key)
 
+    def flush(self, timeout: float | None = None) -> bool:
+        return self._tracker.flush(timeout)
+
 
 @dataclass
 class RefitRun:
