@@ -155,7 +155,11 @@ class HostLoop:
         the process is killed would be lost for good if the checkpoint could get ahead of it.
         """
         if not self.tracker.flush(TRACKING_FLUSH_S):
-            log.warning("MLflow calls still queued at the checkpoint of step %d", step)
+            log.warning(
+                "MLflow calls still queued after %.0f s at the checkpoint of step %d; if the run "
+                "dies before they are sent, its curves miss them",
+                TRACKING_FLUSH_S, step,
+            )  # fmt: skip
         self.history.persist(self.run.checkpoints.history_path)
         if self.quality:
             self.quality.best.persist()
