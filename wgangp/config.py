@@ -281,6 +281,9 @@ class EvaluateConfig:
     every: int = 250
     select_by: str = "c2st_auc_gbm"  # the val.* metric behind val.score (lower is better)
     select_smoothing: float = 0.5  # weight of the earlier probes in val.score (moving average)
+    #: No step is kept in this first fraction of the run: there val.score rests on one or two
+    #: probes, and an early generator's flaws need more rows than a probe draws to show.
+    select_after: float = 0.25
     val_samples: int = 200  # synthetic frauds per detection repeat
     val_repeats: int = 8  # detection repeats per probe, each with a fresh draw
     val_gbm_max_iter: int = 50  # boosting rounds of the probe's detector
@@ -321,6 +324,7 @@ class EvaluateConfig:
         _require(0 < precision < 1, "evaluate.target_precision", f"{precision} must be in (0, 1)")
         _require_choice(self.select_by, "evaluate.select_by", SELECT_BY)
         _require(0 <= self.select_smoothing < 1, "evaluate.select_smoothing", "must be in [0, 1)")
+        _require(0 <= self.select_after < 1, "evaluate.select_after", "must be in [0, 1)")
         rtol = self.copy_rtol
         _require(0 <= rtol <= 1e-2, "evaluate.copy_rtol", f"{rtol} must be in [0, 0.01]")
 

@@ -63,7 +63,7 @@ def test_the_score_is_a_moving_average_and_the_best_step_is_kept(tmp_path, fraud
         def score(self, sample, step):
             return {"val.c2st_auc_gbm": next(raw), "val.ks_mean": 0.0}
 
-    loop = QualityLoop(Probe(), best, lambda n, seed: None, ec)
+    loop = QualityLoop(Probe(), best, lambda n, seed: None, ec, steps=20)
     weights_at = {}
     scores = []
     for step in (5, 10, 15, 20):
@@ -85,6 +85,23 @@ def test_the_score_is_a_moving_average_and_the_best_step_is_kept(tmp_path, fraud
     assert json.loads((tmp_path / "best_generator.json").read_text())["step"] == 20
     restored.forget()
     assert not (tmp_path / "best_generator.npz").exists()
+
+
+def test_no_step_of_the_first_fraction_of_the_run_is_kept(tmp_path) -> None:
+    """Step 5 probes lowest, but it lies in the first quarter of 20 steps: the loop keeps the
+    best later step, whose moving average still includes step 5's probe."""
+    raw = iter([0.3, 0.9, 0.8, 0.8])
+
+    class Probe:
+        def score(self, sample, step):
+            return {"val.c2st_auc_gbm": next(raw), "val.ks_mean": 0.0}
+
+    best = BestGenerator(build_generator(8, 30, [16]), tmp_path)
+    ec = EvaluateConfig(every=5, select_smoothing=0.5, select_after=0.25)
+    loop = QualityLoop(Probe(), best, lambda n, seed: None, ec, steps=20)
+    scores = [loop.run(step)["val.score"] for step in (5, 10, 15, 20)]
+    assert scores == pytest.approx([0.3, 0.6, 0.7, 0.75])  # (0.3 + 0.9) / 2 = 0.6
+    assert best.selection.step == 10 and best.selection.score == pytest.approx(0.6)
 
 
 def test_a_run_exports_the_selected_step(tmp_path: Path, monkeypatch) -> None:

@@ -76,6 +76,7 @@ def quality_loop(
         BestGenerator(generator, run.checkpoints.path),
         probe_rows,
         ec,
+        cfg.trainer.steps,
     )
 
 

@@ -13,8 +13,10 @@ compares them with the validation frauds, rows that neither the networks nor the
 The validation split holds few frauds (about 30 on the 30k-row sample), so one probe's detection
 AUC moves by several hundredths between draws of the same generator: several draws per probe and
 the moving average keep the selection from chasing one lucky draw (docs/quality.md measures it).
-The step with the lowest score is kept (:class:`BestGenerator`): the exported generator, the
-sampled rows, the served model and the test evaluation all use it.
+The step with the lowest score after the first ``evaluate.select_after`` of the run is kept
+(:class:`BestGenerator`): the exported generator, the sampled rows, the served model and the test
+evaluation all use it. The first probes still feed the moving average; they are not kept because
+their average rests on one or two draws, and a noisier score is likelier to be the lowest.
 """
 
 from __future__ import annotations
@@ -145,8 +147,10 @@ class QualityLoop:
         best: BestGenerator,
         sample: Callable[[int, int], pd.DataFrame],
         ec: EvaluateConfig,
+        steps: int,
     ) -> None:
         self.probe, self.best, self.sample, self.ec = probe, best, sample, ec
+        self.keep_after = ec.select_after * steps  # no step at or before this one is kept
         self.seconds = 0.0  # spent probing, for train.quality_s
 
     def due(self, step: int, last_step: int) -> bool:
@@ -165,7 +169,7 @@ class QualityLoop:
         smoothed = raw if previous is None else decay * previous + (1 - decay) * raw
         self.best.smoothed = smoothed
         metrics["val.score"] = smoothed
-        if self.best.offer(step, smoothed):
+        if step > self.keep_after and self.best.offer(step, smoothed):
             log.info("quality: step %d is the best so far (val.score %.4f)", step, smoothed)
         self.seconds += time.perf_counter() - started
         return metrics
