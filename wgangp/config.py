@@ -281,9 +281,7 @@ class EvaluateConfig:
     every: int = 250
     select_by: str = "c2st_auc_gbm"  # the val.* metric behind val.score (lower is better)
     select_smoothing: float = 0.5  # weight of the earlier probes in val.score (moving average)
-    #: No step is kept in this first fraction of the run: there val.score rests on one or two
-    #: probes, and an early generator's flaws need more rows than a probe draws to show.
-    select_after: float = 0.25
+    select_after: float = 0.25  # keep no step in this first fraction of the run (quality.py: why)
     val_samples: int = 200  # synthetic frauds per detection repeat
     val_repeats: int = 8  # detection repeats per probe, each with a fresh draw
     val_gbm_max_iter: int = 50  # boosting rounds of the probe's detector

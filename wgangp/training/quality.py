@@ -15,8 +15,9 @@ AUC moves by several hundredths between draws of the same generator: several dra
 the moving average keep the selection from chasing one lucky draw (docs/quality.md measures it).
 The step with the lowest score after the first ``evaluate.select_after`` of the run is kept
 (:class:`BestGenerator`): the exported generator, the sampled rows, the served model and the test
-evaluation all use it. The first probes still feed the moving average; they are not kept because
-their average rests on one or two draws, and a noisier score is likelier to be the lowest.
+evaluation all use it. The first probes still feed the moving average; their steps are not kept
+because there the average rests on one or two probes, a noisier score is likelier to be the lowest
+by luck, and an early generator's flaws need more rows than a probe draws to show.
 """
 
 from __future__ import annotations
