@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 from imblearn.over_sampling import SMOTE
-from sklearn.preprocessing import QuantileTransformer
+
+from wgangp.data.schema import FRAUD
+from wgangp.model.copula import GaussianCopula
 
 #: The generators the GAN is compared with, by the names their metrics carry.
 BASELINES = ("smote", "copula")
@@ -37,16 +39,10 @@ def smote_frauds(
 
 
 def copula_frauds(frauds: np.ndarray, n: int, *, seed: int) -> np.ndarray:
-    """``n`` fraud rows from a Gaussian copula with the training frauds' empirical marginals."""
-    quantiles = QuantileTransformer(
-        output_distribution="normal", n_quantiles=min(1000, len(frauds)), random_state=seed
-    )
-    z = quantiles.fit_transform(frauds)
-    covariance = np.cov(z, rowvar=False)
-    draws = np.random.default_rng(seed).multivariate_normal(
-        np.zeros(z.shape[1]), covariance, size=n, method="eigh"
-    )
-    return quantiles.inverse_transform(draws)
+    """``n`` fraud rows from a Gaussian copula with the training frauds' empirical marginals
+    (the one a synthesizer draws a share of its rows from, :mod:`wgangp.model.copula`)."""
+    copula = GaussianCopula.fit({FRAUD: frauds})
+    return copula.draw(n, FRAUD, np.random.default_rng(seed))
 
 
 def baseline_frauds(

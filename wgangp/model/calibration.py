@@ -74,15 +74,19 @@ class MarginalCalibration:
             if set(classes) != {str(c) for c in CLASSES}:
                 raise ValueError(f"classes {sorted(classes)}")
             return cls(
-                {int(label): _checked(parts["generated"]) for label, parts in classes.items()},
-                {int(label): _checked(parts["real"]) for label, parts in classes.items()},
+                {
+                    int(label): checked_quantiles(parts["generated"])
+                    for label, parts in classes.items()
+                },
+                {int(label): checked_quantiles(parts["real"]) for label, parts in classes.items()},
             )
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise DataError(f"{path} is not a usable calibration ({err}); {RETRAIN}") from None
 
 
-def _checked(stored: dict) -> QuantileScale:
-    """A stored quantile scale, 30 columns wide with finite quantiles; ValueError otherwise."""
+def checked_quantiles(stored: dict) -> QuantileScale:
+    """A stored quantile scale (a calibration's or a copula's), 30 columns wide with finite
+    quantiles; ValueError otherwise."""
     scale = scale_from_dict(stored)
     if not isinstance(scale, QuantileScale) or scale.width() != len(FEATURES):
         raise ValueError(f"quantiles not {len(FEATURES)} columns wide")

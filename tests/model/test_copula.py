@@ -1,0 +1,109 @@
+"""The Gaussian copula: training marginals and correlations out, no row copied, its share of a
+draw, prefix-stable draws, checked on load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import ks_2samp, spearmanr
+
+from wgangp.data.schema import CLASSES, FEATURES
+from wgangp.errors import DataError
+from wgangp.model.copula import GaussianCopula
+
+WIDTH = len(FEATURES)
+
+
+def _training_rows(seed: int = 0) -> dict[int, np.ndarray]:
+    """Per class: skewed columns, the first two strongly tied, the last with a point mass."""
+    rng = np.random.default_rng(seed)
+    real = {}
+    for label in CLASSES:
+        rows = rng.exponential(2.0, (400, WIDTH)) - 5.0 * label
+        rows[:, 1] = np.exp(rows[:, 0] / 3) + 0.1 * rng.standard_normal(400)  # rises with column 0
+        rows[:80, -1] = 1.0  # 20% at exactly 1.0, as Amount's 1.00
+        real[label] = rows
+    return real
+
+
+def test_a_draw_keeps_the_marginals_and_the_rank_correlation_and_copies_no_row() -> None:
+    real = _training_rows()
+    copula = GaussianCopula.fit(real, share=0.5)
+    draw = copula.draw(5000, label=1, rng=np.random.default_rng(3))
+    for column in range(WIDTH):
+        assert ks_2samp(draw[:, column], real[1][:, column]).statistic < 0.06
+    # the correlation it keeps is the one of the training rows' normal scores
+    scores = copula.marginals[1].forward
+    tied = np.corrcoef(scores(draw)[:, :2], rowvar=False)[0, 1]
+    assert tied > 0.7
+    assert tied == pytest.approx(np.corrcoef(scores(real[1])[:, :2], rowvar=False)[0, 1], abs=0.03)
+    assert abs(spearmanr(draw[:, 2], draw[:, 3]).statistic) < 0.1  # independent stay so
+    assert abs(np.mean(draw[:, -1] == 1.0) - 0.2) < 0.03  # the point mass comes back exact
+    copies = (draw[:, None, :] == real[1][None, :, :]).all(axis=2)
+    assert not copies.any()
+
+
+def test_mix_replaces_about_its_share_of_the_rows_and_keeps_the_others() -> None:
+    copula = GaussianCopula.fit(_training_rows(), share=0.3)
+    generated = np.full((4000, WIDTH), 99.0)
+    mixed = copula.mix(generated, label=0, seed=5)
+    kept = (mixed == 99.0).all(axis=1)
+    assert abs((~kept).mean() - 0.3) < 0.03
+    assert not (mixed[~kept] == 99.0).any()  # a replaced row is a whole copula row
+
+
+def test_the_first_rows_of_a_larger_draw_are_the_smaller_draw() -> None:
+    copula = GaussianCopula.fit(_training_rows(), share=0.5)
+    generated = np.random.default_rng(1).standard_normal((1000, WIDTH))
+    np.testing.assert_array_equal(
+        copula.mix(generated, label=1, seed=7)[:100], copula.mix(generated[:100], 1, seed=7)
+    )
+    assert not np.array_equal(
+        copula.mix(generated, label=1, seed=7), copula.mix(generated, label=1, seed=8)
+    )
+
+
+def test_saved_and_loaded_it_draws_the_same(tmp_path: Path) -> None:
+    copula = GaussianCopula.fit(_training_rows(), share=0.5)
+    loaded = GaussianCopula.load(copula.save(tmp_path / "copula.json"))
+    assert loaded.share == 0.5
+    for label in CLASSES:
+        rng = np.random.default_rng
+        np.testing.assert_allclose(loaded.draw(50, label, rng(2)), copula.draw(50, label, rng(2)))
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda p: {**p, "format": "wgangp.copula/9"}, "not a wgangp.copula/1 document"),
+        (lambda p: {**p, "share": 1.0}, "share 1.0 not in (0, 1)"),
+        (lambda p: {**p, "classes": {"1": p["classes"]["1"]}}, "classes ['1']"),
+        (lambda p: _set(p, "covariance", [[1.0]]), "covariance of shape (1, 1), not 30 x 30"),
+        (lambda p: _set_first(p, "covariance", float("nan")), "not finite and symmetric"),
+        (lambda p: _set_first(p, "covariance", 123.0), "not finite and symmetric"),
+        (lambda p: _set(p, "marginals", {"mean": [0.0], "std": [1.0]}), "30 columns wide"),
+    ],
+    ids=["format", "share", "one class", "shape", "nan", "asymmetric", "marginals"],
+)
+def test_an_edited_file_is_refused_in_one_line(tmp_path: Path, edit, says: str) -> None:
+    path = GaussianCopula.fit(_training_rows(), share=0.5).save(tmp_path / "copula.json")
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    with pytest.raises(DataError) as err:
+        GaussianCopula.load(path)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path} is not a usable copula (") and says in message
+    assert message.endswith("retrain to get a new one")
+
+
+def _set(payload: dict, key: str, value: object) -> dict:
+    payload["classes"]["0"][key] = value
+    return payload
+
+
+def _set_first(payload: dict, key: str, value: float) -> dict:
+    payload["classes"]["0"][key][0][1] = value
+    return payload
