@@ -21,7 +21,8 @@ from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import TabularTransformer
 from wgangp.errors import DataError
 from wgangp.model.calibration import MarginalCalibration
-from wgangp.serving.bundle import CALIBRATION_FILE, PREPROCESSING_FILE
+from wgangp.model.copula import GaussianCopula
+from wgangp.serving.bundle import CALIBRATION_FILE, COPULA_FILE, PREPROCESSING_FILE
 from wgangp.serving.pyfunc import SamplerModel
 from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer
 
@@ -90,6 +91,31 @@ def test_a_calibrated_model_saves_loads_and_samples_the_training_marginals(tmp_p
     calibrated.save(bundle)
     model.save(bundle)
     assert not (bundle / CALIBRATION_FILE).exists()
+
+
+def test_a_model_with_a_copula_saves_loads_and_mixes_its_share_of_rows(tmp_path: Path) -> None:
+    """The bundle carries the copula; about its share of the sampled rows are the copula's
+    (the others the generator's, unchanged) before and after a save and load."""
+    model = synthesizer()
+    train = simulate_creditcard(1000, seed=0)
+    real = {c: model.transformer.transform(train[train[LABEL] == c]) for c in CLASSES}
+    mixed = replace(model, copula=GaussianCopula.fit(real, share=0.25))
+    bundle = mixed.save(tmp_path / "synthesizer")
+    assert (bundle / COPULA_FILE).is_file()
+    loaded = Synthesizer.load(bundle)
+    rows = loaded.sample(2000, label=0, seed=4)
+    pd.testing.assert_frame_equal(rows, mixed.sample(2000, label=0, seed=4))
+    pd.testing.assert_frame_equal(rows.head(30), mixed.sample(30, label=0, seed=4))
+    generated = model.sample(2000, label=0, seed=4)
+    same = np.isclose(rows[list(FEATURES)], generated[list(FEATURES)]).all(axis=1)
+    assert abs((~same).mean() - 0.25) < 0.03
+    assert len(loaded.sample(0, label=1)) == 0
+    # saving a model without a copula over the bundle leaves no copula behind
+    model.save(bundle)
+    assert not (bundle / COPULA_FILE).exists()
+    pd.testing.assert_frame_equal(
+        Synthesizer.load(bundle).sample(50, 0, seed=4), generated.head(50)
+    )
 
 
 def test_a_loaded_model_names_its_directory(tmp_path: Path) -> None:

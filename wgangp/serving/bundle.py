@@ -2,9 +2,10 @@
 
 A bundle is a directory (no pickle anywhere): ``generator.keras`` (Keras native format, loaded in
 safe mode), ``preprocessing.json``, ``calibration.json`` (only when the run calibrated the
-marginals) and ``synthesizer.json`` (latent size, columns, versions). A
-training run logs it as the artifact ``synthesizer`` and inside its pyfunc model ``sampler``
-(under ``artifacts/synthesizer``). Nothing here imports Keras, so a wrong URI fails in a second.
+marginals), ``copula.json`` (only when a share of the rows comes from a Gaussian copula) and
+``synthesizer.json`` (latent size, columns, versions). A training run logs it as the artifact
+``synthesizer`` and inside its pyfunc model ``sampler`` (under ``artifacts/synthesizer``).
+Nothing here imports Keras, so a wrong URI fails in a second.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ GENERATOR_FILE = "generator.keras"
 PREPROCESSING_FILE = "preprocessing.json"
 META_FILE = "synthesizer.json"
 CALIBRATION_FILE = "calibration.json"
+COPULA_FILE = "copula.json"
 #: The name of the pyfunc model inside a training run.
 MODEL_NAME = "sampler"
 

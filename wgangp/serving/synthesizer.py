@@ -2,7 +2,8 @@
 
 Saved as a bundle directory (:mod:`wgangp.serving.bundle`): the generator in Keras' native format
 (loaded in safe mode) and the transform, the marginal calibration (when the run fitted one,
-:mod:`wgangp.model.calibration`) and metadata as JSON; no pickle anywhere.
+:mod:`wgangp.model.calibration`), the Gaussian copula drawn for a share of the rows (when the run
+has one, :mod:`wgangp.model.copula`) and metadata as JSON; no pickle anywhere.
 
 Every row :meth:`Synthesizer.sample` returns is finite: a generator that puts out NaN or inf is
 broken, and its rows would poison whatever they are written to or augmented into, so sampling
@@ -24,10 +25,12 @@ from wgangp.data.schema import COLUMNS, FEATURES, FRAUD
 from wgangp.data.transform import TabularTransformer
 from wgangp.errors import WgangpError
 from wgangp.model.calibration import MarginalCalibration
+from wgangp.model.copula import GaussianCopula
 from wgangp.model.networks import N_CLASSES
 from wgangp.serving.bundle import (
     BUNDLE,
     CALIBRATION_FILE,
+    COPULA_FILE,
     GENERATOR_FILE,
     META_FILE,
     PREPROCESSING_FILE,
@@ -50,6 +53,8 @@ class Synthesizer:
     origin: str = ""
     #: Maps the generated columns onto the training marginals (None: rows as generated).
     calibration: MarginalCalibration | None = None
+    #: Draws a share of each sample's rows (None: every row from the generator).
+    copula: GaussianCopula | None = None
 
     def sample(
         self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
@@ -62,6 +67,8 @@ class Synthesizer:
         x = self.generate(n, label, seed, batch_size)
         if self.calibration is not None and len(x):
             x = self.calibration.apply(x, label)
+        if self.copula is not None and len(x):
+            x = self.copula.mix(x, label, seed)
         frame = self.transformer.inverse_transform(x, np.full(len(x), label))
         self._check_finite(frame.loc[:, list(FEATURES)].to_numpy(), label, seed)
         return frame.loc[:, list(COLUMNS)]
@@ -106,6 +113,10 @@ class Synthesizer:
             self.calibration.save(directory / CALIBRATION_FILE)
         else:  # a stale file from an earlier save here would calibrate this generator's rows
             (directory / CALIBRATION_FILE).unlink(missing_ok=True)
+        if self.copula is not None:
+            self.copula.save(directory / COPULA_FILE)
+        else:
+            (directory / COPULA_FILE).unlink(missing_ok=True)
         meta = {
             "format": "wgangp.synthesizer/1",
             "latent_dim": self.latent_dim,
@@ -135,6 +146,8 @@ class Synthesizer:
         calibration = (
             MarginalCalibration.load(calibration_file) if calibration_file.exists() else None
         )
+        copula_file = directory / COPULA_FILE
+        copula = GaussianCopula.load(copula_file) if copula_file.exists() else None
         generator = keras.saving.load_model(
             directory / GENERATOR_FILE, compile=False, safe_mode=True
         )
@@ -144,6 +157,7 @@ class Synthesizer:
             latent_dim=int(meta["latent_dim"]),
             origin=str(directory),
             calibration=calibration,
+            copula=copula,
         )
 
 
