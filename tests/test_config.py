@@ -138,6 +138,8 @@ def test_hydra_itself_rejects_unknown_keys() -> None:
         ("trainer.steps=0", "trainer.steps"),
         ("model.critic.pac=0", "model.critic.pac"),
         ("model.critic.pac=3", "must be a multiple of model.critic.pac=3"),
+        ("model.copula_share=1", "model.copula_share: must be in [0, 1) (got 1.0; 1 would ship"),
+        ("model.copula_share=-0.5", "model.copula_share: must be in [0, 1) (got -0.5;"),
     ],
 )
 def test_bad_values_fail_with_one_line(override: str, fragment: str) -> None:

@@ -109,6 +109,7 @@ class ModelConfig:
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     critic: CriticConfig = field(default_factory=CriticConfig)
     calibrate_marginals: bool = False  # generated columns onto the training marginals
+    copula_share: float = 0.0  # rows drawn from a Gaussian copula of the training rows instead
 
     def __post_init__(self) -> None:
         _require(self.latent_dim >= 1, "model.latent_dim", "must be >= 1")
@@ -118,6 +119,11 @@ class ModelConfig:
             _require(net.negative_slope >= 0, f"model.{name}.negative_slope", "must be >= 0")
         _require_choice(self.critic.output, "model.critic.output", CRITIC_OUTPUTS)
         _require(self.critic.pac >= 1, "model.critic.pac", "must be >= 1 (1: no packing)")
+        _require(
+            0 <= self.copula_share < 1,
+            "model.copula_share",
+            f"must be in [0, 1) (got {self.copula_share}; 1 would ship no generated row)",
+        )
 
 
 @dataclass

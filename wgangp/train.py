@@ -39,15 +39,21 @@ def train(
     Hydra); ``launch_dir``, against which relative paths resolve, to the user's directory.
     Data flows one way: load -> validate -> split -> fit the transform on the training split ->
     train -> select a step -> (``trainer.refit``: train again on training + validation rows for
-    that many steps) -> calibrate the marginals -> export the generator -> evaluate on the test
-    split, all logged to one MLflow run.
+    that many steps) -> calibrate the marginals -> add the copula's share of rows -> export the
+    generator -> evaluate on the test split, all logged to one MLflow run.
     """
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
     from wgangp.serving.synthesizer import Synthesizer
     from wgangp.training.fit import fit_networks, refit_networks
-    from wgangp.training.outputs import calibrate, evaluate_on_test, export, select
+    from wgangp.training.outputs import (
+        add_copula,
+        calibrate,
+        evaluate_on_test,
+        export,
+        select,
+    )
     from wgangp.training.refit import PREFIX
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun
@@ -78,6 +84,7 @@ def train(
                 outcome.final_metrics.update(refit_metrics)
             synthesizer = Synthesizer(fit.generator, fit.transformer, cfg.model.latent_dim)
             synthesizer = calibrate(synthesizer, data, run, cfg)
+            synthesizer = add_copula(synthesizer, data, run, cfg)
             bundle = export(synthesizer, run, cfg, selection)
             if cfg.evaluate.enabled:
                 evaluation = evaluate_on_test(synthesizer, data, run, cfg, outcome.step)

@@ -79,3 +79,18 @@ def test_the_quality_loop_probes_the_rows_the_run_exports(tmp_path, calibrate: b
     frauds = train[train[LABEL] == FRAUD]
     worst = max(ks_2samp(rows[c], frauds[c]).statistic for c in FEATURES)
     assert (worst < 0.15) == calibrate  # an untrained generator is far off uncalibrated
+
+
+def test_the_quality_loop_probes_the_copulas_share_of_rows_too(tmp_path) -> None:
+    """With ``model.copula_share`` the probe scores the mixed rows a user would get: about that
+    share of its frauds are the copula's, the others the generator's."""
+    train = simulate_creditcard(60_000, seed=0)
+    data = PreparedData("simulated", "simulated", train, simulate_creditcard(20_000, seed=1), train)
+    overrides = [*TINY, "evaluate.every=2", "model.calibrate_marginals=false"]
+    cfg = to_config(compose([*overrides, "model.copula_share=0.5"]))
+    synthesizer = _synthesizer(broken=False)
+    run = SimpleNamespace(checkpoints=SimpleNamespace(path=tmp_path))
+    loop = quality_loop(synthesizer.generator, synthesizer.transformer, data, run, cfg)
+    rows = loop.sample(2000, 3)[list(FEATURES)]
+    generated = synthesizer.sample(2000, label=FRAUD, seed=3)[list(FEATURES)]
+    assert abs((~np.isclose(rows, generated).all(axis=1)).mean() - 0.5) < 0.05

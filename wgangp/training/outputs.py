@@ -1,6 +1,6 @@
 """What a run leaves behind: the quality loop's selected step, the calibration of its marginals,
-the synthesizer bundle and its pyfunc model, sampled fraud rows in original units, and the
-evaluation on the test split."""
+the Gaussian copula drawn for a share of its rows, the synthesizer bundle and its pyfunc model,
+sampled fraud rows in original units, and the evaluation on the test split."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from wgangp.data.schema import CLASSES, FRAUD, LABEL
 from wgangp.data.transform import TabularTransformer
 from wgangp.evaluation.suite import run_evaluation
 from wgangp.model.calibration import MarginalCalibration
+from wgangp.model.copula import GaussianCopula
 from wgangp.serving.bundle import BUNDLE
 from wgangp.serving.pyfunc import model_spec
 from wgangp.serving.synthesizer import Synthesizer
@@ -63,8 +64,14 @@ def quality_loop(
         )
         return None
     synthesizer = Synthesizer(generator, transformer, cfg.model.latent_dim)
-    # The probe scores the rows a user would get from this step: calibrated when the run is.
-    real = _training_rows(synthesizer, data, [FRAUD]) if cfg.model.calibrate_marginals else {}
+    # The probe scores the rows a user would get from this step: calibrated when the run is,
+    # mixed with the copula's rows when the run draws some.
+    frauds = _training_rows(synthesizer, data, [FRAUD])
+    if cfg.model.copula_share:
+        synthesizer = replace(
+            synthesizer, copula=GaussianCopula.fit(frauds, cfg.model.copula_share)
+        )
+    real = frauds if cfg.model.calibrate_marginals else {}
     seed = cfg.seed + CALIBRATION_SEED_OFFSET
 
     def probe_rows(n: int, sample_seed: int) -> pd.DataFrame:
@@ -108,6 +115,22 @@ def calibrate(
     run.tracker.set_tags({"calibration": "marginals"})
     log.info("calibrated each generated column onto the training rows' quantiles")
     return calibrated
+
+
+def add_copula(
+    synthesizer: Synthesizer, data: PreparedData, run: TrackedRun, cfg: Config
+) -> Synthesizer:
+    """With ``model.copula_share``: the synthesizer that draws that share of its rows from a
+    Gaussian copula of each class's training rows (:mod:`wgangp.model.copula`); else unchanged."""
+    share = cfg.model.copula_share
+    if not share:
+        return synthesizer
+    copula = GaussianCopula.fit(_training_rows(synthesizer, data, list(CLASSES)), share)
+    run.tracker.set_tags({"copula.share": share})
+    log.info(
+        "%.0f%% of the sampled rows come from a Gaussian copula of the training rows", 100 * share
+    )
+    return replace(synthesizer, copula=copula)
 
 
 def _training_rows(
