@@ -33,8 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+#: The default before half its rows came from a Gaussian copula (every earlier row of the table).
+_GAN_ONLY = ["model.copula_share=0"]
 #: The learning rates of the defaults before 2e-4 (docs/quality.md rows measured with them).
-_LR_1E4 = ["trainer.generator_optimizer.lr=1e-4", "trainer.critic_optimizer.lr=1e-4"]
+_LR_1E4 = ["trainer.generator_optimizer.lr=1e-4", "trainer.critic_optimizer.lr=1e-4", *_GAN_ONLY]
 #: The default before calibrated marginals (docs/quality.md rows measured without them).
 _BEFORE = ["model.calibrate_marginals=false", *_LR_1E4]
 
@@ -44,6 +46,7 @@ NO_REFIT = ["trainer.refit=false"]
 #: Variant name -> overrides on top of ``+experiment=stable_gp``.
 VARIANTS: dict[str, list[str]] = {
     "stable_gp": [],  # the default as it stands
+    "gan only": _GAN_ONLY,  # the default without the copula's rows
     "standard": [
         "preprocess=standard",
         "preprocess.per_class=false",
@@ -53,7 +56,7 @@ VARIANTS: dict[str, list[str]] = {
     "standard per class": ["preprocess=standard", "preprocess.quantile_columns=[]", *_BEFORE],
     "quantile shared": ["preprocess=quantile", "preprocess.per_class=false", *_BEFORE],
     "quantile per class": ["preprocess=quantile", *_BEFORE],
-    "gmm": ["preprocess=gmm"],  # the default with V1..V28 through Gaussian mixtures
+    "gmm": ["preprocess=gmm", *_GAN_ONLY],  # the GAN-only default with V1..V28 through mixtures
     "Amount through quantiles": ["preprocess.quantile_columns=[Amount]", *_BEFORE],
     "uncalibrated": _BEFORE,
     "calibrated": _LR_1E4,

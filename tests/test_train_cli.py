@@ -59,6 +59,8 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert run.data.tags["experiment"] == "stable_gp"
     assert run.data.tags["calibration"] == "marginals"
     assert (tmp_path / "out" / "synthesizer" / "calibration.json").is_file()
+    assert run.data.tags["copula.share"] == "0.5"
+    assert (tmp_path / "out" / "synthesizer" / "copula.json").is_file()
     assert run.data.tags["device"] == "cpu"  # the device the runtime used, tagged once
     checkpoints = tmp_path / "checkpoints" / f"stable_gp-seed0-{config_key(to_config(cfg))}"
     assert run.data.tags["checkpoint.dir"] == str(checkpoints)  # in the launch dir, as documented
