@@ -34,11 +34,11 @@ from pathlib import Path
 import numpy as np
 
 #: The default before half its rows came from a Gaussian copula (every earlier row of the table).
-_GAN_ONLY = ["model.copula_share=0"]
+_GAN_ONLY = ["ship.copula_share=0"]
 #: The learning rates of the defaults before 2e-4 (docs/quality.md rows measured with them).
 _LR_1E4 = ["trainer.generator_optimizer.lr=1e-4", "trainer.critic_optimizer.lr=1e-4", *_GAN_ONLY]
 #: The default before calibrated marginals (docs/quality.md rows measured without them).
-_BEFORE = ["model.calibrate_marginals=false", *_LR_1E4]
+_BEFORE = ["ship.calibrate_marginals=false", *_LR_1E4]
 
 #: Validation cannot judge a generator refitted on the validation rows (module doc).
 NO_REFIT = ["trainer.refit=false"]
@@ -105,26 +105,25 @@ def score(
     ``val.c2st_auc_gbm_2000`` is the mean over ``draws`` draws of 2,000 rows (each listed in
     ``val.c2st_auc_gbm_2000_draws``); the near-copy share is the first draw's.
     """
-    import dataclasses
-
     import pandas as pd
     from threadpoolctl import threadpool_limits
 
-    from wgangp.config import DataConfig, EvaluateConfig
+    from wgangp.config import DataConfig, EvaluateConfig, SelectConfig
     from wgangp.data.prepare import prepare_data
     from wgangp.data.schema import FEATURES, FRAUD, LABEL
     from wgangp.evaluation.detection import detection_metrics
     from wgangp.evaluation.privacy import near_copy_share
     from wgangp.serving.synthesizer import Synthesizer
-    from wgangp.training.quality import ValidationProbe
+    from wgangp.synthesis.selection import ValidationProbe
 
     split = prepare_data(
         DataConfig(path=str(data), fallback="error"), seed=seed, launch_dir=Path.cwd()
     )
     synthesizer = Synthesizer.load(out / "synthesizer")
-    ec = dataclasses.replace(EvaluateConfig(), val_repeats=repeats, val_gbm_max_iter=200)
+    ec = EvaluateConfig()  # the end-of-run evaluation's draw size and detector
+    sc = SelectConfig(repeats=repeats, gbm_max_iter=ec.gbm_max_iter)
     val_frauds = split.val[split.val[LABEL] == FRAUD]
-    probe = ValidationProbe(val_frauds, ec, seed + 10_000)  # draws the loop never made
+    probe = ValidationProbe(val_frauds, sc, seed + 10_000)  # draws the loop never made
     metrics = probe.score(lambda n, s: synthesizer.sample(n, label=FRAUD, seed=s), step=0)
 
     def features(frame: pd.DataFrame) -> np.ndarray:

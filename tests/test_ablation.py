@@ -15,7 +15,7 @@ import pytest
 from support.cli import run_train_cli
 from support.configs import SMALL_MODEL, compose
 
-from wgangp.training.guard import NORM_GRADIENT
+from wgangp.step.guard import NORM_GRADIENT
 
 REDUCED = [
     *SMALL_MODEL,

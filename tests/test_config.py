@@ -9,8 +9,15 @@ from dataclasses import replace
 import pytest
 from support.configs import REPO, compose
 
-from wgangp.cli import check_overrides
-from wgangp.config import FEATURE_NAMES, Config, config_groups, flatten, to_config
+from wgangp.cli import _schema_keys, check_overrides
+from wgangp.config import (
+    FEATURE_NAMES,
+    RENAMED_KEYS,
+    Config,
+    config_groups,
+    flatten,
+    to_config,
+)
 from wgangp.data.schema import FEATURES
 from wgangp.errors import ConfigError
 
@@ -21,7 +28,7 @@ def test_default_config_composes_to_the_schema() -> None:
     assert cfg.gp.norm == "safe_sqrt" and cfg.gp.eps == 1e-12 and cfg.gp.dtype == "float32"
     assert (cfg.gp.weight, cfg.trainer.n_critic) == (10.0, 5)
     opt = cfg.trainer.critic_optimizer
-    assert (opt.lr, opt.beta1, opt.beta2) == (1e-4, 0.0, 0.9)
+    assert (opt.lr, opt.beta1, opt.beta2) == (2e-4, 0.0, 0.9)
     assert cfg.model.critic.output == "linear"
     assert cfg.trainer.label_sampling == "balanced"
 
@@ -30,6 +37,25 @@ def test_experiment_is_selected_with_plus() -> None:
     cfg = to_config(compose(["+experiment=stable_gp"]))
     assert cfg.name == "stable_gp"
     assert cfg.preprocess.per_class and cfg.preprocess.quantile_columns == ["Amount", "Time"]
+
+
+def test_the_plain_command_trains_the_product_model_that_stable_gp_names() -> None:
+    """``python -m wgangp.train`` and ``+experiment=stable_gp`` differ in the name alone; the
+    typed schema's defaults are the files' (one default per key)."""
+    plain, named = to_config(compose()), to_config(compose(["+experiment=stable_gp"]))
+    assert replace(named, name=plain.name) == plain
+    assert flatten(Config()) == {**flatten(plain), "data.name": "creditcard"}
+    assert (plain.trainer.steps, plain.trainer.generator_optimizer.lr) == (3000, 2e-4)
+    assert plain.ship.calibrate_marginals and plain.ship.copula_share == 0.5
+    assert (plain.select.every, plain.select.by, plain.select.after) == (250, "c2st_auc_gbm", 0.25)
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(RENAMED_KEYS.items()))
+def test_a_renamed_key_answers_with_its_new_name(old: str, new: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        check_overrides([f"{old}=1"])
+    assert str(err.value) == f"config key '{old}' was renamed to '{new}': write {new}=1"
+    assert new in _schema_keys()
 
 
 def test_the_mixture_transform_keeps_the_experiments_quantile_columns() -> None:
@@ -138,8 +164,12 @@ def test_hydra_itself_rejects_unknown_keys() -> None:
         ("trainer.steps=0", "trainer.steps"),
         ("model.critic.pac=0", "model.critic.pac"),
         ("model.critic.pac=3", "must be a multiple of model.critic.pac=3"),
-        ("model.copula_share=1", "model.copula_share: must be in [0, 1) (got 1.0; 1 would ship"),
-        ("model.copula_share=-0.5", "model.copula_share: must be in [0, 1) (got -0.5;"),
+        ("ship.copula_share=1", "ship.copula_share: must be in [0, 1) (got 1.0; 1 would ship"),
+        ("ship.copula_share=-0.5", "ship.copula_share: must be in [0, 1) (got -0.5;"),
+        ("preprocess.quantile_columns=[Amount,Amount]", "lists ['Amount'] more than once"),
+        ("select.by=auc", "select.by: 'auc' is not one of c2st_auc_gbm, ks_mean"),
+        ("select.every=-1", "select.every: -1 must be >= 0 (0: off)"),
+        ("select.after=1.0", "select.after: must be in [0, 1)"),
     ],
 )
 def test_bad_values_fail_with_one_line(override: str, fragment: str) -> None:
@@ -160,7 +190,7 @@ def test_bad_split_fractions_are_config_errors(val: float, test: float) -> None:
 
 def test_flatten_gives_dotted_params() -> None:
     params = flatten(to_config(compose()))
-    assert params["trainer.steps"] == 2000
+    assert params["trainer.steps"] == 3000
     assert params["model.generator.hidden"] == [256, 256]
     assert "evaluate.enabled" in params
 

@@ -15,9 +15,9 @@ from support.configs import TINY, compose
 from wgangp.config import to_config
 from wgangp.data.schema import COLUMNS
 from wgangp.serving.synthesizer import load_synthesizer
+from wgangp.step.train_step import METRICS
 from wgangp.train import train
 from wgangp.training.checkpoints import config_key
-from wgangp.training.trainer import METRICS
 
 #: Every per-step metric of the trainer, plus the host-side throughput.
 CURVES = (*METRICS, "steps_per_sec")

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from omegaconf import OmegaConf
 
-from wgangp.config import CONF_DIR, Config, config_groups
+from wgangp.config import CONF_DIR, RENAMED_KEYS, Config, config_groups
 from wgangp.errors import ConfigError
 
 log = logging.getLogger("wgangp")
@@ -58,6 +58,9 @@ def check_overrides(argv: Iterable[str]) -> None:
         name = key.lstrip("+~")
         if name.startswith(("hydra.", "hydra/")) or "/" in name:
             continue
+        if name in RENAMED_KEYS:
+            new = RENAMED_KEYS[name]
+            raise ConfigError(f"config key '{name}' was renamed to '{new}': write {new}={value}")
         if name in groups:
             _check_group(arg, key, name, value, groups[name], name in defaults)
             continue

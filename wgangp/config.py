@@ -79,14 +79,16 @@ class PreprocessConfig:
 
     scaling: str = "standard"  # standard | quantile | gmm (to a normal) | none
     log_amount: bool = True  # model log1p(Amount): Amount spans 0..25,000
-    per_class: bool = False  # one scale per class (wgangp.data.transform)
+    per_class: bool = True  # one scale per class (wgangp.data.transform)
     #: Columns through their quantiles whatever ``scaling`` is: repeated values come back exact.
-    quantile_columns: list[str] = field(default_factory=list)
+    quantile_columns: list[str] = field(default_factory=lambda: ["Amount", "Time"])
 
     def __post_init__(self) -> None:
         _require_choice(self.scaling, "preprocess.scaling", SCALINGS)
         for name in self.quantile_columns:
             _require_choice(name, "preprocess.quantile_columns", FEATURE_NAMES)
+        repeated = sorted({n for n in self.quantile_columns if self.quantile_columns.count(n) > 1})
+        _require(not repeated, "preprocess.quantile_columns", f"lists {repeated} more than once")
 
 
 @dataclass
@@ -108,8 +110,6 @@ class ModelConfig:
     latent_dim: int = 128
     generator: GeneratorConfig = field(default_factory=GeneratorConfig)
     critic: CriticConfig = field(default_factory=CriticConfig)
-    calibrate_marginals: bool = False  # generated columns onto the training marginals
-    copula_share: float = 0.0  # rows drawn from a Gaussian copula of the training rows instead
 
     def __post_init__(self) -> None:
         _require(self.latent_dim >= 1, "model.latent_dim", "must be >= 1")
@@ -119,11 +119,6 @@ class ModelConfig:
             _require(net.negative_slope >= 0, f"model.{name}.negative_slope", "must be >= 0")
         _require_choice(self.critic.output, "model.critic.output", CRITIC_OUTPUTS)
         _require(self.critic.pac >= 1, "model.critic.pac", "must be >= 1 (1: no packing)")
-        _require(
-            0 <= self.copula_share < 1,
-            "model.copula_share",
-            f"must be in [0, 1) (got {self.copula_share}; 1 would ship no generated row)",
-        )
 
 
 @dataclass
@@ -144,9 +139,9 @@ class GPConfig:
 
 @dataclass
 class OptimizerConfig:
-    """Adam, defaults from Gulrajani et al. 2017."""
+    """Adam with Gulrajani et al. 2017's betas; the learning rate the product chose."""
 
-    lr: float = 1e-4
+    lr: float = 2e-4
     beta1: float = 0.0
     beta2: float = 0.9
 
@@ -160,7 +155,7 @@ class OptimizerConfig:
 
 @dataclass
 class TrainerConfig:
-    steps: int = 2000  # generator steps
+    steps: int = 3000  # generator steps
     batch_size: int = 512
     n_critic: int = 5
     label_sampling: str = "balanced"  # balanced: half frauds per batch | empirical
@@ -282,15 +277,6 @@ class EvaluateConfig:
     threads: int = 1
     #: Also compute SDMetrics' QualityReport (needs the ``sdmetrics`` package).
     sdmetrics: bool = True
-    #: The quality loop (wgangp.training.quality): probe the generator on the validation frauds
-    #: every this many steps and keep the best step; 0 turns it off (the last step is kept).
-    every: int = 250
-    select_by: str = "c2st_auc_gbm"  # the val.* metric behind val.score (lower is better)
-    select_smoothing: float = 0.5  # weight of the earlier probes in val.score (moving average)
-    select_after: float = 0.25  # keep no step in this first fraction of the run (quality.py: why)
-    val_samples: int = 200  # synthetic frauds per detection repeat
-    val_repeats: int = 8  # detection repeats per probe, each with a fresh draw
-    val_gbm_max_iter: int = 50  # boosting rounds of the probe's detector
 
     def __post_init__(self) -> None:
         self.check()
@@ -300,8 +286,7 @@ class EvaluateConfig:
         bounds = {  # key: (lowest, highest) allowed
             "n_synthetic": (20, None), "seeds": (1, 100), "max_normal_rows": (100, None),
             "c2st_repeats": (1, 100), "gbm_max_iter": (1, None), "smote_k_neighbors": (1, None),
-            "threads": (1, None), "every": (0, None), "val_samples": (1, None),
-            "val_repeats": (1, None), "val_gbm_max_iter": (1, None),
+            "threads": (1, None),
         }  # fmt: skip
         for key, (low, high) in bounds.items():
             value = getattr(self, key)
@@ -309,7 +294,7 @@ class EvaluateConfig:
             _require(
                 low <= value and (high is None or value <= high),
                 f"evaluate.{key}",
-                f"{value} must be {allowed}" + (" (0: off)" if key == "every" else ""),
+                f"{value} must be {allowed}",
             )
         ratios = list(self.augment_ratios)
         _require(len(ratios) > 0, "evaluate.augment_ratios", "must list at least one ratio")
@@ -326,11 +311,61 @@ class EvaluateConfig:
         )
         precision = self.target_precision
         _require(0 < precision < 1, "evaluate.target_precision", f"{precision} must be in (0, 1)")
-        _require_choice(self.select_by, "evaluate.select_by", SELECT_BY)
-        _require(0 <= self.select_smoothing < 1, "evaluate.select_smoothing", "must be in [0, 1)")
-        _require(0 <= self.select_after < 1, "evaluate.select_after", "must be in [0, 1)")
         rtol = self.copy_rtol
         _require(0 <= rtol <= 1e-2, "evaluate.copy_rtol", f"{rtol} must be in [0, 0.01]")
+
+
+@dataclass
+class SelectConfig:
+    """The step selection (``wgangp.synthesis.selection``): every ``every`` generator steps the
+    rows a user would get are scored on the validation split; the best step after the first
+    ``after`` of the run ships. ``every=0``: the last step ships."""
+
+    every: int = 250
+    by: str = "c2st_auc_gbm"  # the val/* metric behind val/score (lower is better)
+    smoothing: float = 0.5  # weight of the earlier probes in val/score (moving average)
+    after: float = 0.25  # keep no step in this first fraction of the run
+    samples: int = 200  # synthetic rows per detection repeat
+    repeats: int = 8  # detection repeats per probe, each with a fresh draw
+    gbm_max_iter: int = 50  # boosting rounds of the probe's detector
+
+    def __post_init__(self) -> None:
+        _require(self.every >= 0, "select.every", f"{self.every} must be >= 0 (0: off)")
+        _require_choice(self.by, "select.by", SELECT_BY)
+        _require(0 <= self.smoothing < 1, "select.smoothing", "must be in [0, 1)")
+        _require(0 <= self.after < 1, "select.after", "must be in [0, 1)")
+        for key in ("samples", "repeats", "gbm_max_iter"):
+            value = getattr(self, key)
+            _require(value >= 1, f"select.{key}", f"{value} must be >= 1")
+
+
+@dataclass
+class ShipConfig:
+    """What ships beside the generator (``wgangp.synthesis.assemble``)."""
+
+    calibrate_marginals: bool = True  # each generated column onto the training marginals
+    copula_share: float = 0.5  # rows drawn from a Gaussian copula of the training rows instead
+
+    def __post_init__(self) -> None:
+        _require(
+            0 <= self.copula_share < 1,
+            "ship.copula_share",
+            f"must be in [0, 1) (got {self.copula_share}; 1 would ship no generated row)",
+        )
+
+
+#: Keys that moved, old spelling -> new: an override with the old one fails in one line.
+RENAMED_KEYS = {
+    "evaluate.every": "select.every",
+    "evaluate.select_by": "select.by",
+    "evaluate.select_smoothing": "select.smoothing",
+    "evaluate.select_after": "select.after",
+    "evaluate.val_samples": "select.samples",
+    "evaluate.val_repeats": "select.repeats",
+    "evaluate.val_gbm_max_iter": "select.gbm_max_iter",
+    "model.calibrate_marginals": "ship.calibrate_marginals",
+    "model.copula_share": "ship.copula_share",
+}
 
 
 @dataclass
@@ -342,6 +377,8 @@ class Config:
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
+    select: SelectConfig = field(default_factory=SelectConfig)
+    ship: ShipConfig = field(default_factory=ShipConfig)
     seed: int = 0
     name: str = "default"  # the experiment's name, set by conf/experiment/*.yaml
     debug: bool = False  # show tracebacks for user errors

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("wgangp.train")
 register_configs()
+#: The final metric a Hydra sweep minimizes: the score the run selected its step by.
+SELECTION_SCORE = "selection.score"
 
 
 def train(
@@ -39,21 +41,17 @@ def train(
     Hydra); ``launch_dir``, against which relative paths resolve, to the user's directory.
     Data flows one way: load -> validate -> split -> fit the transform on the training split ->
     train -> select a step -> (``trainer.refit``: train again on training + validation rows for
-    that many steps) -> calibrate the marginals -> add the copula's share of rows -> export the
-    generator -> evaluate on the test split, all logged to one MLflow run.
+    that many steps) -> assemble what ships (calibrated marginals, the copula's share of rows) ->
+    export it -> evaluate it on the test split, all logged to one MLflow run.
     """
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
-    from wgangp.serving.synthesizer import Synthesizer
+    from wgangp.synthesis.assemble import assemble
+    from wgangp.synthesis.export import export
+    from wgangp.synthesis.held_out import evaluate_on_test
+    from wgangp.synthesis.selection import keep_selected
     from wgangp.training.fit import fit_networks, refit_networks
-    from wgangp.training.outputs import (
-        add_copula,
-        calibrate,
-        evaluate_on_test,
-        export,
-        select,
-    )
     from wgangp.training.refit import PREFIX
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun
@@ -64,17 +62,18 @@ def train(
         check_batch_fits(data, cfg.trainer.batch_size)
         run.log_data(data)
         run.log_config()
+        tracker, output = run.tracker, run.dirs.output
         with training_runtime(cfg.trainer, cfg.seed) as runtime:
-            run.tracker.set_tags(
-                {"device": runtime.device, "precision.resolved": runtime.precision}
-            )
+            tracker.set_tags({"device": runtime.device, "precision.resolved": runtime.precision})
             # From here on the trainer sees the precision in force, never "auto".
             cfg = replace(cfg, trainer=replace(cfg.trainer, precision=runtime.precision))
             fit = fit_networks(cfg, data, run, run)
             outcome = fit.outcome
             if outcome.nan_step is not None:  # on_nan=stop: recorded, the run ends FAILED
                 return _stopped(run, outcome)
-            selection = select(fit.quality, run, outcome.step)  # its weights from here on
+            selection = keep_selected(fit.selector, tracker, outcome.step)
+            if selection is not None:
+                outcome.final_metrics[SELECTION_SCORE] = selection.score
             if cfg.trainer.refit:
                 steps = selection.step if selection else outcome.step
                 data, fit = refit_networks(cfg, data, run, steps)
@@ -82,14 +81,22 @@ def train(
                     return _stopped(run, fit.outcome)
                 refit_metrics = {PREFIX + k: v for k, v in fit.outcome.final_metrics.items()}
                 outcome.final_metrics.update(refit_metrics)
-            synthesizer = Synthesizer(fit.generator, fit.transformer, cfg.model.latent_dim)
-            synthesizer = calibrate(synthesizer, data, run, cfg)
-            synthesizer = add_copula(synthesizer, data, run, cfg)
-            bundle = export(synthesizer, run, cfg, selection)
+            synthesizer = assemble(
+                fit.generator, fit.transformer, cfg.model.latent_dim, data.train, cfg.ship, cfg.seed
+            )
+            bundle = export(synthesizer, output, tracker, cfg, selection)
             if cfg.evaluate.enabled:
-                evaluation = evaluate_on_test(synthesizer, data, run, cfg, outcome.step)
+                evaluation = evaluate_on_test(
+                    synthesizer,
+                    data,
+                    output,
+                    tracker,
+                    cfg.evaluate,
+                    seed=cfg.seed,
+                    step=outcome.step,
+                )
                 outcome.final_metrics.update(evaluation)
-        log.info("%s; outputs in %s", outcome.describe(), run.dirs.output)
+        log.info("%s; outputs in %s", outcome.describe(), output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
 
 
@@ -113,7 +120,9 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
         if HydraConfig.get().mode == RunMode.MULTIRUN and not isinstance(err, Interrupted):
             return None  # one job's failure is recorded in MLflow; the sweep goes on
         sys.exit(err.exit_code)  # a signal stops the whole sweep, not just this job
-    return result.final_metrics.get("wasserstein_estimate")
+    # A sweep's objective: the selected step's validation score, lower is better (None when the
+    # run selects no step: select.every=0 or too few validation rows).
+    return result.final_metrics.get(SELECTION_SCORE)
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ from scripts.bench.common import Record, Rows, Size
 if TYPE_CHECKING:
     from scripts.bench.flops import FlopCount
     from wgangp.config import Config
-    from wgangp.training.trainer import WGANGPTrainer
+    from wgangp.step.train_step import WGANGPTrainer
 
 
 def product_defaults(preset: str = "default") -> tuple[int, bool]:
@@ -104,8 +104,8 @@ class TrainerSystem:
     def __post_init__(self) -> None:
         import keras
 
-        from wgangp.training.batches import ClassBalancedRows
-        from wgangp.training.distributed import make_trainer
+        from wgangp.step.batch import ClassBalancedRows
+        from wgangp.step.replicas import make_trainer
 
         keras.utils.set_random_seed(0)
         cfg = trainer_config(self.size, self.steps_per_call, self.jit_compile)

@@ -33,7 +33,6 @@ def test_defaults_are_valid_and_compose_as_a_structured_config() -> None:
         ({"c2st_repeats": 0}, "evaluate.c2st_repeats"),
         ({"threads": 0}, "evaluate.threads"),
         ({"copy_rtol": 0.5}, "evaluate.copy_rtol"),
-        ({"select_after": 1.0}, "evaluate.select_after"),
     ],
 )
 def test_invalid_values_raise_one_line_config_errors(overrides: dict, key: str) -> None:

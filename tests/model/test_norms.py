@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from wgangp.model import losses
-from wgangp.training.guard import norm_gradient_singular_at_zero
+from wgangp.step.guard import norm_gradient_singular_at_zero
 
 SAFE = sorted(n for n in losses.ROW_NORMS if n != "tf_norm")
 

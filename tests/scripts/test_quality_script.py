@@ -19,8 +19,8 @@ TINY_RUN = [
     "trainer.steps=4",
     "trainer.steps_per_call=2",
     "trainer.checkpoint_every=2",
-    "evaluate.every=2",
-    "evaluate.val_repeats=2",
+    "select.every=2",
+    "select.repeats=2",
 ]
 
 

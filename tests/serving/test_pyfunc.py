@@ -23,7 +23,7 @@ from support.configs import TINY, compose
 from wgangp.data.schema import COLUMNS, LABEL
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import META_FILE, find_bundle
-from wgangp.serving.pyfunc import SamplerModel, model_signature, model_spec, parse_requests
+from wgangp.serving.pyfunc import model_signature, model_spec, parse_requests
 
 # --- request parsing and bundle lookup (no TensorFlow) ----------------------------------------
 
@@ -57,19 +57,12 @@ def test_bad_requests_are_400_errors(frame, expected):
     assert info.value.get_http_status_code() == 400
 
 
-def test_models_logged_by_earlier_versions_still_find_their_class():
-    """Their code file (serving_model.py) imports SamplerModel from the old module path."""
-    from wgangp.serving import SamplerModel as old_path
-
-    assert old_path is SamplerModel
-
-
 def test_model_spec_is_plain_json_and_restores_the_signature(tmp_path):
     """The tracker journals the spec during an outage: it must survive a JSON round trip."""
     from mlflow.models import ModelSignature
 
     spec = json.loads(json.dumps(model_spec(tmp_path)))
-    assert spec["name"] == "sampler"
+    assert spec["name"] == "synthesizer"
     assert spec["artifacts"] == {"synthesizer": str(tmp_path.resolve())}
     assert Path(spec["python_model"]).is_file()
     assert ModelSignature.from_dict(spec["signature"]) == model_signature()

@@ -20,10 +20,11 @@ from wgangp.data.schema import AMOUNT, CLASSES, COLUMNS, FEATURES, LABEL, TIME
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import TabularTransformer
 from wgangp.errors import DataError
-from wgangp.model.calibration import MarginalCalibration
-from wgangp.model.copula import GaussianCopula
 from wgangp.serving.bundle import CALIBRATION_FILE, COPULA_FILE, PREPROCESSING_FILE
-from wgangp.serving.pyfunc import SamplerModel
+from wgangp.serving.calibration import MarginalCalibration
+from wgangp.serving.copula import GaussianCopula
+from wgangp.serving.mixture import CopulaMixture
+from wgangp.serving.pyfunc import SynthesizerModel
 from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer
 
 LATENT = 4
@@ -99,7 +100,7 @@ def test_a_model_with_a_copula_saves_loads_and_mixes_its_share_of_rows(tmp_path:
     model = synthesizer()
     train = simulate_creditcard(1000, seed=0)
     real = {c: model.transformer.transform(train[train[LABEL] == c]) for c in CLASSES}
-    mixed = replace(model, copula=GaussianCopula.fit(real, share=0.25))
+    mixed = replace(model, mixture=CopulaMixture(GaussianCopula.fit(real), 0.25))
     bundle = mixed.save(tmp_path / "synthesizer")
     assert (bundle / COPULA_FILE).is_file()
     loaded = Synthesizer.load(bundle)
@@ -125,7 +126,7 @@ def test_a_loaded_model_names_its_directory(tmp_path: Path) -> None:
 
 
 def test_the_served_model_answers_500_with_the_line(tmp_path: Path) -> None:
-    model = SamplerModel()
+    model = SynthesizerModel()
     model.synthesizer = synthesizer("nan")
     with pytest.raises(MlflowException) as err:
         model.predict(None, pd.DataFrame({"n": [2]}))

@@ -1,4 +1,4 @@
-"""A quality loop whose probe reads scripted scores, and the generator weights at each probe."""
+"""A step selection whose probe reads scripted scores, and the generator weights at each probe."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from support.configs import TINY_NETWORKS
-from wgangp.training.quality import QualityLoop, ValidationProbe
+from wgangp.synthesis.selection import StepSelector, ValidationProbe
 
-#: A table with validation frauds enough for the quality loop (at least 6): 30% of the rows.
+#: A table with validation frauds enough for the step selection (at least 6): 30% of the rows.
 LOOP_DATA = ["data=simulated", "data.simulated_rows=20000", "data.val_fraction=0.3"]
 
-#: A tiny run of 8 steps whose quality loop probes every 2 steps; add ``tracking.uri``.
+#: A tiny run of 8 steps whose step selection probes every 2 steps; add ``tracking.uri``.
 PROBED_RUN = [
     *LOOP_DATA,
     *TINY_NETWORKS,
@@ -22,8 +22,8 @@ PROBED_RUN = [
     "trainer.progress=false",
     "trainer.sample_rows=20",
     "evaluate.enabled=false",
-    "evaluate.every=2",
-    "evaluate.select_smoothing=0",
+    "select.every=2",
+    "select.smoothing=0",
 ]
 
 
@@ -42,11 +42,11 @@ def script_probes(
         },
     )
     probed: dict[int, list[np.ndarray]] = {}
-    original_run = QualityLoop.run
+    original_probe = StepSelector.probe_step
 
-    def recording_run(self, step):
+    def recording_probe(self, step):
         probed[step] = [np.array(w) for w in self.best.generator.get_weights()]
-        return original_run(self, step)
+        return original_probe(self, step)
 
-    monkeypatch.setattr(QualityLoop, "run", recording_run)
+    monkeypatch.setattr(StepSelector, "probe_step", recording_probe)
     return probed

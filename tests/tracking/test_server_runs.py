@@ -69,7 +69,7 @@ def test_stable_run_model_loads_and_samples_over_http(server_runs: ServerRuns, m
     run_id = server_runs.run_ids["stable"]
     model_uri = client.get_run(run_id).data.tags["model.uri"]
     model = client.get_logged_model(model_uri.removeprefix("models:/"))
-    assert model.source_run_id == run_id and model.name == "sampler"
+    assert model.source_run_id == run_id and model.name == "synthesizer"
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", server_runs.url)
     rows = mlflow.pyfunc.load_model(model_uri).predict(pd.DataFrame({"n": [7], "label": [1]}))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from support.configs import TINY, compose
 
-from wgangp.training.guard import NORM_GRADIENT
+from wgangp.step.guard import NORM_GRADIENT
 
 N_FEATURES = 30
 
@@ -25,8 +25,8 @@ def guarded_trainer(overrides: list[str]):
     from contextlib import ExitStack
 
     from wgangp.config import to_config
-    from wgangp.training.batches import ClassBalancedRows
-    from wgangp.training.distributed import make_trainer
+    from wgangp.step.batch import ClassBalancedRows
+    from wgangp.step.replicas import make_trainer
     from wgangp.training.runtime import training_runtime
 
     cfg = to_config(compose(TINY + overrides))

@@ -131,7 +131,7 @@ def test_a_run_killed_during_its_refit_resumes_the_refit(tmp_path: Path) -> None
         sys.executable, "-m", "wgangp.train", *LOOP_DATA, *TINY_NETWORKS,
         "trainer.batch_size=32", f"trainer.steps={steps}", "trainer.steps_per_call=10",
         "trainer.checkpoint_every=50", "trainer.progress=false", "trainer.sample_rows=0",
-        "trainer.refit=true", "evaluate.enabled=false", "evaluate.every=0",
+        "trainer.refit=true", "evaluate.enabled=false", "select.every=0",
         "tracking.log_every=10", "tracking.uri=sqlite:///mlflow.db", "tracking.log_model=false",
     ]  # fmt: skip
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONUNBUFFERED": "1"}

@@ -106,8 +106,8 @@ def test_an_interrupted_run_without_a_checkpoint_is_started_over_not_claimed(
 
 
 def test_history_journal_restores_up_to_the_checkpoint(tmp_path: Path) -> None:
+    from wgangp.step.train_step import METRICS
     from wgangp.training.history import MetricHistory
-    from wgangp.training.trainer import METRICS
 
     journal = tmp_path / "history.csv"
     first = MetricHistory(log_every=2)

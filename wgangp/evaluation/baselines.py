@@ -17,7 +17,7 @@ import numpy as np
 from imblearn.over_sampling import SMOTE
 
 from wgangp.data.schema import FRAUD
-from wgangp.model.copula import GaussianCopula
+from wgangp.serving.copula import GaussianCopula
 
 #: The generators the GAN is compared with, by the names their metrics carry.
 BASELINES = ("smote", "copula")
@@ -40,7 +40,7 @@ def smote_frauds(
 
 def copula_frauds(frauds: np.ndarray, n: int, *, seed: int) -> np.ndarray:
     """``n`` fraud rows from a Gaussian copula with the training frauds' empirical marginals
-    (the one a synthesizer draws a share of its rows from, :mod:`wgangp.model.copula`)."""
+    (the one a synthesizer draws a share of its rows from, :mod:`wgangp.serving.copula`)."""
     copula = GaussianCopula.fit({FRAUD: frauds})
     return copula.draw(n, FRAUD, np.random.default_rng(seed))
 

@@ -4,7 +4,7 @@ A bundle is a directory (no pickle anywhere): ``generator.keras`` (Keras native 
 safe mode), ``preprocessing.json``, ``calibration.json`` (only when the run calibrated the
 marginals), ``copula.json`` (only when a share of the rows comes from a Gaussian copula) and
 ``synthesizer.json`` (latent size, columns, versions). A training run logs it as the artifact
-``synthesizer`` and inside its pyfunc model ``sampler`` (under ``artifacts/synthesizer``).
+``synthesizer`` and inside its pyfunc model ``synthesizer`` (under ``artifacts/synthesizer``).
 Nothing here imports Keras, so a wrong URI fails in a second.
 """
 
@@ -24,7 +24,7 @@ META_FILE = "synthesizer.json"
 CALIBRATION_FILE = "calibration.json"
 COPULA_FILE = "copula.json"
 #: The name of the pyfunc model inside a training run.
-MODEL_NAME = "sampler"
+MODEL_NAME = "synthesizer"
 
 
 class ModelUriError(WgangpError):

@@ -1,7 +1,7 @@
-"""The code file of the ``sampler`` pyfunc model (models from code, no pickle): see ``pyfunc``."""
+"""The code file of the ``synthesizer`` pyfunc model (models from code, no pickle): see ``pyfunc``."""
 
 import mlflow
 
-from wgangp.serving.pyfunc import SamplerModel
+from wgangp.serving.pyfunc import SynthesizerModel
 
-mlflow.models.set_model(SamplerModel())
+mlflow.models.set_model(SynthesizerModel())

@@ -49,7 +49,7 @@ def parse_requests(model_input: pd.DataFrame) -> list[tuple[int, int, int]]:
         model_input = pd.DataFrame(model_input)
     if "n" not in model_input.columns:
         raise _bad_request(
-            "sampler input needs a column n (rows to draw); optional columns: label (0 or 1, "
+            "synthesizer input needs a column n (rows to draw); optional columns: label (0 or 1, "
             "default 1) and seed (default: the input row's position)"
         )
     requests = []
@@ -86,7 +86,7 @@ def _whole(value, name: str, row: int, default: int | None) -> int:
     return int(number)
 
 
-class SamplerModel(mlflow.pyfunc.PythonModel):
+class SynthesizerModel(mlflow.pyfunc.PythonModel):
     """pyfunc body: each input row asks for ``n`` rows of class ``label`` (seed optional)."""
 
     def load_context(self, context) -> None:

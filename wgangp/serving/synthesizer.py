@@ -2,8 +2,9 @@
 
 Saved as a bundle directory (:mod:`wgangp.serving.bundle`): the generator in Keras' native format
 (loaded in safe mode) and the transform, the marginal calibration (when the run fitted one,
-:mod:`wgangp.model.calibration`), the Gaussian copula drawn for a share of the rows (when the run
-has one, :mod:`wgangp.model.copula`) and metadata as JSON; no pickle anywhere.
+:mod:`wgangp.serving.calibration`), the Gaussian copula drawn for a share of the rows (when the run
+has one, :mod:`wgangp.serving.mixture`) and metadata as JSON; no pickle anywhere. What goes into
+it is decided in one place, :func:`wgangp.synthesis.assemble.assemble`.
 
 Every row :meth:`Synthesizer.sample` returns is finite: a generator that puts out NaN or inf is
 broken, and its rows would poison whatever they are written to or augmented into, so sampling
@@ -22,10 +23,8 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.schema import COLUMNS, FEATURES, FRAUD
-from wgangp.data.transform import TabularTransformer
+from wgangp.data.transform import RETRAIN, TabularTransformer
 from wgangp.errors import WgangpError
-from wgangp.model.calibration import MarginalCalibration
-from wgangp.model.copula import GaussianCopula
 from wgangp.model.networks import N_CLASSES
 from wgangp.serving.bundle import (
     BUNDLE,
@@ -36,6 +35,11 @@ from wgangp.serving.bundle import (
     PREPROCESSING_FILE,
     local_bundle,
 )
+from wgangp.serving.calibration import MarginalCalibration
+from wgangp.serving.copula import GaussianCopula
+from wgangp.serving.mixture import CopulaMixture
+
+_FORMAT = "wgangp.synthesizer/2"
 
 
 class NonFiniteSamplesError(WgangpError):
@@ -46,6 +50,8 @@ class NonFiniteSamplesError(WgangpError):
 
 @dataclass
 class Synthesizer:
+    """The shipped model: draws rows of either class in original units."""
+
     generator: keras.Model
     transformer: TabularTransformer
     latent_dim: int
@@ -54,7 +60,7 @@ class Synthesizer:
     #: Maps the generated columns onto the training marginals (None: rows as generated).
     calibration: MarginalCalibration | None = None
     #: Draws a share of each sample's rows (None: every row from the generator).
-    copula: GaussianCopula | None = None
+    mixture: CopulaMixture | None = None
 
     def sample(
         self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
@@ -67,8 +73,8 @@ class Synthesizer:
         x = self.generate(n, label, seed, batch_size)
         if self.calibration is not None and len(x):
             x = self.calibration.apply(x, label)
-        if self.copula is not None and len(x):
-            x = self.copula.mix(x, label, seed)
+        if self.mixture is not None and len(x):
+            x = self.mixture.mix(x, label, seed)
         frame = self.transformer.inverse_transform(x, np.full(len(x), label))
         self._check_finite(frame.loc[:, list(FEATURES)].to_numpy(), label, seed)
         return frame.loc[:, list(COLUMNS)]
@@ -113,13 +119,14 @@ class Synthesizer:
             self.calibration.save(directory / CALIBRATION_FILE)
         else:  # a stale file from an earlier save here would calibrate this generator's rows
             (directory / CALIBRATION_FILE).unlink(missing_ok=True)
-        if self.copula is not None:
-            self.copula.save(directory / COPULA_FILE)
+        if self.mixture is not None:
+            self.mixture.copula.save(directory / COPULA_FILE)
         else:
             (directory / COPULA_FILE).unlink(missing_ok=True)
         meta = {
-            "format": "wgangp.synthesizer/1",
+            "format": _FORMAT,
             "latent_dim": self.latent_dim,
+            "copula_share": self.mixture.share if self.mixture else 0.0,
             "columns": list(COLUMNS),
             "keras_version": keras.__version__,
         }
@@ -139,7 +146,7 @@ class Synthesizer:
                 f"{directory} is not a wgangp synthesizer (missing {', '.join(missing)}); "
                 f"point at the '{BUNDLE}' artifact of a training run"
             )
-        meta = json.loads((directory / META_FILE).read_text())
+        meta = _meta(directory / META_FILE)
         # The JSON first: a bad preprocessing.json fails before the slow Keras load.
         transformer = TabularTransformer.load(directory / PREPROCESSING_FILE)
         calibration_file = directory / CALIBRATION_FILE
@@ -147,7 +154,9 @@ class Synthesizer:
             MarginalCalibration.load(calibration_file) if calibration_file.exists() else None
         )
         copula_file = directory / COPULA_FILE
-        copula = GaussianCopula.load(copula_file) if copula_file.exists() else None
+        mixture = None
+        if copula_file.exists():
+            mixture = CopulaMixture(GaussianCopula.load(copula_file), meta["copula_share"])
         generator = keras.saving.load_model(
             directory / GENERATOR_FILE, compile=False, safe_mode=True
         )
@@ -157,8 +166,23 @@ class Synthesizer:
             latent_dim=int(meta["latent_dim"]),
             origin=str(directory),
             calibration=calibration,
-            copula=copula,
+            mixture=mixture,
         )
+
+
+def _meta(path: Path) -> dict:
+    """``synthesizer.json``, checked: this format, a latent size, a copula share in [0, 1)."""
+    try:
+        meta = json.loads(path.read_text())
+        if meta.get("format") != _FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}, not {_FORMAT}")
+        if int(meta["latent_dim"]) < 1 or not 0 <= float(meta["copula_share"]) < 1:
+            raise ValueError("latent_dim or copula_share out of range")
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise WgangpError(
+            f"{path} is not a usable synthesizer description ({err}); {RETRAIN}"
+        ) from None
+    return meta
 
 
 def load_synthesizer(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:

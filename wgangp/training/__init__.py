@@ -1,2 +1,3 @@
-"""Training: the job's MLflow run and checkpoints (session), the host loop, the compiled step
-with its in-graph NaN guard and batches, and what a finished run exports."""
+"""A training run's lifecycle: the job's MLflow run and checkpoints (session), the host loop that
+calls the compiled step (:mod:`wgangp.step`), interrupts, history, NaN forensics, runtime and
+precision, one fit of the networks and the refit."""

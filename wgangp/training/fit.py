@@ -1,5 +1,5 @@
 """One fit of the networks on a split: the transform fitted on its training rows, the trainer,
-the generator weight average, the quality loop on its validation rows, the host loop to
+the generator weight average, the step selection on its validation rows, the host loop to
 ``trainer.steps``. A run fits once, and once more on training plus validation rows with
 ``trainer.refit`` (:mod:`wgangp.training.refit`)."""
 
@@ -14,12 +14,11 @@ from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import LABEL
 from wgangp.data.transform import TabularTransformer
+from wgangp.step.batch import ClassBalancedRows, fraud_share
+from wgangp.step.replicas import make_trainer
+from wgangp.synthesis.selection import StepSelector, step_selector
 from wgangp.training.averaging import GeneratorAverage
-from wgangp.training.batches import ClassBalancedRows, fraud_share
-from wgangp.training.distributed import make_trainer
 from wgangp.training.loop import HostLoop, LoopOutcome
-from wgangp.training.outputs import quality_loop
-from wgangp.training.quality import QualityLoop
 from wgangp.training.refit import RefitRun
 from wgangp.training.session import TrackedRun
 
@@ -28,12 +27,12 @@ log = logging.getLogger("wgangp.train")
 
 @dataclass
 class Fit:
-    """One fit of the networks: the generator a user gets, its transform, the quality loop
+    """One fit of the networks: the generator a user gets, its transform, the step selection
     (None for a refit, or when off) and how the loop ended."""
 
     generator: keras.Model
     transformer: TabularTransformer
-    quality: QualityLoop | None
+    selector: StepSelector | None
     outcome: LoopOutcome
 
 
@@ -41,7 +40,7 @@ def fit_networks(
     cfg: Config, data: PreparedData, run: TrackedRun, loop_run: TrackedRun | RefitRun
 ) -> Fit:
     """Fit the transform on ``data.train`` and train on it to ``trainer.steps``, logging through
-    ``loop_run``; the quality loop probes ``data.val`` when it has frauds enough."""
+    ``loop_run``; the step selection probes ``data.val`` when it has frauds enough."""
     transformer = TabularTransformer.from_config(cfg.preprocess).fit(data.train)
     rows = ClassBalancedRows(
         transformer.transform(data.train),
@@ -55,9 +54,13 @@ def fit_networks(
     # The generator a user gets: the weight average when there is one.
     generator = average.model if average else trainer.generator
     # A refit's split has no validation rows left: no loop (and no warning about it).
-    quality = quality_loop(generator, transformer, data, run, cfg) if len(data.val) else None
-    loop = HostLoop(trainer, loop_run, cfg.trainer, cfg.tracking.log_every, quality, average)
-    return Fit(generator, transformer, quality, loop.train())
+    selector = (
+        step_selector(generator, transformer, data, run.checkpoints.path, cfg)
+        if len(data.val)
+        else None
+    )
+    loop = HostLoop(trainer, loop_run, cfg.trainer, cfg.tracking.log_every, selector, average)
+    return Fit(generator, transformer, selector, loop.train())
 
 
 def refit_networks(

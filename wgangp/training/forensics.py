@@ -17,8 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from wgangp.data.schema import FEATURES
-from wgangp.training.guard import NORM_GRADIENT
-from wgangp.training.trainer import WGANGPTrainer
+from wgangp.step.guard import NORM_GRADIENT
+from wgangp.step.train_step import WGANGPTrainer
 
 
 def _nonfinite(t: tf.Tensor) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from wgangp.training.trainer import METRICS
+from wgangp.step.train_step import METRICS
 
 
 class MetricHistory:

@@ -18,14 +18,14 @@ from tqdm.auto import tqdm
 
 from wgangp.config import TrainerConfig
 from wgangp.errors import NonFiniteError
+from wgangp.step.train_step import METRICS, ChunkResult, WGANGPTrainer
+from wgangp.synthesis.selection import StepSelector
 from wgangp.training.averaging import GeneratorAverage
 from wgangp.training.forensics import investigate, write_forensics
 from wgangp.training.history import MetricHistory
 from wgangp.training.interrupts import Interrupted
-from wgangp.training.quality import QualityLoop
 from wgangp.training.refit import RefitRun
 from wgangp.training.session import TrackedRun
-from wgangp.training.trainer import METRICS, ChunkResult, WGANGPTrainer
 
 log = logging.getLogger("wgangp.train")
 #: How long a checkpoint waits for the points queued before it to reach the store (or the
@@ -66,11 +66,11 @@ class HostLoop:
         run: TrackedRun | RefitRun,
         tc: TrainerConfig,
         log_every: int,
-        quality: QualityLoop | None = None,
+        selector: StepSelector | None = None,
         average: GeneratorAverage | None = None,
     ) -> None:
         self.trainer = trainer
-        self.quality = quality
+        self.selector = selector
         self.average = average
         self.run = run
         self.tc = tc
@@ -107,8 +107,8 @@ class HostLoop:
                     if self._must_stop(last):
                         failed = last
                         break
-                    if self.quality and self.quality.due(step, tc.steps):
-                        self.tracker.log_metrics(self.quality.run(step), step)
+                    if self.selector and self.selector.due(step, tc.steps):
+                        self.tracker.log_metrics(self.selector.probe_step(step), step)
                     if step % tc.checkpoint_every == 0 or step >= tc.steps:
                         self.checkpoint(step)
                 if interruption.requested:
@@ -130,13 +130,13 @@ class HostLoop:
             self.history.restore(run.checkpoints.history_path, restored)
             self.history.skip_through = self.tracker.last_logged_step()
             self.tracker.set_tags({"resumed.from_step": restored})
-            if self.quality:
-                self.quality.best.restore()
+            if self.selector:
+                self.selector.best.restore()
             log.info("resumed from %s at step %d", latest, restored)
         else:
             run.checkpoints.history_path.unlink(missing_ok=True)
-            if self.quality:
-                self.quality.best.forget()
+            if self.selector:
+                self.selector.best.forget()
         return int(trainer.step.numpy())
 
     def stop(self, step: int) -> None:
@@ -161,8 +161,8 @@ class HostLoop:
                 TRACKING_FLUSH_S, step,
             )  # fmt: skip
         self.history.persist(self.run.checkpoints.history_path)
-        if self.quality:
-            self.quality.best.persist()
+        if self.selector:
+            self.selector.best.persist()
         path = self.manager.save(checkpoint_number=step)
         self.run.record.step = step
         self.run.checkpoints.write_record(self.run.record)
@@ -187,8 +187,8 @@ class HostLoop:
             "train.skipped_updates": float(last.skipped if last else 0),
             "train.loss_scale_skips": float(last.scale_skips if last else 0),
         }
-        if self.quality:
-            summary["train.quality_s"] = self.quality.seconds
+        if self.selector:
+            summary["train.quality_s"] = self.selector.seconds
         if self.tc.precision == "mixed_float16" and last is not None:
             summary["train.loss_scale"] = float(last.loss_scale)
         self.tracker.log_metrics(summary, step)
@@ -226,8 +226,8 @@ class HostLoop:
         """The next step a call must stop at: a checkpoint, a quality probe or the end."""
         tc = self.tc
         boundary = min(tc.steps, (step // tc.checkpoint_every + 1) * tc.checkpoint_every)
-        if self.quality:
-            boundary = min(boundary, self.quality.next_boundary(step))
+        if self.selector:
+            boundary = min(boundary, self.selector.next_boundary(step))
         return boundary
 
     def _must_stop(self, result: ChunkResult) -> bool:

@@ -1,4 +1,4 @@
-"""The quality loop: validation probes, the smoothed selection score, the kept best step."""
+"""The step selection: validation probes, the smoothed selection score, the kept best step."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pytest
 from support.configs import compose
 from support.probes import PROBED_RUN, script_probes
 
-from wgangp.config import EvaluateConfig, to_config
+from wgangp.config import SelectConfig, to_config
 from wgangp.data.schema import COLUMNS, FEATURES, LABEL
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.model.networks import build_generator
 from wgangp.serving.synthesizer import Synthesizer
+from wgangp.synthesis.selection import BestGenerator, StepSelector, ValidationProbe
 from wgangp.train import train
-from wgangp.training.quality import BestGenerator, QualityLoop, ValidationProbe
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +43,8 @@ def _draw(frauds: pd.DataFrame, shift: float):
 
 
 def test_the_probe_tells_a_shifted_generator_from_a_faithful_one(frauds) -> None:
-    ec = EvaluateConfig(val_samples=100, val_repeats=3)
-    probe = ValidationProbe(frauds.head(40), ec, seed=0)
+    sc = SelectConfig(samples=100, repeats=3)
+    probe = ValidationProbe(frauds.head(40), sc, seed=0)
     faithful = probe.score(_draw(frauds.iloc[40:], 0.0), step=10)
     shifted = probe.score(_draw(frauds.iloc[40:], 8.0), step=10)
     assert faithful["val.c2st_auc_gbm"] < 0.7 < 0.9 < shifted["val.c2st_auc_gbm"]
@@ -57,20 +57,20 @@ def test_the_score_is_a_moving_average_and_the_best_step_is_kept(tmp_path, fraud
     generator = build_generator(8, 30, [16])
     best = BestGenerator(generator, tmp_path)
     raw = iter([0.9, 0.5, 0.8, 0.6])
-    ec = EvaluateConfig(every=5, select_smoothing=0.5)
+    sc = SelectConfig(every=5, smoothing=0.5)
 
     class Probe:
         def score(self, sample, step):
             return {"val.c2st_auc_gbm": next(raw), "val.ks_mean": 0.0}
 
-    loop = QualityLoop(Probe(), best, lambda n, seed: None, ec, steps=20)
+    loop = StepSelector(Probe(), best, lambda n, seed: None, sc, steps=20)
     weights_at = {}
     scores = []
     for step in (5, 10, 15, 20):
         layer = generator.get_layer("generator_out")
         layer.set_weights([w + step for w in layer.get_weights()])
         weights_at[step] = [np.array(w) for w in generator.get_weights()]
-        scores.append(loop.run(step)["val.score"])
+        scores.append(loop.probe_step(step)["val.score"])
     # 0.9; (0.9+0.5)/2 = 0.7; (0.7+0.8)/2 = 0.75; (0.75+0.6)/2 = 0.675
     assert scores == pytest.approx([0.9, 0.7, 0.75, 0.675])
     assert best.selection.step == 20 and best.selection.score == pytest.approx(0.675)
@@ -97,9 +97,9 @@ def test_no_step_of_the_first_fraction_of_the_run_is_kept(tmp_path) -> None:
             return {"val.c2st_auc_gbm": next(raw), "val.ks_mean": 0.0}
 
     best = BestGenerator(build_generator(8, 30, [16]), tmp_path)
-    ec = EvaluateConfig(every=5, select_smoothing=0.5, select_after=0.25)
-    loop = QualityLoop(Probe(), best, lambda n, seed: None, ec, steps=20)
-    scores = [loop.run(step)["val.score"] for step in (5, 10, 15, 20)]
+    sc = SelectConfig(every=5, smoothing=0.5, after=0.25)
+    loop = StepSelector(Probe(), best, lambda n, seed: None, sc, steps=20)
+    scores = [loop.probe_step(step)["val.score"] for step in (5, 10, 15, 20)]
     assert scores == pytest.approx([0.3, 0.6, 0.7, 0.75])  # (0.3 + 0.9) / 2 = 0.6
     assert best.selection.step == 10 and best.selection.score == pytest.approx(0.6)
 

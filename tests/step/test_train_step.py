@@ -12,15 +12,15 @@ from support.configs import TINY, compose
 
 from wgangp.config import to_config
 from wgangp.model.networks import pack_rows
-from wgangp.training.batches import ClassBalancedRows
-from wgangp.training.distributed import make_trainer
-from wgangp.training.random_streams import (
+from wgangp.step.batch import ClassBalancedRows
+from wgangp.step.random_streams import (
     random_alg,
     stateless_standard_normal,
     step_seed,
     uniform_to_normal,
 )
-from wgangp.training.trainer import METRICS, WGANGPTrainer
+from wgangp.step.replicas import make_trainer
+from wgangp.step.train_step import METRICS, WGANGPTrainer
 
 
 def tiny_trainer(extra: list[str] | None = None) -> WGANGPTrainer:

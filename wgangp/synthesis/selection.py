@@ -1,19 +1,20 @@
-"""The quality loop: score the generator on the validation split while it trains; keep the best.
+"""The step selection: score what would ship on the validation split while training; keep the best.
 
-Every ``evaluate.every`` generator steps the current generator draws fraud rows, and the probe
-compares them with the validation frauds, rows that neither the networks nor the transform saw:
+Every ``select.every`` generator steps the synthesizer a user would get from the current generator
+(:func:`wgangp.synthesis.assemble.assemble`) draws fraud rows, and the probe compares them with the
+validation frauds, rows that neither the networks nor the transform saw:
 
 - ``val.c2st_auc_gbm``: the detection protocol of the end-of-run evaluation
   (:func:`wgangp.evaluation.detection.half_split_aucs`, gradient boosting), one fresh synthetic
   draw per repeat; 0.5 = indistinguishable.
 - ``val.ks_mean``: the mean per-feature KS statistic against all draws together.
-- ``val.score``: the selection score, lower is better: ``evaluate.select_by`` (the detection AUC
+- ``val.score``: the selection score, lower is better: ``select.by`` (the detection AUC
   by default) averaged with the previous probes' values by an exponential moving average.
 
 The validation split holds few frauds (about 30 on the 30k-row sample), so one probe's detection
 AUC moves by several hundredths between draws of the same generator: several draws per probe and
 the moving average keep the selection from chasing one lucky draw (docs/quality.md measures it).
-The step with the lowest score after the first ``evaluate.select_after`` of the run is kept
+The step with the lowest score after the first ``select.after`` of the run is kept
 (:class:`BestGenerator`): the exported generator, the sampled rows, the served model and the test
 evaluation all use it. The first probes still feed the moving average; their steps are not kept
 because there the average rests on one or two probes, a noisier score is likelier to be the lowest
@@ -34,9 +35,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp
 
-from wgangp.config import EvaluateConfig
-from wgangp.data.schema import FEATURES
+from wgangp.config import Config, SelectConfig
+from wgangp.data.prepare import PreparedData
+from wgangp.data.schema import FEATURES, FRAUD, LABEL
+from wgangp.data.transform import TabularTransformer
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
+from wgangp.synthesis.assemble import assemble
+from wgangp.tracking.tracker import Tracker
 
 log = logging.getLogger("wgangp.train")
 
@@ -47,23 +52,23 @@ MIN_VAL_FRAUDS = 6
 class ValidationProbe:
     """Scores fraud rows drawn by ``sample(n, seed)`` against the validation frauds."""
 
-    def __init__(self, val_frauds: pd.DataFrame, ec: EvaluateConfig, seed: int) -> None:
+    def __init__(self, val_frauds: pd.DataFrame, sc: SelectConfig, seed: int) -> None:
         self.real = val_frauds.loc[:, list(FEATURES)].to_numpy(np.float64)
-        self.ec = ec
+        self.sc = sc
         self.seed = seed
 
     def score(self, sample: Callable[[int, int], pd.DataFrame], step: int) -> dict[str, float]:
         """``val.*`` metrics of the generator behind ``sample`` (without the moving average)."""
-        ec, n = self.ec, self.ec.val_samples
-        draws = sample(n * ec.val_repeats, self.seed + step).loc[:, list(FEATURES)]
+        sc, n = self.sc, self.sc.samples
+        draws = sample(n * sc.repeats, self.seed + step).loc[:, list(FEATURES)]
         synthetic = draws.to_numpy(np.float64)
         scores: list[float] = []
-        for r in range(ec.val_repeats):  # one fresh draw per repeat
+        for r in range(sc.repeats):  # one fresh draw per repeat
             model_seed = self.seed + r
             scores += half_split_aucs(
                 self.real,
                 synthetic[r * n : (r + 1) * n],
-                lambda _, s=model_seed: boosting_model(s, ec.val_gbm_max_iter),
+                lambda _, s=model_seed: boosting_model(s, sc.gbm_max_iter),
                 repeats=1,
                 seed=self.seed + step + r,
             )
@@ -139,33 +144,33 @@ class BestGenerator:
         return self.selection
 
 
-class QualityLoop:
-    """Probe every ``evaluate.every`` steps, log ``val.*``, keep the best generator."""
+class StepSelector:
+    """Probe every ``select.every`` steps, log ``val.*``, keep the best generator."""
 
     def __init__(
         self,
         probe: ValidationProbe,
         best: BestGenerator,
         sample: Callable[[int, int], pd.DataFrame],
-        ec: EvaluateConfig,
+        sc: SelectConfig,
         steps: int,
     ) -> None:
-        self.probe, self.best, self.sample, self.ec = probe, best, sample, ec
-        self.keep_after = ec.select_after * steps  # no step at or before this one is kept
+        self.probe, self.best, self.sample, self.sc = probe, best, sample, sc
+        self.keep_after = sc.after * steps  # no step at or before this one is kept
         self.seconds = 0.0  # spent probing, for train.quality_s
 
     def due(self, step: int, last_step: int) -> bool:
-        return step % self.ec.every == 0 or step >= last_step
+        return step % self.sc.every == 0 or step >= last_step
 
     def next_boundary(self, step: int) -> int:
-        return (step // self.ec.every + 1) * self.ec.every
+        return (step // self.sc.every + 1) * self.sc.every
 
-    def run(self, step: int) -> dict[str, float]:
+    def probe_step(self, step: int) -> dict[str, float]:
         """Score the generator at ``step``; the metrics to log."""
         started = time.perf_counter()
         metrics = self.probe.score(self.sample, step)
-        raw = metrics[f"val.{self.ec.select_by}"]
-        decay = self.ec.select_smoothing
+        raw = metrics[f"val.{self.sc.by}"]
+        decay = self.sc.smoothing
         previous = self.best.smoothed
         smoothed = raw if previous is None else decay * previous + (1 - decay) * raw
         self.best.smoothed = smoothed
@@ -174,3 +179,57 @@ class QualityLoop:
             log.info("quality: step %d is the best so far (val.score %.4f)", step, smoothed)
         self.seconds += time.perf_counter() - started
         return metrics
+
+
+def step_selector(
+    generator: keras.Model,
+    transformer: TabularTransformer,
+    data: PreparedData,
+    checkpoint_dir: Path,
+    cfg: Config,
+) -> StepSelector | None:
+    """The run's step selection; None when ``select.every=0`` or validation has too few frauds.
+
+    Each probe scores the rows a user would get from the current step: what
+    :func:`~wgangp.synthesis.assemble.assemble` builds, for the rare class alone.
+    """
+    sc = cfg.select
+    val_frauds = data.val[data.val[LABEL] == FRAUD]
+    if sc.every == 0:
+        return None
+    if len(val_frauds) < MIN_VAL_FRAUDS:
+        log.warning(
+            "step selection off: the validation split has %d fraud(s), fewer than %d; the last "
+            "step is kept (raise data.val_fraction or use a larger table)",
+            len(val_frauds),
+            MIN_VAL_FRAUDS,
+        )
+        return None
+    latent_dim, train, ship = cfg.model.latent_dim, data.train, cfg.ship
+
+    def probe_rows(n: int, sample_seed: int) -> pd.DataFrame:
+        shipped = assemble(generator, transformer, latent_dim, train, ship, cfg.seed, [FRAUD])
+        return shipped.sample(n, label=FRAUD, seed=sample_seed)
+
+    return StepSelector(
+        ValidationProbe(val_frauds, sc, cfg.seed),
+        BestGenerator(generator, checkpoint_dir),
+        probe_rows,
+        sc,
+        cfg.trainer.steps,
+    )
+
+
+def keep_selected(
+    selector: StepSelector | None, tracker: Tracker, last_step: int
+) -> Selection | None:
+    """Load the selected step's weights into the generator and tag the run; the selection
+    (None without a selector: the last step is kept, unscored)."""
+    selection = selector.best.load_into_generator() if selector else None
+    if selection is None:
+        tracker.set_tags({"selection.step": last_step, "selection.score": "none"})
+        return None
+    tracker.set_tags({"selection.step": selection.step, "selection.score": selection.score})
+    tracker.log_metrics({"selection.score": selection.score}, last_step)
+    log.info("selected step %d of %d (val.score %.4f)", selection.step, last_step, selection.score)
+    return selection

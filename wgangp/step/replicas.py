@@ -25,8 +25,8 @@ import tensorflow as tf
 
 from wgangp.config import Config
 from wgangp.errors import ConfigError
-from wgangp.training.batches import ClassBalancedRows
-from wgangp.training.trainer import (
+from wgangp.step.batch import ClassBalancedRows
+from wgangp.step.train_step import (
     CriticInputs,
     CriticQuantities,
     GeneratorQuantities,

@@ -1,7 +1,7 @@
 """Class-conditional batches drawn inside the graph, typed from the draw to the update.
 
 The training rows live on the device as two tables (normal, fraud); every draw is a stateless
-random op (:mod:`wgangp.training.random_streams`), so no host-to-device copy happens per step and
+random op (:mod:`wgangp.step.random_streams`), so no host-to-device copy happens per step and
 a step's batches are a pure function of its number.
 """
 
@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from wgangp.config import TrainerConfig
 from wgangp.model.networks import N_CLASSES
-from wgangp.training.random_streams import (
+from wgangp.step.random_streams import (
     CRITIC_SLOTS,
     GENERATOR_SLOT,
     random_alg,
@@ -116,7 +116,7 @@ class BatchDrawer:
     """All random inputs of a generator step, from the rows and the run's seed.
 
     The batch size and critic iterations are the trainer's; the random generator is the one
-    its compilation implements (:func:`~wgangp.training.random_streams.random_alg`).
+    its compilation implements (:func:`~wgangp.step.random_streams.random_alg`).
     """
 
     def __init__(

@@ -18,7 +18,7 @@ from support.configs import compose
 
 from wgangp.config import Config, to_config
 from wgangp.errors import ConfigError
-from wgangp.training.distributed import check_replicas, make_trainer
+from wgangp.step.replicas import check_replicas, make_trainer
 
 CHILD = r"""
 import json, os
@@ -29,8 +29,8 @@ cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
 import keras
 from wgangp.config import Config
-from wgangp.training.batches import ClassBalancedRows
-from wgangp.training.distributed import MirroredTrainer, make_trainer
+from wgangp.step.batch import ClassBalancedRows
+from wgangp.step.replicas import MirroredTrainer, make_trainer
 
 rng = np.random.default_rng(0)
 x = rng.standard_normal((400, 30)).astype(np.float32)
@@ -139,8 +139,8 @@ def test_a_batch_that_does_not_split_over_the_replicas_is_refused():
 def test_make_trainer_without_strategy_is_the_single_device_trainer():
     import numpy as np
 
-    from wgangp.training.batches import ClassBalancedRows
-    from wgangp.training.trainer import WGANGPTrainer
+    from wgangp.step.batch import ClassBalancedRows
+    from wgangp.step.train_step import WGANGPTrainer
 
     cfg = Config()
     cfg.model.generator.hidden = [4]

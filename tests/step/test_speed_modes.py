@@ -22,9 +22,9 @@ import pytest
 from support.configs import TINY, compose
 
 from wgangp.config import to_config
-from wgangp.training.batches import ClassBalancedRows
-from wgangp.training.distributed import make_trainer
-from wgangp.training.trainer import METRICS, WGANGPTrainer
+from wgangp.step.batch import ClassBalancedRows
+from wgangp.step.replicas import make_trainer
+from wgangp.step.train_step import METRICS, WGANGPTrainer
 
 STEPS = 4
 

@@ -2,11 +2,11 @@
 
 One call of the compiled function runs up to ``steps_per_call`` generator steps in a ``tf.range``
 loop; each generator step does ``n_critic`` critic updates then one generator update. Batches are
-drawn in the graph (:mod:`wgangp.training.batches`), metrics come back once per call as a [K, M]
+drawn in the graph (:mod:`wgangp.step.batch`), metrics come back once per call as a [K, M]
 tensor. A step's random inputs depend on its number alone, never on the weights, so the loop
 draws step s+1's while step s trains: the same numbers, off the critical path (except with one
 step per call, where there is no next step to draw). Before every update the NaN guard
-(:mod:`wgangp.training.guard`) decides whether it may be applied.
+(:mod:`wgangp.step.guard`) decides whether it may be applied.
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from wgangp.config import GPConfig, ModelConfig, OptimizerConfig, TrainerConfig
 from wgangp.model import losses
 from wgangp.model.networks import build_critic, build_generator, pack_rows
 from wgangp.model.optimizers import FusedAdam
-from wgangp.training.batches import (
+from wgangp.step.batch import (
     BatchDrawer,
     ClassBalancedRows,
     CriticBatch,
     GeneratorBatch,
     StepBatches,
 )
-from wgangp.training.guard import NanGuard, finite, norm_gradient_singular_at_zero
+from wgangp.step.guard import NanGuard, finite, norm_gradient_singular_at_zero
 
 
 class StepMetrics(NamedTuple):

@@ -1,5 +1,4 @@
-"""The Gaussian copula: training marginals and correlations out, no row copied, its share of a
-draw, prefix-stable draws, checked on load."""
+"""The Gaussian copula: training marginals and correlations out, no row copied, checked on load."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from scipy.stats import ks_2samp, spearmanr
 
 from wgangp.data.schema import CLASSES, FEATURES
 from wgangp.errors import DataError
-from wgangp.model.copula import GaussianCopula
+from wgangp.serving.copula import GaussianCopula
 
 WIDTH = len(FEATURES)
 
@@ -31,7 +30,7 @@ def _training_rows(seed: int = 0) -> dict[int, np.ndarray]:
 
 def test_a_draw_keeps_the_marginals_and_the_rank_correlation_and_copies_no_row() -> None:
     real = _training_rows()
-    copula = GaussianCopula.fit(real, share=0.5)
+    copula = GaussianCopula.fit(real)
     draw = copula.draw(5000, label=1, rng=np.random.default_rng(3))
     for column in range(WIDTH):
         assert ks_2samp(draw[:, column], real[1][:, column]).statistic < 0.06
@@ -46,30 +45,9 @@ def test_a_draw_keeps_the_marginals_and_the_rank_correlation_and_copies_no_row()
     assert not copies.any()
 
 
-def test_mix_replaces_about_its_share_of_the_rows_and_keeps_the_others() -> None:
-    copula = GaussianCopula.fit(_training_rows(), share=0.3)
-    generated = np.full((4000, WIDTH), 99.0)
-    mixed = copula.mix(generated, label=0, seed=5)
-    kept = (mixed == 99.0).all(axis=1)
-    assert abs((~kept).mean() - 0.3) < 0.03
-    assert not (mixed[~kept] == 99.0).any()  # a replaced row is a whole copula row
-
-
-def test_the_first_rows_of_a_larger_draw_are_the_smaller_draw() -> None:
-    copula = GaussianCopula.fit(_training_rows(), share=0.5)
-    generated = np.random.default_rng(1).standard_normal((1000, WIDTH))
-    np.testing.assert_array_equal(
-        copula.mix(generated, label=1, seed=7)[:100], copula.mix(generated[:100], 1, seed=7)
-    )
-    assert not np.array_equal(
-        copula.mix(generated, label=1, seed=7), copula.mix(generated, label=1, seed=8)
-    )
-
-
 def test_saved_and_loaded_it_draws_the_same(tmp_path: Path) -> None:
-    copula = GaussianCopula.fit(_training_rows(), share=0.5)
+    copula = GaussianCopula.fit(_training_rows())
     loaded = GaussianCopula.load(copula.save(tmp_path / "copula.json"))
-    assert loaded.share == 0.5
     for label in CLASSES:
         rng = np.random.default_rng
         np.testing.assert_allclose(loaded.draw(50, label, rng(2)), copula.draw(50, label, rng(2)))
@@ -78,18 +56,17 @@ def test_saved_and_loaded_it_draws_the_same(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
-        (lambda p: {**p, "format": "wgangp.copula/9"}, "not a wgangp.copula/1 document"),
-        (lambda p: {**p, "share": 1.0}, "share 1.0 not in (0, 1)"),
+        (lambda p: {**p, "format": "wgangp.copula/1"}, "not a wgangp.copula/2 document"),
         (lambda p: {**p, "classes": {"1": p["classes"]["1"]}}, "classes ['1']"),
         (lambda p: _set(p, "covariance", [[1.0]]), "covariance of shape (1, 1), not 30 x 30"),
         (lambda p: _set_first(p, "covariance", float("nan")), "not finite and symmetric"),
         (lambda p: _set_first(p, "covariance", 123.0), "not finite and symmetric"),
         (lambda p: _set(p, "marginals", {"mean": [0.0], "std": [1.0]}), "30 columns wide"),
     ],
-    ids=["format", "share", "one class", "shape", "nan", "asymmetric", "marginals"],
+    ids=["format", "one class", "shape", "nan", "asymmetric", "marginals"],
 )
 def test_an_edited_file_is_refused_in_one_line(tmp_path: Path, edit, says: str) -> None:
-    path = GaussianCopula.fit(_training_rows(), share=0.5).save(tmp_path / "copula.json")
+    path = GaussianCopula.fit(_training_rows()).save(tmp_path / "copula.json")
     path.write_text(json.dumps(edit(json.loads(path.read_text()))))
     with pytest.raises(DataError) as err:
         GaussianCopula.load(path)

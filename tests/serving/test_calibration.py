@@ -11,7 +11,7 @@ from scipy.stats import ks_2samp
 
 from wgangp.data.schema import CLASSES, FEATURES
 from wgangp.errors import DataError
-from wgangp.model.calibration import MarginalCalibration
+from wgangp.serving.calibration import MarginalCalibration
 
 WIDTH = len(FEATURES)
 

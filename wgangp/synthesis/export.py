@@ -1,0 +1,71 @@
+"""The export: save what ships as the bundle, log it and its pyfunc model (registered with
+``tracking.register_as``), write ``trainer.sample_rows`` sampled rows of the rare class."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from wgangp.config import Config
+from wgangp.data.schema import FRAUD
+from wgangp.serving.bundle import BUNDLE
+from wgangp.serving.pyfunc import model_spec
+from wgangp.serving.synthesizer import Synthesizer
+from wgangp.synthesis.selection import Selection
+from wgangp.tracking.tracker import Tracker
+
+log = logging.getLogger("wgangp.train")
+
+#: Rows of each class drawn before anything is saved, to refuse a generator that puts out NaN.
+PROBE_ROWS = 64
+#: The sampled rows written beside the bundle.
+SAMPLES_FILE = "fraud_samples.csv"
+
+
+def export(
+    synthesizer: Synthesizer,
+    output_dir: Path,
+    tracker: Tracker,
+    cfg: Config,
+    selection: Selection | None,
+) -> Path:
+    """Save and log the bundle; the bundle's directory.
+
+    Both classes are sampled first: a generator whose rows are not finite fails the run here
+    (``Synthesizer.sample`` refuses them) before a broken model is saved, logged or served.
+    """
+    _tag_what_ships(synthesizer, tracker)
+    synthesizer.sample(PROBE_ROWS, label=1 - FRAUD, seed=cfg.seed)
+    frauds = synthesizer.sample(
+        max(cfg.trainer.sample_rows, PROBE_ROWS), label=FRAUD, seed=cfg.seed
+    )
+    bundle = synthesizer.save(output_dir / BUNDLE)
+    if cfg.tracking.log_model and tracker.run_id:
+        tracker.log_artifact(bundle, BUNDLE)
+        tracker.log_model(model_spec(bundle))  # queued after the bundle; tags model.uri
+        if cfg.tracking.register_as:
+            tracker.register_model(
+                cfg.tracking.register_as,
+                score=selection.score if selection else None,
+                step=selection.step if selection else None,
+                metric=cfg.select.by if selection else None,
+            )
+    if cfg.trainer.sample_rows:
+        # The first rows of a larger draw are the rows of the smaller one (same noise stream).
+        frauds.head(cfg.trainer.sample_rows).to_csv(output_dir / SAMPLES_FILE, index=False)
+        tracker.log_artifact(output_dir / SAMPLES_FILE)
+    return bundle
+
+
+def _tag_what_ships(synthesizer: Synthesizer, tracker: Tracker) -> None:
+    """Tags and log lines for the parts beside the generator (``ship.*``)."""
+    if synthesizer.calibration is not None:
+        tracker.set_tags({"calibration": "marginals"})
+        log.info("calibrated each generated column onto the training rows' quantiles")
+    if synthesizer.mixture is not None:
+        share = synthesizer.mixture.share
+        tracker.set_tags({"copula.share": share})
+        log.info(
+            "%.0f%% of the sampled rows come from a Gaussian copula of the training rows",
+            100 * share,
+        )
