@@ -1,14 +1,14 @@
 """A Gaussian copula of the training rows, drawn for a share of every sample beside the generator.
 
 The GAN and a Gaussian copula of the same training rows put too many rows in different places (the
-copula keeps only the linear dependence of the columns' normal scores), so a detector tells a draw
-that mixes both from unseen real frauds less well than either alone (docs/quality.md, "Half the
-rows from a Gaussian copula"). Per class and in the networks' space, each column goes through the
-training rows' empirical quantiles onto a normal (scikit-learn's ``QuantileTransformer``,
-:class:`wgangp.data.scales.QuantileScale`); the copula keeps one covariance of those scores and
-draws correlated normals mapped back through the same quantiles. It never copies a row: only
-per-column quantiles and a 30 x 30 covariance per class are stored, as plain numbers (JSON) beside
-the generator.
+copula keeps only the linear dependence of the columns' normal scores), so on the validation frauds
+a draw that mixes both was harder to tell from real ones than either alone; docs/quality.md says
+where that did not carry to unseen frauds. Per class and in the networks' space, each column goes
+through the training rows' empirical quantiles onto a normal (scikit-learn's
+``QuantileTransformer``, :class:`wgangp.data.scales.QuantileScale`); the copula keeps one
+covariance of those scores and draws correlated normals mapped back through the same quantiles.
+It never copies a row: only per-column quantiles and a 30 x 30 covariance per class are stored, as
+plain numbers (JSON) beside the generator.
 
 Each row of a draw comes from the copula with probability ``share``, decided by its own random
 stream, so the first rows of a larger draw are the rows of the smaller one, as without a copula.
