@@ -7,10 +7,9 @@ scored again on the validation frauds with fresh draws and more repeats than the
 evaluation's sizes (2,000 rows, a 200-round detector): ``val.c2st_auc_gbm_2000``, the figure
 variants are chosen by, since the loop's small probe misses what the test detector sees. That
 figure is the mean over ``--draws`` independent 2,000-row draws, each with its own detector seeds:
-at a fixed generator one draw moves it as much as most gaps between variants (docs/quality.md,
-"How much of a tie is noise"). Prints
-one Markdown row per variant, mean and spread over seeds, and appends every run's figures to a
-JSON lines file.
+at a fixed generator one draw moves it as much as most gaps between variants (docs/quality.md).
+Prints one Markdown row per variant, mean and spread over seeds, and appends every run's figures
+to a JSON lines file.
 The table in docs/quality.md comes from this script.
 
 The validation figures judge the first fit's selected generator: with ``trainer.refit`` the run

@@ -3,10 +3,9 @@ validation rows, for as many steps as the quality loop selected.
 
 The quality loop needs the validation frauds to choose a step; once it has chosen, they can
 serve as training rows. On validation, fewer training frauds make even a resampler's rows easier
-to detect; on the test split the refit tied the default at a higher cost (docs/quality.md, "More
-real frauds"), so it is an option, off by default. Nothing is left to judge the refit generator
-on but the test split, so the run keeps the first fit's selection (step and score, which the
-registry compares).
+to detect; on the test split the refit tied the default at a higher cost (docs/quality.md), so it
+is an option, off by default. Nothing is left to judge the refit generator on but the test split,
+so the run keeps the first fit's selection (step and score, which the registry compares).
 
 The refit's split is :meth:`~wgangp.data.prepare.PreparedData.with_validation_rows`. The second
 fit runs through the same :class:`~wgangp.training.loop.HostLoop` as the first, seen
