@@ -141,16 +141,7 @@ class Harness:
             status, note = "skipped", str(err)
         except Exception as err:  # noqa: BLE001 - one broken system must not stop the run
             status, note = "failed", f"{type(err).__name__}: {err}"[:300]
-        self.add(
-            Record(
-                system=name,
-                variant="not built",
-                size=size.name,
-                status=status,
-                notes=[note],
-                settings=size.settings(),
-            )
-        )
+        self.add(Record.unmeasured(name, "not built", size.name, status, note))
         return None
 
     def time_round_robin(self, prepared: list[Prepared], repeats: int) -> list[Record]:
@@ -219,13 +210,8 @@ class Harness:
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         if lines:
             return Record.from_dict(json.loads(lines[-1]))
-        return Record(
-            system=name,
-            variant=f"peak-rss {RSS_ROWS:,} rows",
-            size="default",
-            status="failed",
-            notes=[f"exit {done.returncode}: {done.stderr.strip()[-300:]}"],
-        )
+        note = f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
+        return Record.unmeasured(name, f"peak-rss {RSS_ROWS:,} rows", "default", "failed", note)
 
     def run_extras(self) -> None:
         """The batch sweep and peak memory, for the naive loop and the trainer's fastest mode

@@ -68,10 +68,7 @@ def run_peer(name: str, sizes: list[str], plan: Plan) -> list[Record]:
     env = envs_dir() / name
     if not (env / ".ready").is_file() or not (env / "bin" / "python").exists():
         note = f"env {env} missing: create it with `bash scripts/bench/peers/setup_envs.sh {name}`"
-        return [
-            Record(system=name, variant=title, size=size, status="skipped", notes=[note])
-            for size in sizes
-        ]
+        return [Record.unmeasured(name, title, size, "skipped", note) for size in sizes]
     command = peer_command(name, sizes, plan)
     log(f"  running {' '.join(command[1:])}")
     try:
@@ -92,7 +89,7 @@ def run_peer(name: str, sizes: list[str], plan: Plan) -> list[Record]:
             record.notes.append("quick mode: tiny budget, not a measurement")
     got = {record.size for record in reported} if timed_out or not reported else set(sizes)
     failed = [
-        Record(system=name, variant=title, size=size, status="failed", notes=[missing_note])
+        Record.unmeasured(name, title, size, "failed", missing_note)
         for size in sizes
         if size not in got
     ]

@@ -49,11 +49,8 @@ SYSTEMS: dict[str, str] = {
     "wgangp_k": "the project's trainer, K generator steps per call in one tf.range loop",
     "wgangp_k_xla": "K steps per call, XLA-compiled",
 }
-#: Generator steps per call for the ``_k`` variants (the harness times multiples of it): the
-#: ``trainer=fast`` preset's K, so ``wgangp_k_xla`` is what that preset runs. Each call has a
-#: fixed cost besides its steps (dispatch, allocation, thread-pool scheduling), which K spreads
-#: over its steps; it weighs most at the small size, where a step is short. The measurements
-#: behind the preset's K are in docs/benchmark.md.
+#: Generator steps per call for the ``_k`` variants: the ``trainer=fast`` preset's K, so
+#: ``wgangp_k_xla`` is what that preset runs (why that K: docs/benchmark.md).
 K_STEPS = product_defaults("fast")[0]
 
 

@@ -1,21 +1,12 @@
 """Peer: CTGAN 0.12.1 (PyTorch) on all the fraud rows; preprocessing timed apart from training.
 
-Runs in ``.bench-envs/ctgan`` (CPU torch); prints one JSON record on stdout.
+Runs in ``.bench-envs/ctgan`` (CPU torch) from the repo root and prints one JSON record a size:
 
     .bench-envs/ctgan/bin/python -m scripts.bench.peers.ctgan_bench --json --size native
 
-from the repo root, which puts ``scripts`` on the path (of the project it imports only
-``scripts.bench.peers.record`` and ``.rows``: numpy and the standard library).
-
-Preprocessing = fitting its ``DataTransformer`` (a Bayesian GMM per continuous column) and
-transforming the rows; it is done once, timed, and then handed to ``CTGAN.fit`` (its module's
-``DataTransformer`` is replaced by a factory returning the fitted one) so that every timed
-``fit(epochs=E)`` measures training only. Training runs whole epochs (its loop has no step hook):
-``steps = epochs x len(rows) // batch`` generator steps, each with ``discriminator_steps`` critic
-updates. ``--size native`` = its defaults (batch 500, 256-256, embedding 128, pac 10, 1 critic
-step); ``default``/``small`` use the size's batch, widths, latent and n_critic with pac 8 (the
-batch must be a multiple of pac). Its generator has residual blocks with batch norm and its rows
-are wider after mode-specific normalization, so FLOPs per step differ from the naive loop's.
+Its ``DataTransformer`` is fitted once, timed, and handed to every timed ``CTGAN.fit(epochs=E)``
+so that they measure training only; ``steps = epochs x len(rows) // batch``. What ``native`` and
+the sizes mean for it: docs/benchmark.md.
 """
 
 from __future__ import annotations
@@ -31,6 +22,8 @@ from scripts.bench.peers.record import (
     Record,
     Size,
     emit_each,
+    peer_arguments,
+    peer_sizes,
     run_main,
     time_steps,
     versions,
@@ -140,25 +133,13 @@ def prefit(frame: pd.DataFrame, notes: list[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m scripts.bench.peers.ctgan_bench", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON records (the default)")
-    parser.add_argument(
-        "--size",
-        default="native",
-        help="comma-separated: native, default, small (one record line each)",
-    )
-    parser.add_argument("--data", default=None)
+    parser = peer_arguments("python -m scripts.bench.peers.ctgan_bench", __doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=2, help="epochs per timed repeat")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--max-rows", type=int, default=0, help="0 = all rows")
     parser.add_argument("--no-flops", action="store_true")
     args = parser.parse_args(argv)
-    sizes = [s for s in args.size.split(",") if s]
-    unknown = [s for s in sizes if s not in ("native", *SIZES)]
-    if unknown:
-        parser.error(f"unknown size(s) {unknown}")
+    sizes = peer_sizes(parser, args)
     warnings.filterwarnings("ignore")
 
     notes: list[str] = []

@@ -6,6 +6,7 @@ The peers import this module in their own environments (an older TensorFlow, PyT
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import json
 import math
@@ -135,10 +136,16 @@ class Record:
         )
 
     @classmethod
+    def unmeasured(cls, system: str, variant: str, size: str, status: str, note: str) -> Record:
+        """A ``skipped`` or ``failed`` record: no figures, the reason as its note."""
+        return cls(system=system, variant=variant, size=size, status=status, notes=[note])
+
+    @classmethod
     def failed(cls, system: str, variant: str, size: str, error: BaseException) -> Record:
         """The record of a system that raised ``error`` instead of a figure."""
-        note = f"{type(error).__name__}: {error}"[:500]
-        return cls(system=system, variant=variant, size=size, status="failed", notes=[note])
+        return cls.unmeasured(
+            system, variant, size, "failed", f"{type(error).__name__}: {error}"[:500]
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -184,6 +191,26 @@ def versions(*modules: str, import_missing: bool = True) -> dict[str, object]:
 def log(message: str) -> None:
     """Progress on stderr, so that stdout carries only the table (or a peer's JSON records)."""
     print(message, file=sys.stderr, flush=True)
+
+
+def peer_arguments(prog: str, description: str) -> argparse.ArgumentParser:
+    """A peer's options as the harness passes them: ``--json --size a,b --data PATH``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--json", action="store_true", help="print JSON records (the default)")
+    parser.add_argument(
+        "--size", default="native", help="comma-separated: native, default, small (a record each)"
+    )
+    parser.add_argument("--data", default=None)
+    return parser
+
+
+def peer_sizes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """``--size`` as a list, checked (an unknown size is a usage error)."""
+    sizes = [s for s in args.size.split(",") if s]
+    unknown = [s for s in sizes if s not in ("native", *SIZES)]
+    if unknown:
+        parser.error(f"unknown size(s) {unknown}")
+    return sizes
 
 
 def emit_json(record: Record) -> None:

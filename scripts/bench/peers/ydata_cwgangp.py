@@ -1,21 +1,15 @@
 """Peer: ydata-synthetic 1.4.0's CWGAN-GP on the fraud rows, timed as its own ``fit`` loop runs.
 
-Runs in ``.bench-envs/ydata`` (TensorFlow 2.15, numpy<2); prints one JSON record on stdout.
+Runs in ``.bench-envs/ydata`` (TensorFlow 2.15, numpy<2) from the repo root and prints one JSON
+record a size:
 
     .bench-envs/ydata/bin/python -m scripts.bench.peers.ydata_cwgangp --json --size native
 
-from the repo root, which puts ``scripts`` on the path (of the project it imports only its
-siblings ``record`` and ``rows``, and ``flops`` under its own TensorFlow).
-
-What is measured is exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), run
-step by step so warm-up and repeats can be separated. Two changes, both stated in the record:
-- ``fit`` fails as shipped: ``ConditionalModel._prep_fit`` calls the abstract ``BaseModel.fit``
-  (a no-op), so ``self.processor`` stays None and ``processor.transform`` raises. One-line patch:
-  ``BaseModel.fit = BaseGANModel.fit`` (the method that builds the processor).
-- ``--size default|small``: its API has only ``layers_dim`` (a dim/2dim/4dim pyramid), so the
-  networks are replaced by the benchmark's LeakyReLU MLPs of the size's widths; batch, latent and
-  n_critic come from ``ModelParameters`` / the constructor as usual. ``--size native`` keeps its own
-  networks and its credit-card example's settings (batch 64, noise 32, layers_dim 128, lr 5e-4).
+It times exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), step by step so
+warm-up and repeats are apart. Its conditional ``fit`` fails as shipped, so it is patched
+(:func:`patch_unset_processor`); for ``default``/``small`` its networks are replaced by the
+size's MLPs (its API has only ``layers_dim``). Both are stated in the record; docs/benchmark.md
+has the details.
 """
 
 from __future__ import annotations
@@ -32,6 +26,8 @@ from scripts.bench.peers.record import (
     Record,
     Size,
     emit_each,
+    peer_arguments,
+    peer_sizes,
     run_main,
     time_steps,
     versions,
@@ -188,24 +184,12 @@ def measure(size: Size, frame: pd.DataFrame, args: argparse.Namespace, notes: li
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m scripts.bench.peers.ydata_cwgangp", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON records (the default)")
-    parser.add_argument(
-        "--size",
-        default="native",
-        help="comma-separated: native, default, small (one record line each)",
-    )
-    parser.add_argument("--data", default=None)
+    parser = peer_arguments("python -m scripts.bench.peers.ydata_cwgangp", __doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=10)
     args = parser.parse_args(argv)
-    sizes = [s for s in args.size.split(",") if s]
-    unknown = [s for s in sizes if s not in ("native", *SIZES)]
-    if unknown:
-        parser.error(f"unknown size(s) {unknown}")
+    sizes = peer_sizes(parser, args)
 
     from ydata_synthetic.synthesizers.regular.cwgangp import model as cw
 
