@@ -89,3 +89,91 @@ def test_no_import_cycles() -> None:
 
     for module in sorted(graph):
         visit(module, [])
+
+
+# -- scripts/ ------------------------------------------------------------------------------------
+# Scripts sit above the package: they may import ``wgangp``, never the other way round. The
+# benchmark's peers run in their own environments (an older TensorFlow, PyTorch, no ``wgangp``),
+# so they import neither ``wgangp`` nor any of ``scripts`` outside ``scripts.bench.peers``.
+
+PEERS_PACKAGE = "scripts.bench.peers"
+
+
+def _imports_under(folder: str) -> dict[str, set[str]]:
+    """Each module under ``folder`` (of the repo) and every module name it imports (relative
+    ones resolved), wherever the import sits: in a function, or under ``if TYPE_CHECKING``."""
+    graph: dict[str, set[str]] = {}
+    for path in (REPO / folder).rglob("*.py"):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        name = ".".join(parts).removesuffix(".__init__")
+        package = parts[:-1]
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+                module = ".".join(p for p in (base, node.module or "") if p)
+                imported.add(module)
+                imported.update(f"{module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+        graph[name] = imported
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle among the graph's own modules (a package importing its own submodule
+    does not count), or an empty list."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return []
+        for target in sorted(graph[module]):
+            if target in graph and target != module and not target.startswith(module + "."):
+                found = visit(target, [*path, module])
+                if found:
+                    return found
+        done.add(module)
+        return []
+
+    for module in sorted(graph):
+        found = visit(module, [])
+        if found:
+            return found
+    return []
+
+
+def test_cycle_finder_sees_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"a.b", "b"}, "a.b": set(), "b": set()}) == []
+
+
+def test_scripts_have_no_import_cycles() -> None:
+    graph = _imports_under("scripts")
+    assert "scripts.bench.harness" in graph
+    assert _cycle(graph) == []
+
+
+def test_wgangp_never_imports_scripts() -> None:
+    reaching = [
+        f"{module} imports {target}"
+        for module, targets in _imports_under("wgangp").items()
+        for target in targets
+        if target == "scripts" or target.startswith("scripts.")
+    ]
+    assert reaching == []
+
+
+def test_peers_import_neither_wgangp_nor_the_rest_of_scripts() -> None:
+    graph = _imports_under("scripts/bench/peers")
+    assert f"{PEERS_PACKAGE}.record" in graph
+    reaching = [
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if target.split(".")[0] in ("wgangp", "scripts")
+        and not (target == PEERS_PACKAGE or target.startswith(PEERS_PACKAGE + "."))
+    ]
+    assert reaching == []

@@ -1,6 +1,7 @@
 """The training-throughput benchmark: ``python -m scripts.bench`` from the repo root.
 
 ``harness`` times the systems (``naive_loop``, ``wgangp_systems``, ``matmul_probe``; the
-``peers`` in their own environments), ``extras`` adds the batch sweep and peak memory, ``report``
-writes the JSON and the table. See ``docs/benchmark.md``.
+``peers`` in their own environments, through ``peer_launch``) as ``plan`` says, ``peak_rss``
+measures memory in a fresh process, ``report`` writes the JSON and the table. See
+``docs/benchmark.md``.
 """

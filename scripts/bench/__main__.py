@@ -6,8 +6,8 @@
 
 Run from the repo root. Figures are steady-state (after warm-up, median of repeats) critic
 samples/s (= batch x n_critic x generator steps/s) and generator steps/s, on the real rows, at
-the sizes of ``scripts/bench/common.py``. Writes FILE.json (a list of records) and FILE.md (the
-table, ratios to the naive loop of the same size). See docs/benchmark.md.
+the sizes of ``scripts/bench/peers/record.py``. Writes FILE.json (a list of records) and FILE.md
+(the table, ratios to the naive loop of the same size). See docs/benchmark.md.
 """
 
 from __future__ import annotations
@@ -19,15 +19,18 @@ import time
 from pathlib import Path
 
 from scripts.bench import report
-from scripts.bench.common import REPO, SIZES, load_average, load_rows, log, real_sample_path
 from scripts.bench.harness import ALL_SYSTEMS, IN_PROCESS_SYSTEMS, Harness
+from scripts.bench.peers.record import SIZES, load_average, log
+from scripts.bench.peers.rows import REPO, load_rows, real_sample_path
+from scripts.bench.plan import Plan
 from wgangp.errors import ConfigError, DataError, WgangpError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports TensorFlow
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """The options, checked: a bad one raises a ``WgangpError`` with a one-line message."""
+    """The options, checked: a bad one raises a ``WgangpError`` with a one-line message;
+    ``plan`` holds what they ask to run."""
     parser = argparse.ArgumentParser(
         prog="python -m scripts.bench", description=__doc__.splitlines()[0]
     )
@@ -83,6 +86,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         raise ConfigError(f"--include {missing[0]} does not exist; pass a benchmark JSON file")
     if args.data and not Path(args.data).is_file():
         raise DataError(f"--data {args.data} does not exist; pass the real rows CSV(.gz)")
+    args.plan = Plan.chosen(
+        quick=args.quick,
+        steps=args.steps,
+        repeats=args.repeats,
+        systems=tuple(args.systems),
+        sizes=tuple(args.sizes),
+        data=args.data,
+        extras=args.extras,
+    )
     return args
 
 
@@ -108,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = load_average()
     if load_before > (os.cpu_count() or 1):
         log(f"warning: load average {load_before} > {os.cpu_count()} cores: figures will be low")
-    records = Harness(args, rows).run()
+    records = Harness(args.plan, rows).run()
     for path in args.include:
         records += report.read_records(Path(path))
     load_after = load_average()

@@ -1,66 +1,110 @@
 """The harness: times the chosen systems at the chosen sizes and collects their records.
 
 The naive loop, the trainer's variants and the matmul probe run in this process, timed
-round-robin at each size (``time_interleaved``) so that the VM's drift hits them alike; the
-peers run in their own environments (``peers.launch``); ``--extras`` adds ``extras``.
+round-robin at each size (:func:`time_interleaved`) so that the VM's drift hits them alike; the
+peers run in their own environments (``peer_launch``). ``--extras`` adds a batch sweep (timed
+round-robin too) and each system's peak memory in a fresh process (``peak_rss``).
 """
 
 from __future__ import annotations
 
-import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 
-from scripts.bench import extras
-from scripts.bench.common import (
-    SIZES,
-    Contender,
-    Record,
-    Rows,
-    Timing,
-    log,
-    time_interleaved,
-    timing_record,
-    versions,
-)
-from scripts.bench.peers.launch import PEERS, peer_sizes, run_peer
-from scripts.bench.wgangp_systems import K_STEPS, SYSTEMS
+from scripts.bench.machine import environment
+from scripts.bench.peer_launch import PEERS, peer_sizes, run_peer
+from scripts.bench.peers.record import SIZES, Record, Size, Timing, log
+from scripts.bench.peers.rows import REPO, Rows
+from scripts.bench.plan import Plan
+from scripts.bench.wgangp_systems import SYSTEMS as WGANGP_SYSTEMS
 
-if TYPE_CHECKING:
-    from scripts.bench.flops import FlopCount
-    from scripts.bench.naive_loop import NaiveLoop
-
-WGANGP_SYSTEMS = tuple(SYSTEMS)
 #: Timed in this process, round-robin at each size.
 IN_PROCESS_SYSTEMS = ("naive", *WGANGP_SYSTEMS, "matmul")
 ALL_SYSTEMS = ("naive", *WGANGP_SYSTEMS, *PEERS, "matmul")
+SWEEP_BATCHES = (64, 128, 256, 512, 1024, 2048, 4096)
+RSS_ROWS = 1_000_000
+#: The trainer's extras use the first of these asked for.
+EXTRAS_PREFERENCE = ("wgangp_k_xla", "wgangp_k", "wgangp", "wgangp_xla")
 
-#: A system to time and how its timing becomes a record.
-Prepared = tuple[Contender, Callable[[Timing], Record]]
+
+class System(Protocol):
+    """What the harness needs of an in-process system (naive loop, trainer variant, probe)."""
+
+    variant: str
+    steps_per_call: int  # ``run`` is only asked for multiples of it
+    settings: dict[str, Any]
+    notes: list[str]
+
+    def run(self, steps: int) -> object:
+        """Complete ``steps`` generator steps; return only when the work is done."""
+
+    def flops_per_gen_step(self) -> float | None:
+        """Matmul FLOPs of one generator step."""
 
 
-class Plan:
-    """Steps, repeats and time budgets; ``--quick`` only keeps the harness exercised."""
+@dataclass(frozen=True)
+class Contender:
+    """One system of an interleaved timing: ``run(n)`` must finish ``n`` generator steps."""
 
-    def __init__(self, quick: bool, steps: int | None, repeats: int | None) -> None:
-        self.quick = quick
-        self.steps = steps or (3 if quick else 40)
-        self.repeats = repeats or (2 if quick else 5)
-        self.warmup = 1 if quick else 5
-        self.peer_timeout = 100 if quick else 1800
-        # Generator steps per call of the ``_k`` variants; --quick keeps its few steps few.
-        self.k = 2 if quick else K_STEPS
+    run: Callable[[int], object]
+    steps: int
+    warmup: int
+
+
+def time_interleaved(contenders: list[Contender], repeats: int) -> list[Timing]:
+    """Warm every system up, then time repeat r of each before repeat r+1 of any.
+
+    This VM's speed drifts over minutes: timed in blocks, one after the other, a system's
+    figure depends on its place in the run. Round-robin repeats put the slow minutes on every
+    system alike, so ratios stay fair (docs/benchmark.md has the drift measured).
+    """
+    warmups = []
+    for c in contenders:
+        start = time.perf_counter()
+        c.run(c.warmup)
+        warmups.append(time.perf_counter() - start)
+    durations: list[list[float]] = [[] for _ in contenders]
+    for _ in range(repeats):
+        for c, seconds in zip(contenders, durations, strict=True):
+            start = time.perf_counter()
+            c.run(c.steps)
+            seconds.append(time.perf_counter() - start)
+    return [Timing(c.steps, d, w) for c, d, w in zip(contenders, durations, warmups, strict=True)]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A system built at one size, and the generator steps of its warm-up and of each repeat
+    (whole calls of ``steps_per_call``, at least one)."""
+
+    name: str
+    system: System
+    size: Size
+    steps: int
+    warmup: int
+
+    @classmethod
+    def whole_calls(
+        cls, name: str, system: System, size: Size, steps: int, warmup: int
+    ) -> Prepared:
+        k = max(1, system.steps_per_call)
+        return cls(name, system, size, max(k, steps // k * k), max(k, warmup // k * k))
 
 
 class Harness:
-    """Runs the chosen systems at the chosen sizes and collects the records."""
+    """Runs the plan's systems at its sizes and collects the records."""
 
-    def __init__(self, args: argparse.Namespace, rows: Rows | None) -> None:
-        self.args = args
-        self.plan = Plan(args.quick, args.steps, args.repeats)
+    def __init__(self, plan: Plan, rows: Rows | None) -> None:
+        self.plan = plan
         self.rows = rows
         self.records: list[Record] = []
-        self.naive_flops: dict[str, FlopCount] = {}  # size -> matmuls of the naive step
+        self.naive_shapes: dict[Size, Counter] = {}  # the matmuls the probe runs, per size
 
     def add(self, record: Record) -> None:
         """Keep ``record`` (flagged if it trained on simulated rows) and log its figure."""
@@ -71,164 +115,131 @@ class Harness:
         shown = f"{figure:,.0f} critic samples/s" if figure else record.status
         log(f"  {record.system:<13} {record.variant:<26} {record.size:<8} {shown}")
 
-    def common_settings(self) -> dict[str, object]:
-        return {**versions("tensorflow", "keras", "numpy"), "quick": self.plan.quick}
+    def build(self, name: str, size: Size, k: int) -> System:
+        """System ``name`` at ``size`` (a ``_k`` variant with ``k`` steps per call)."""
+        if name == "matmul":
+            from scripts.bench.matmul_probe import ProbeStep
 
-    # -- the naive loop --------------------------------------------------------------------
-    def naive_loop(self, size_name: str) -> NaiveLoop:
-        """The naive loop at one size; its step's matmuls go to ``naive_flops``."""
-        from scripts.bench.flops import count_flops
-        from scripts.bench.naive_loop import NaiveLoop
+            if size not in self.naive_shapes:
+                self.build("naive", size, 1)  # traces the step for its shapes; trains nothing
+            return ProbeStep(self.naive_shapes[size])
+        if name == "naive":
+            from scripts.bench.naive_loop import NaiveLoop
 
-        loop = NaiveLoop(SIZES[size_name], self.rows)
-        self.naive_flops[size_name] = count_flops(loop.concrete_step())
-        return loop
+            loop = NaiveLoop(size, self.rows)
+            self.naive_shapes[size] = loop.flop_count().shapes
+            return loop
+        from scripts.bench.wgangp_systems import build
 
-    def naive_contender(self, size_name: str) -> Prepared:
-        """The naive loop to time, and how its timing becomes a record."""
-        size = SIZES[size_name]
-        loop = self.naive_loop(size_name)
-        plan = self.plan
-        flops = self.naive_flops[size_name]
+        return build(name, size, self.rows, k)
 
-        def record(timing: Timing) -> Record:
-            return timing_record(
-                "naive",
-                "keras-style loop",
-                size_name,
-                timing,
-                size.batch,
-                size.n_critic,
-                float(flops.flops),
-                {**size.settings(), **self.common_settings(), "matmuls_per_step": flops.matmuls},
-                ["baseline: one tf.function per generator step, host numpy batches"],
-            )
-
-        return Contender(loop.run, plan.steps, plan.warmup), record
-
-    # -- the project's trainer ------------------------------------------------------------
-    def wgangp_contender(self, name: str, size_name: str) -> Prepared | None:
-        """The trainer variant to time and its record maker; None (recorded) if it cannot run."""
-        import scripts.bench.wgangp_systems as registry
-
-        size = SIZES[size_name]
+    def prepare(self, name: str, size: Size, steps: int, warmup: int, k: int) -> Prepared | None:
+        """System ``name`` built to time; None, and a skipped or failed record, if it cannot be."""
         try:
-            system = registry.build(name, size, self.rows, self.plan.k)
+            return Prepared.whole_calls(name, self.build(name, size, k), size, steps, warmup)
         except NotImplementedError as err:
-            self.add(
-                Record(
-                    name,
-                    "trainer",
-                    size_name,
-                    status="skipped",
-                    notes=[str(err)],
-                    settings=size.settings(),
-                )
-            )
-            return None
+            status, note = "skipped", str(err)
         except Exception as err:  # noqa: BLE001 - one broken system must not stop the run
-            self.add(
-                Record(
-                    name,
-                    "trainer",
-                    size_name,
-                    status="failed",
-                    notes=[f"{type(err).__name__}: {err}"[:300]],
-                    settings=size.settings(),
-                )
-            )
-            return None
-        k = max(1, int(getattr(system, "steps_per_call", 1)))
-        steps = max(k, (self.plan.steps // k) * k)
-        warmup = max(k, (self.plan.warmup // k) * k)
+            status, note = "failed", f"{type(err).__name__}: {err}"[:300]
+        self.add(Record.unmeasured(name, "not built", size.name, status, note))
+        return None
 
-        def record(timing: Timing) -> Record:
-            return timing_record(
-                name,
-                getattr(system, "variant", "trainer"),
-                size_name,
+    def time_round_robin(self, prepared: list[Prepared], repeats: int) -> list[Record]:
+        """Time the prepared systems round-robin; their records, not yet added."""
+        timings = time_interleaved(
+            [Contender(p.system.run, p.steps, p.warmup) for p in prepared], repeats
+        )
+        return [
+            Record.measured(
                 timing,
-                size.batch,
-                size.n_critic,
-                system.flops_per_gen_step(),
-                {
-                    **size.settings(),
-                    **self.common_settings(),
-                    "steps_per_call": k,
-                    **dict(getattr(system, "settings", {})),
+                p.size,
+                system=p.name,
+                variant=p.system.variant,
+                flops_per_gen_step=p.system.flops_per_gen_step(),
+                settings={
+                    **environment(),
+                    "quick": self.plan.quick,
+                    "steps_per_call": p.system.steps_per_call,
+                    **p.system.settings,
                 },
-                list(getattr(system, "notes", [])),
+                notes=list(p.system.notes),
             )
+            for p, timing in zip(prepared, timings, strict=True)
+        ]
 
-        return Contender(system.run, steps, warmup), record
+    def run_size(self, size: Size) -> None:
+        """The naive loop, the trainer's variants and the matmul probe at one size."""
+        plan = self.plan
+        chosen = [name for name in IN_PROCESS_SYSTEMS if name in plan.systems]
+        prepared = [self.prepare(name, size, plan.steps, plan.warmup, plan.k) for name in chosen]
+        ready = [p for p in prepared if p is not None]
+        if ready:
+            for record in self.time_round_robin(ready, plan.repeats):
+                self.add(record)
 
-    # -- the matmul probe ------------------------------------------------------------------
-    def probe_contender(self, size_name: str) -> Prepared:
-        """The naive step's matmuls alone (``scripts.bench.matmul_probe.ProbeStep``) at one
-        size, to time round-robin with the steps it bounds, and how its timing becomes a record."""
-        from scripts.bench.matmul_probe import ProbeStep
+    def run_batch_sweep(self, names: list[str]) -> None:
+        """ms per generator step at the default widths across batch sizes, for ``names`` (the
+        naive loop and/or one trainer variant), timed round-robin at each batch size.
 
-        size = SIZES[size_name]
-        if size_name not in self.naive_flops:
-            self.naive_loop(size_name)  # traces the step for its shapes; nothing is trained
-        probe = ProbeStep(self.naive_flops[size_name].shapes)
-        k = probe.steps_per_call
-        steps = max(k, -(-self.plan.steps // k) * k)  # a multiple of k, at least plan.steps
+        A repeat holds about the same time at every batch size; a ``_k`` variant runs the plan's
+        K steps a call, capped at the repeat's steps (a call of K steps at the largest batches
+        would be longer than a whole repeat).
+        """
+        note = "extras: default widths at another batch size, timed round-robin with " + (
+            ", ".join(names)
+        )
+        for batch in SWEEP_BATCHES:
+            size = replace(SIZES["default"], batch=batch)
+            budget = max(10, int(40 * 512 / batch))
+            k = min(self.plan.k, budget)
+            prepared = [self.prepare(name, size, budget, 3, k) for name in names]
+            ready = [p for p in prepared if p is not None]
+            for record in self.time_round_robin(ready, 3):
+                record.variant, record.notes = f"batch sweep b={batch}", [note]
+                record.extra = {"ms_per_gen_step": round(1000 / record.gen_steps_per_s, 3)}
+                self.add(record)
 
-        def record(timing: Timing) -> Record:
-            return timing_record(
-                "matmul",
-                f"probe ({probe.shapes} shapes)",
-                size_name,
-                timing,
-                size.batch,
-                size.n_critic,
-                float(probe.flops_per_step),
-                {**size.settings(), **self.common_settings(), "shapes": probe.shapes},
-                [
-                    "matmul-only step: every matmul shape of the naive step (fwd, bwd, GP "
-                    "double-bwd) as often as the step runs it, each in a tight tf.range loop, "
-                    "timed round-robin with the steps it bounds; its steps/s are a step's if "
-                    "nothing but matmuls cost time (the real step can overlap two small "
-                    "matmuls on 2 cores, so this is not a strict bound)"
-                ],
-            )
+    def peak_rss_record(self, name: str, options: list[str]) -> Record:
+        """Peak memory of ``name`` in a fresh process (so nothing else this run loaded counts);
+        its last JSON line is the record, a failed record if it printed none."""
+        module = "naive_loop" if name == "naive" else "wgangp_systems"
+        command = [sys.executable, "-m", f"scripts.bench.{module}", "--rss-rows", str(RSS_ROWS)]
+        command += options
+        log(f"  running {' '.join(command[1:])}")
+        done = subprocess.run(command, capture_output=True, text=True, cwd=str(REPO), timeout=1800)
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if lines:
+            return Record.from_dict(json.loads(lines[-1]))
+        note = f"exit {done.returncode}: {done.stderr.strip()[-300:]}"
+        return Record.unmeasured(name, f"peak-rss {RSS_ROWS:,} rows", "default", "failed", note)
 
-        return Contender(probe.run, steps, k), record
-
-    # -- driver ----------------------------------------------------------------------------
-    def run_in_process(self, size_name: str, systems: list[str]) -> None:
-        """Time the naive loop, the trainer's variants and the matmul probe at one size,
-        repeats interleaved."""
-        prepared = []
+    def run_extras(self) -> None:
+        """The batch sweep and peak memory, for the naive loop and the trainer's fastest mode
+        asked for."""
+        systems = self.plan.systems
+        chosen = [s for s in EXTRAS_PREFERENCE if s in systems][:1]
+        swept = [s for s in systems if s == "naive"] + chosen
+        if swept:
+            self.run_batch_sweep(swept)
         if "naive" in systems:
-            prepared.append(self.naive_contender(size_name))
-        for name in WGANGP_SYSTEMS:
-            if name in systems and (found := self.wgangp_contender(name, size_name)):
-                prepared.append(found)
-        if "matmul" in systems:
-            prepared.append(self.probe_contender(size_name))
-        if not prepared:
-            return
-        timings = time_interleaved([c for c, _ in prepared], self.plan.repeats)
-        for (_, record), timing in zip(prepared, timings, strict=True):
-            self.add(record(timing))
+            self.add(self.peak_rss_record("naive", ["--steps", "20"]))
+        if chosen:
+            self.add(self.peak_rss_record(chosen[0], ["--system", chosen[0], "--steps", "100"]))
 
     def run(self) -> list[Record]:
         """Every size in this process, then the peers, then (full mode) the extras."""
-        systems = self.args.systems
-        in_process = [s for s in systems if s in IN_PROCESS_SYSTEMS]
-        for size_name in self.args.sizes if in_process else []:
-            log(f"size {size_name}:")
-            self.run_in_process(size_name, systems)
-        peers = [p for p in PEERS if p in systems]
+        plan = self.plan
+        if any(s in IN_PROCESS_SYSTEMS for s in plan.systems):
+            for name in plan.sizes:
+                log(f"size {name}:")
+                self.run_size(SIZES[name])
+        peers = [p for p in PEERS if p in plan.systems]
         if peers:
             log("peers:")
-            sizes = peer_sizes(self.plan.quick, self.args.sizes)
             for name in peers:
-                for record in run_peer(name, sizes, self.args.data, self.plan):
+                for record in run_peer(name, peer_sizes(plan), plan):
                     self.add(record)
-        if self.args.extras and not self.plan.quick:
+        if plan.extras and not plan.quick:
             log("extras:")
-            extras.run_extras(self, systems)
+            self.run_extras()
         return self.records

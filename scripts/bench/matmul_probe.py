@@ -1,10 +1,10 @@
 """What this CPU achieves on the benchmark's own matmul shapes: the GFLOP/s ceiling for a step.
 
-Each distinct matmul shape of a traced training step (from ``flops.count_flops``: forward,
+Each distinct matmul shape of a traced training step (from ``peers.flops.count_flops``: forward,
 backward and gradient-penalty double-backward matmuls, transposes included) runs in a tight
 ``tf.range`` loop inside one ``tf.function``, ``UNROLL`` independent matmuls per trip.
 :class:`ProbeStep` runs every shape as often as the step does, so it is a benchmark system like
-the others: timed round-robin with them (``scripts.bench.common.time_interleaved``), in the
+the others: timed round-robin with them (``scripts.bench.harness.time_interleaved``), in the
 same minutes of this VM's drift, its steps per second are those of a step that does nothing but
 its matmuls.
 """
@@ -12,6 +12,7 @@ its matmuls.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import tensorflow as tf
 
@@ -56,6 +57,12 @@ class ProbeStep:
     are ``count x n / UNROLL``, so ``n`` must be a multiple of ``steps_per_call``)."""
 
     steps_per_call = UNROLL
+    notes = [
+        "matmul-only step: every matmul shape of the naive step (fwd, bwd, GP double-bwd) as "
+        "often as the step runs it, each in a tight tf.range loop, timed round-robin with the "
+        "steps it bounds; its steps/s are a step's if nothing but matmuls cost time (the real "
+        "step can overlap two small matmuls on 2 cores, so this is not a strict bound)"
+    ]
 
     def __init__(self, shapes: Counter) -> None:
         self.loops = [
@@ -63,6 +70,11 @@ class ProbeStep:
         ]
         self.flops_per_step = sum(2 * m * k * n * c for (m, k, n, _, _), c in shapes.items())
         self.shapes = len(shapes)
+        self.variant = f"probe ({self.shapes} shapes)"
+        self.settings: dict[str, Any] = {"shapes": self.shapes}
+
+    def flops_per_gen_step(self) -> float:
+        return float(self.flops_per_step)
 
     def run(self, steps: int) -> None:
         if steps % self.steps_per_call:

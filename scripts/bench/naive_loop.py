@@ -6,19 +6,23 @@ concatenated to each network's input, a Python ``for`` over the ``n_critic`` cri
 one ``@tf.function`` (unrolled when traced), a nested-tape gradient penalty with the NaN-safe norm
 ``sqrt(sum(g^2) + 1e-12)``, Adam(1e-4, 0, 0.9), LeakyReLU MLPs.
 
-Run alone for the peak-RSS extra: ``python -m scripts.bench.naive_loop --rss-rows 1000000``.
+A benchmark system like the others (``harness.System``). Run alone for the peak-RSS extra:
+``python -m scripts.bench.naive_loop --rss-rows 1000000``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import Any
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from scripts.bench.common import N_CLASSES, N_FEATURES, BalancedSampler, Rows, Size
+from scripts.bench import peak_rss
+from scripts.bench.peers.flops import FlopCount, count_flops
+from scripts.bench.peers.record import Size
+from scripts.bench.peers.rows import N_CLASSES, N_FEATURES, Rows
 
 GP_WEIGHT = 10.0
 GP_EPS = 1e-12
@@ -33,12 +37,41 @@ def mlp(n_inputs: int, widths: tuple[int, ...], n_outputs: int, name: str) -> ke
     return keras.Sequential(layers, name=name)
 
 
+class BalancedSampler:
+    """Host-side sampling of class-balanced batches (the naive loop's and Keras example's way)."""
+
+    def __init__(self, rows: Rows, seed: int = 0) -> None:
+        self.features = rows.features
+        self.by_class = [np.flatnonzero(rows.labels == c) for c in range(N_CLASSES)]
+        self.rng = np.random.default_rng(seed)
+
+    def onehot(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` labels drawn uniformly over the classes, and the same as one-hot rows."""
+        labels = self.rng.integers(0, N_CLASSES, size=n)
+        return labels, np.eye(N_CLASSES, dtype=np.float32)[labels]
+
+    def batch(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` rows with labels drawn uniformly over the classes, and their one-hot labels."""
+        labels, onehot = self.onehot(n)
+        index = np.empty(n, dtype=np.int64)
+        for c, members in enumerate(self.by_class):
+            where = labels == c
+            index[where] = members[self.rng.integers(0, len(members), size=int(where.sum()))]
+        return self.features[index], onehot
+
+
 class NaiveLoop:
     """The baseline trainer at one size; ``run(n)`` does ``n`` generator steps on host batches."""
+
+    variant = "keras-style loop"
+    steps_per_call = 1
+    notes = ["baseline: one tf.function per generator step, host numpy batches"]
 
     def __init__(self, size: Size, rows: Rows, seed: int = 0) -> None:
         keras.utils.set_random_seed(seed)
         self.size = size
+        self.settings: dict[str, Any] = {}
+        self._flops: FlopCount | None = None
         self.sampler = BalancedSampler(rows, seed)
         self.generator = mlp(size.latent + N_CLASSES, size.gen_widths, N_FEATURES, "generator")
         self.critic = mlp(N_FEATURES + N_CLASSES, size.critic_widths, 1, "critic")
@@ -50,7 +83,7 @@ class NaiveLoop:
         """n_critic real batches with their one-hot labels, and labels for the generator update."""
         k, b = self.size.n_critic, self.size.batch
         real, labels = self.sampler.batch(k * b)
-        gen_labels = np.eye(N_CLASSES, dtype=np.float32)[self.sampler.labels(b)]
+        _, gen_labels = self.sampler.onehot(b)
         shape = (k, b)
         return real.reshape(*shape, N_FEATURES), labels.reshape(*shape, N_CLASSES), gen_labels
 
@@ -94,70 +127,27 @@ class NaiveLoop:
             c_loss, g_loss = self.train_step(*self.host_batch())
         return float(c_loss), float(g_loss)
 
-    def concrete_step(self) -> tf.types.experimental.ConcreteFunction:
-        """The traced step, for FLOP counting (traces without running if not yet called)."""
-        k, b = self.size.n_critic, self.size.batch
-        return self.train_step.get_concrete_function(
-            tf.TensorSpec([k, b, N_FEATURES]),
-            tf.TensorSpec([k, b, N_CLASSES]),
-            tf.TensorSpec([b, N_CLASSES]),
-        )
+    def flop_count(self) -> FlopCount:
+        """Matmuls of the traced step (traced without running if not yet called); their shapes
+        are what the matmul probe runs."""
+        if self._flops is None:
+            k, b = self.size.n_critic, self.size.batch
+            concrete = self.train_step.get_concrete_function(
+                tf.TensorSpec([k, b, N_FEATURES]),
+                tf.TensorSpec([k, b, N_CLASSES]),
+                tf.TensorSpec([b, N_CLASSES]),
+            )
+            self._flops = count_flops(concrete)
+            self.settings["matmuls_per_step"] = self._flops.matmuls
+        return self._flops
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Peak-RSS probe: hold ``--rss-rows`` simulated rows, train on them, print a JSON record."""
-    import time
-
-    from scripts.bench.common import (
-        SIZES,
-        Record,
-        current_rss_mb,
-        emit_json,
-        peak_rss_mb,
-        simulated_rows,
-        versions,
-    )
-
-    parser = argparse.ArgumentParser(
-        prog="python -m scripts.bench.naive_loop", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--rss-rows", type=int, default=1_000_000)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--size", choices=sorted(SIZES), default="default")
-    args = parser.parse_args(argv)
-    size = SIZES[args.size]
-    rss_before_data = current_rss_mb()
-    rows = simulated_rows(args.rss_rows)
-    loop = NaiveLoop(size, rows)
-    loop.run(2)
-    start = time.perf_counter()
-    loop.run(args.steps)
-    elapsed = time.perf_counter() - start
-    record = Record(
-        system="naive",
-        variant=f"peak-rss {args.rss_rows:,} rows",
-        size=size.name,
-        critic_samples_per_s=size.batch * size.n_critic * args.steps / elapsed,
-        gen_steps_per_s=args.steps / elapsed,
-        notes=[
-            f"simulated rows held in memory as float32 ({rows.features.nbytes / 2**20:.0f} MiB)"
-        ],
-        settings={
-            **size.settings(),
-            "steps_measured": args.steps,
-            "repeats": 1,
-            "rows": args.rss_rows,
-            **versions("tensorflow", "keras", "numpy"),
-        },
-        extra={
-            "peak_rss_mb": round(peak_rss_mb(), 1),
-            "rss_before_data_mb": round(rss_before_data, 1),
-            "rss_after_training_mb": round(current_rss_mb(), 1),
-        },
-    )
-    emit_json(record)
-    return 0
+    def flops_per_gen_step(self) -> float:
+        return float(self.flop_count().flops)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(
+        peak_rss.main(
+            None, prog="python -m scripts.bench.naive_loop", builders={"naive": NaiveLoop}, steps=20
+        )
+    )

@@ -7,7 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from scripts.bench.common import Record, versions
+from scripts.bench.machine import environment
+from scripts.bench.peers.record import Record
 
 
 def read_records(path: Path) -> list[Record]:
@@ -30,7 +31,7 @@ def fmt(value: float | None, digits: int = 0) -> str:
 
 def header(mode: str, data_line: str, load_before: float, load_after: float) -> list[str]:
     """What the table's figures depend on: when, which data, which machine and how busy it was."""
-    main_env = json.dumps(versions("tensorflow", "keras", "numpy", import_missing=False))
+    main_env = json.dumps(environment(import_missing=False))
     return [
         f"# Benchmark ({mode}), {time.strftime('%Y-%m-%d %H:%M')}",
         "",

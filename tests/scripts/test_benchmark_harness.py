@@ -82,15 +82,16 @@ def test_unregistered_trainer_is_recorded_as_skipped(monkeypatch: pytest.MonkeyP
     import scripts.bench.wgangp_systems as registry
     from scripts.bench.__main__ import parse_args
     from scripts.bench.harness import Harness
+    from scripts.bench.peers.record import SIZES
     from scripts.bench.report import markdown
 
     def not_yet(name, size, rows, steps_per_call=None):
         raise NotImplementedError("wgangp systems are added by the trainer")
 
     monkeypatch.setattr(registry, "build", not_yet)
-    args = parse_args(["--systems", "wgangp_xla", "--sizes", "small", "--quick"])
-    harness = Harness(args, rows=None)
-    assert harness.wgangp_contender("wgangp_xla", "small") is None  # nothing left to time
+    plan = parse_args(["--systems", "wgangp_xla", "--sizes", "small", "--quick"]).plan
+    harness = Harness(plan, rows=None)
+    harness.run_size(SIZES["small"])  # nothing left to time
     (record,) = harness.records
     assert (record.system, record.size, record.status) == ("wgangp_xla", "small", "skipped")
     assert record.notes == ["wgangp systems are added by the trainer"]
@@ -136,7 +137,7 @@ def test_help_names_the_module_command() -> None:
 
 def test_flops_counts_known_matmuls_in_calls_and_loops() -> None:
     tf = pytest.importorskip("tensorflow")
-    from scripts.bench.flops import count_flops
+    from scripts.bench.peers.flops import count_flops
 
     @tf.function
     def inner(a, b):
@@ -169,7 +170,7 @@ def test_flops_counts_known_matmuls_in_calls_and_loops() -> None:
 def test_flops_of_dense_layer_gradient() -> None:
     """Forward x@W plus backward dX = dY@W^T and dW = X^T@dY: three equal-cost matmuls."""
     tf = pytest.importorskip("tensorflow")
-    from scripts.bench.flops import count_flops
+    from scripts.bench.peers.flops import count_flops
 
     w = tf.Variable(tf.ones([16, 4]))
 
@@ -187,7 +188,7 @@ def test_flops_of_dense_layer_gradient() -> None:
 
 def test_interleaved_timing_puts_every_system_through_the_same_minutes() -> None:
     """Repeat r of every system runs before repeat r+1 of any (the VM's drift hits all alike)."""
-    from scripts.bench.common import Contender, time_interleaved
+    from scripts.bench.harness import Contender, time_interleaved
 
     calls: list[tuple[str, int]] = []
     a = Contender(lambda n: calls.append(("a", n)), steps=4, warmup=2)
@@ -204,21 +205,19 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
     """The sweep runs the plan's K a call where a repeat holds that many steps, and fewer at
     the large batches, whose repeats hold few steps: K=100 at batch 4096 would make every
     repeat 100 slow steps. Each repeat is a whole number of calls."""
-    import scripts.bench.naive_loop
     import scripts.bench.wgangp_systems
-    from scripts.bench import extras
     from scripts.bench.__main__ import parse_args
     from scripts.bench.harness import Harness
 
-    made: list[tuple[str, int, int | None]] = []
+    made: list[tuple[str, int, int]] = []
     asked: list[tuple[int, int, int]] = []  # (batch, steps_per_call, steps asked of one run)
 
     class Fake:
-        settings: dict = {}
+        variant, notes, settings = "fake", [], {}
 
-        def __init__(self, name: str, size, k: int | None) -> None:
+        def __init__(self, name: str, size, k: int) -> None:
             made.append((name, size.batch, k))
-            self.batch, self.steps_per_call = size.batch, k or 1
+            self.batch, self.steps_per_call = size.batch, 1 if name == "naive" else k
 
         def run(self, steps: int) -> None:
             asked.append((self.batch, self.steps_per_call, steps))
@@ -226,23 +225,23 @@ def test_batch_sweep_caps_steps_per_call_at_each_repeats_step_budget(
         def flops_per_gen_step(self) -> float:
             return 1e9
 
-    monkeypatch.setattr(
-        scripts.bench.naive_loop, "NaiveLoop", lambda size, rows: Fake("naive", size, None)
-    )
-    monkeypatch.setattr(
-        scripts.bench.wgangp_systems, "build", lambda name, size, rows, k=None: Fake(name, size, k)
-    )
-    args = parse_args(["--systems", "naive,wgangp_k_xla", "--sizes", "default"])
-    harness = Harness(args, rows=None)
+    monkeypatch.setattr(Harness, "build", lambda self, name, size, k: Fake(name, size, k))
+    plan = parse_args(["--systems", "naive,wgangp_k_xla", "--sizes", "default"]).plan
+    harness = Harness(plan, rows=None)
     assert harness.plan.k == scripts.bench.wgangp_systems.K_STEPS == 100
-    extras.run_batch_sweep(harness, ["naive", "wgangp_k_xla"])
+    harness.run_batch_sweep(["naive", "wgangp_k_xla"])
 
     trainer_k = {batch: k for name, batch, k in made if name == "wgangp_k_xla"}
     # step budget max(10, 40 * 512 / batch): 320, 160, 80, 40, 20, 10, 10
     assert trainer_k == {64: 100, 128: 100, 256: 80, 512: 40, 1024: 20, 2048: 10, 4096: 10}
-    assert all(k is None for name, _, k in made if name == "naive")
     assert all(steps % k == 0 for _, k, steps in asked)
     assert {steps for batch, k, steps in asked if k > 1 and batch == 64} >= {300}
+    records = harness.records
+    assert [r.variant for r in records[:2]] == ["batch sweep b=64"] * 2
+    for r in records:
+        assert r.size == "default"
+        assert r.extra == {"ms_per_gen_step": round(1000 / r.gen_steps_per_s, 3)}
+    assert {r.settings["batch"] for r in records} == {64, 128, 256, 512, 1024, 2048, 4096}
 
 
 def test_extras_sweep_then_measure_peak_memory_in_fresh_module_processes(
@@ -251,27 +250,28 @@ def test_extras_sweep_then_measure_peak_memory_in_fresh_module_processes(
     """--extras sweeps the naive loop and the fastest trainer mode asked for, then measures each
     one's peak memory in a fresh ``python -m scripts.bench.<module>`` from the repo root; a
     process that prints no record leaves a failed one."""
-    from scripts.bench import extras
+    from scripts.bench import harness as harness_module
     from scripts.bench.__main__ import parse_args
-    from scripts.bench.common import REPO as BENCH_REPO
-    from scripts.bench.common import Record
     from scripts.bench.harness import Harness
+    from scripts.bench.peers.record import Record
+    from scripts.bench.peers.rows import REPO as BENCH_REPO
 
     swept: list[list[str]] = []
     runs: list[tuple[list[str], str]] = []
-    monkeypatch.setattr(extras, "run_batch_sweep", lambda harness, names: swept.append(names))
+    monkeypatch.setattr(Harness, "run_batch_sweep", lambda self, names: swept.append(names))
 
     def fake_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
         runs.append((command, kwargs["cwd"]))
         if command[2] == "scripts.bench.naive_loop":
-            line = json.dumps(Record("naive", "peak-rss 1,000,000 rows", "default").to_dict())
+            record = Record(system="naive", variant="peak-rss 1,000,000 rows", size="default")
+            line = json.dumps(record.to_dict())
             return subprocess.CompletedProcess(command, 0, f"progress\n{line}\n", "")
         return subprocess.CompletedProcess(command, 1, "", "Traceback ...\nMemoryError")
 
-    monkeypatch.setattr(extras.subprocess, "run", fake_run)
-    args = parse_args(["--systems", "wgangp_k,naive,wgangp_k_xla", "--extras"])
-    harness = Harness(args, rows=None)
-    extras.run_extras(harness, args.systems)
+    monkeypatch.setattr(harness_module.subprocess, "run", fake_run)
+    plan = parse_args(["--systems", "wgangp_k,naive,wgangp_k_xla", "--extras"]).plan
+    harness = Harness(plan, rows=None)
+    harness.run_extras()
 
     assert swept == [["naive", "wgangp_k_xla"]]
     commands = [command for command, _ in runs]
@@ -319,7 +319,8 @@ def test_peak_memory_modules_run_alone_and_print_one_record(module: str, options
 def test_default_config_system_trains_as_a_users_run_is_configured() -> None:
     """``wgangp_default`` is the product as ``python -m wgangp.train`` composes it: its K and
     XLA come from the Hydra config, never from the harness's K for the ``_k`` variants."""
-    from scripts.bench.common import SIZES, simulated_rows
+    from scripts.bench.peers.record import SIZES
+    from scripts.bench.peers.rows import simulated_rows
     from scripts.bench.wgangp_systems import build, product_defaults
 
     trainer = compose().trainer

@@ -11,13 +11,16 @@ import json
 import stat
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from support.configs import REPO
 
-from scripts.bench.harness import Plan
-from scripts.bench.peers.launch import PEERS, peer_command, run_peer
+from scripts.bench.peer_launch import PEERS, peer_command, run_peer
+from scripts.bench.plan import Plan
+
+FULL, QUICK = Plan.chosen(quick=False), Plan.chosen(quick=True)
 
 
 @pytest.fixture
@@ -41,7 +44,7 @@ def stand_in_env(envs: Path, name: str, script: str) -> None:
 def test_peer_command_runs_the_peer_module_with_its_budget(envs: Path, tmp_path: Path) -> None:
     data = tmp_path / "rows.csv.gz"
     data.write_bytes(b"")
-    full = peer_command("ctgan", ["native", "small"], str(data), Plan(False, None, None))
+    full = peer_command("ctgan", ["native", "small"], replace(FULL, data=str(data)))
     assert full == [
         str(envs / "ctgan" / "bin" / "python"),
         "-m",
@@ -56,7 +59,7 @@ def test_peer_command_runs_the_peer_module_with_its_budget(envs: Path, tmp_path:
         "--repeats",
         "3",
     ]
-    quick = peer_command("ydata", ["small"], str(data), Plan(True, None, None))
+    quick = peer_command("ydata", ["small"], replace(QUICK, data=str(data)))
     assert quick == [
         str(envs / "ydata" / "bin" / "python"),
         "-m",
@@ -73,15 +76,15 @@ def test_peer_command_runs_the_peer_module_with_its_budget(envs: Path, tmp_path:
         "--warmup",
         "1",
     ]
-    full_ydata = peer_command("ydata", ["default"], str(data), Plan(False, None, None))
+    full_ydata = peer_command("ydata", ["default"], replace(FULL, data=str(data)))
     assert full_ydata[-4:] == ["--steps", "60", "--repeats", "5"]
     # No file there: the peer is not sent to it (it looks for the shared sample itself).
-    absent = peer_command("ctgan", ["small"], str(tmp_path / "absent.csv"), Plan(True, None, None))
+    absent = peer_command("ctgan", ["small"], replace(QUICK, data=str(tmp_path / "absent.csv")))
     assert "--data" not in absent
 
 
 def test_missing_env_is_recorded_as_skipped_with_the_command_that_creates_it(envs: Path) -> None:
-    records = run_peer("ydata", ["native", "small"], None, Plan(False, None, None))
+    records = run_peer("ydata", ["native", "small"], FULL)
     assert [(r.system, r.size, r.status) for r in records] == [
         ("ydata", "native", "skipped"),
         ("ydata", "small", "skipped"),
@@ -96,7 +99,7 @@ def test_peer_module_starts_from_the_repo_root_and_reports_as_json(
     """Started by the harness in an env without its library, the peer module itself (found as
     ``scripts.bench.peers.*`` from the repo root) prints the failure as a JSON record."""
     stand_in_env(envs, name, f'exec "{sys.executable}" "$@"')
-    (record,) = run_peer(name, ["small"], None, Plan(True, None, None))
+    (record,) = run_peer(name, ["small"], QUICK)
     assert (record.system, record.status) == (name, "failed")
     assert record.notes[0] == f"ModuleNotFoundError: No module named '{library}'"
     assert record.notes[-1] == "quick mode: tiny budget, not a measurement"
@@ -105,24 +108,23 @@ def test_peer_module_starts_from_the_repo_root_and_reports_as_json(
 def test_peer_that_times_out_keeps_the_sizes_it_reported(envs: Path) -> None:
     line = json.dumps({"system": "ctgan", "variant": "ctgan-0.12.1", "size": "native"})
     stand_in_env(envs, "ctgan", f"echo '{line}'\nexec sleep 30")
-    plan = Plan(False, None, None)
-    plan.peer_timeout = 2
-    records = run_peer("ctgan", ["native", "small"], None, plan)
+    records = run_peer("ctgan", ["native", "small"], replace(FULL, peer_timeout=2))
     assert [(r.size, r.status) for r in records] == [("small", "failed"), ("native", "ok")]
     assert records[0].notes == ["timed out after 2s"]
 
 
 def test_peer_that_prints_no_record_fails_every_size_with_its_last_words(envs: Path) -> None:
     stand_in_env(envs, "ydata", "echo 'Illegal instruction' >&2; exit 132")
-    records = run_peer("ydata", ["native", "small"], None, Plan(False, None, None))
+    records = run_peer("ydata", ["native", "small"], FULL)
     assert [(r.size, r.status) for r in records] == [("native", "failed"), ("small", "failed")]
     assert records[0].notes == ["exit 132, no JSON record: Illegal instruction"]
 
 
 def test_peer_modules_need_neither_tensorflow_nor_the_project() -> None:
     """The peers' envs have an older TensorFlow or none, and no ``wgangp``: importing a peer
-    module (and ``scripts.bench.common``) must load neither, nor pandas until rows are read."""
-    modules = ["scripts.bench.common", *(module for module, _ in PEERS.values())]
+    module (and ``record``, ``rows``) must load neither, nor pandas until rows are read."""
+    shared = ["scripts.bench.peers.record", "scripts.bench.peers.rows"]
+    modules = [*shared, *(module for module, _ in PEERS.values())]
     code = (
         f"import sys\nfor m in {modules!r}: __import__(m)\n"
         "print([m for m in ('tensorflow', 'keras', 'torch', 'pandas', 'omegaconf', 'wgangp') "

@@ -1,51 +1,49 @@
 """Peer: ydata-synthetic 1.4.0's CWGAN-GP on the fraud rows, timed as its own ``fit`` loop runs.
 
-Runs in ``.bench-envs/ydata`` (TensorFlow 2.15, numpy<2); prints one JSON record on stdout.
+Runs in ``.bench-envs/ydata`` (TensorFlow 2.15, numpy<2) from the repo root and prints one JSON
+record a size:
 
     .bench-envs/ydata/bin/python -m scripts.bench.peers.ydata_cwgangp --json --size native
 
-from the repo root, which puts ``scripts`` on the path (it imports ``scripts.bench.common``, numpy
-and the standard library only, and ``scripts.bench.flops`` under its own TensorFlow).
-
-What is measured is exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), run
-step by step so warm-up and repeats can be separated. Two changes, both stated in the record:
-- ``fit`` fails as shipped: ``ConditionalModel._prep_fit`` calls the abstract ``BaseModel.fit``
-  (a no-op), so ``self.processor`` stays None and ``processor.transform`` raises. One-line patch:
-  ``BaseModel.fit = BaseGANModel.fit`` (the method that builds the processor).
-- ``--size default|small``: its API has only ``layers_dim`` (a dim/2dim/4dim pyramid), so the
-  networks are replaced by the benchmark's LeakyReLU MLPs of the size's widths; batch, latent and
-  n_critic come from ``ModelParameters`` / the constructor as usual. ``--size native`` keeps its own
-  networks and its credit-card example's settings (batch 64, noise 32, layers_dim 128, lr 5e-4).
+It times exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), step by step so
+warm-up and repeats are apart. Its conditional ``fit`` fails as shipped, so it is patched
+(:func:`patch_unset_processor`); for ``default``/``small`` its networks are replaced by the
+size's MLPs (its API has only ``layers_dim``). Both are stated in the record; docs/benchmark.md
+has the details.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scripts.bench.common import (
+from scripts.bench.peers.record import (
     SIZES,
     Record,
-    emit_json,
-    read_frame,
-    real_sample_path,
+    Size,
+    emit_each,
+    peer_arguments,
+    peer_sizes,
+    run_main,
     time_steps,
-    timing_record,
     versions,
 )
+from scripts.bench.peers.rows import load_frame
 
 if TYPE_CHECKING:
     import pandas as pd
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before ydata_synthetic imports TF
 
+SYSTEM, VARIANT = "ydata", "cwgangp-1.4.0"
 ORIGINAL_NETWORKS: tuple = ()
-NATIVE = {"batch": 64, "latent": 32, "layers_dim": 128, "lr": 5e-4, "n_critic": 1}
+#: Its credit-card example: batch 64, noise 32, layers_dim 128 (G 128-256-512, critic 512-256-128).
+NATIVE = Size("native", (128, 256, 512), (512, 256, 128), latent=32, batch=64, n_critic=1)
+NATIVE_LR, LAYERS_DIM = 5e-4, 128
 
 
 def shipped_fit_error(frame) -> str:
@@ -95,49 +93,24 @@ def patch_networks(gen_widths: tuple[int, ...], critic_widths: tuple[int, ...]) 
     cw.Generator, cw.Critic = Generator, Critic
 
 
-def load_frame(data: str | None, notes: list[str]) -> pd.DataFrame:
-    path = real_sample_path(data)
-    if path.is_file():
-        frame = read_frame(path)
-        notes.append(f"real rows: {len(frame)} from {path}")
-        return frame
-    import pandas as pd
-
-    from scripts.bench.common import simulated_rows
-
-    rows = simulated_rows(30_172)
-    frame = pd.DataFrame(rows.features, columns=[f"F{i}" for i in range(30)])
-    frame["Class"] = rows.labels
-    notes.append("SIMULATED DATA: real sample not found")
-    return frame
-
-
-def measure(size_name: str, frame, args: argparse.Namespace, notes: list[str]) -> Record:
+def measure(size: Size, frame: pd.DataFrame, args: argparse.Namespace, notes: list[str]) -> Record:
     """Its CWGAN-GP at one size: preprocessing timed apart, then its fit inner loop."""
     from ydata_synthetic.synthesizers import ModelParameters
     from ydata_synthetic.synthesizers.regular.cwgangp import model as cw
 
     notes = list(notes)
     cw.Generator, cw.Critic = ORIGINAL_NETWORKS
-    if size_name == "native":
-        batch, latent, n_critic, lr = (NATIVE[k] for k in ("batch", "latent", "n_critic", "lr"))
-        settings = {
-            "layers_dim": NATIVE["layers_dim"],
-            "latent": latent,
-            "lr": lr,
-            "gen_widths": [128, 256, 512],
-            "critic_widths": [512, 256, 128],
-        }
+    if size is NATIVE:
+        lr, settings = NATIVE_LR, {"layers_dim": LAYERS_DIM, "lr": NATIVE_LR}
         notes.append(
             "its own networks (G 128-256-512, critic 512-256-128 with dropout 0.1), "
             "settings of its credit-card CWGAN-GP example, n_critic=1 (its default)"
         )
     else:
-        size = SIZES[size_name]
-        batch, latent, n_critic, lr = size.batch, size.latent, size.n_critic, 1e-4
+        lr, settings = 1e-4, {}
         patch_networks(size.gen_widths, size.critic_widths)
-        settings = size.settings()
         notes.append("networks replaced by the size's LeakyReLU MLPs (its API has only layers_dim)")
+    batch = size.batch
 
     num_cols = [c for c in frame.columns if c != "Class"]
     synth = cw.CWGANGP(
@@ -145,10 +118,10 @@ def measure(size_name: str, frame, args: argparse.Namespace, notes: list[str]) -
             batch_size=batch,
             lr=lr,
             betas=(0.5, 0.9),
-            noise_dim=latent,
-            layers_dim=NATIVE["layers_dim"],
+            noise_dim=size.latent,
+            layers_dim=LAYERS_DIM,
         ),
-        n_critic=n_critic,
+        n_critic=size.n_critic,
     )
     # fit()'s preamble, step for step, timed apart from training.
     start = time.perf_counter()
@@ -182,7 +155,7 @@ def measure(size_name: str, frame, args: argparse.Namespace, notes: list[str]) -
     timing = time_steps(run, args.steps, args.repeats, args.warmup)
     flops = None
     try:
-        from scripts.bench.flops import count_flops
+        from scripts.bench.peers.flops import count_flops
 
         sample = synth.get_data_batch(processed, batch)
         concrete = synth.update_gradients.get_concrete_function(
@@ -192,45 +165,31 @@ def measure(size_name: str, frame, args: argparse.Namespace, notes: list[str]) -
     except Exception as err:  # noqa: BLE001 - the figure is optional, the reason is recorded
         notes.append(f"FLOPs not counted: {type(err).__name__}: {err}"[:200])
 
-    record = timing_record(
-        "ydata",
-        "cwgangp-1.4.0" + (" native" if size_name == "native" else ""),
-        size_name,
+    record = Record.measured(
         timing,
-        batch,
-        n_critic,
-        flops,
-        {
+        size,
+        system=SYSTEM,
+        variant=VARIANT + (" native" if size is NATIVE else ""),
+        flops_per_gen_step=flops,
+        settings={
             **settings,
             **versions("tensorflow", "numpy", "ydata_synthetic"),
             "preprocess_s": round(preprocess_s, 3),
             "rows": len(frame),
         },
-        notes,
+        notes=notes,
     )
     record.extra = {"preprocess_s": round(preprocess_s, 3), "same_rows_every_step": same_rows}
     return record
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m scripts.bench.peers.ydata_cwgangp", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON records (the default)")
-    parser.add_argument(
-        "--size",
-        default="native",
-        help="comma-separated: native, default, small (one record line each)",
-    )
-    parser.add_argument("--data", default=None)
+    parser = peer_arguments("python -m scripts.bench.peers.ydata_cwgangp", __doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=10)
     args = parser.parse_args(argv)
-    sizes = [s for s in args.size.split(",") if s]
-    unknown = [s for s in sizes if s not in ("native", *SIZES)]
-    if unknown:
-        parser.error(f"unknown size(s) {unknown}")
+    sizes = peer_sizes(parser, args)
 
     from ydata_synthetic.synthesizers.regular.cwgangp import model as cw
 
@@ -240,35 +199,14 @@ def main(argv: list[str] | None = None) -> int:
     frame = load_frame(args.data, notes)
     shipped_error = shipped_fit_error(frame)
     notes.insert(0, f"{patch_unset_processor()}; as shipped, fit raised {shipped_error}"[:240])
-    status = 0
-    for size_name in sizes:
-        try:
-            record = measure(size_name, frame, args, notes)
-            record.extra["shipped_fit_error"] = shipped_error
-        except Exception as err:  # noqa: BLE001 - the harness needs a record, not a traceback
-            record = Record(
-                "ydata",
-                "cwgangp-1.4.0",
-                size_name,
-                status="failed",
-                notes=[f"{type(err).__name__}: {err}"[:500]],
-            )
-            status = 1
-        emit_json(record)
-    return status
+
+    def one(name: str) -> Record:
+        record = measure(NATIVE if name == "native" else SIZES[name], frame, args, notes)
+        record.extra["shipped_fit_error"] = shipped_error
+        return record
+
+    return emit_each(SYSTEM, VARIANT, sizes, one)
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception as err:  # noqa: BLE001 - the harness needs a record, not a traceback
-        emit_json(
-            Record(
-                "ydata",
-                "cwgangp-1.4.0",
-                "?",
-                status="failed",
-                notes=[f"{type(err).__name__}: {err}"[:500]],
-            )
-        )
-        sys.exit(1)
+    run_main(SYSTEM, VARIANT, main)

@@ -12,12 +12,11 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from scripts.bench.common import REPO, Record, log, real_sample_path
-
-if TYPE_CHECKING:
-    from scripts.bench.harness import Plan
+from scripts.bench.machine import cpu_tags
+from scripts.bench.peers.record import Record, log
+from scripts.bench.peers.rows import REPO, real_sample_path
+from scripts.bench.plan import Plan
 
 #: name -> (module run in the peer's env, title of its records)
 PEERS = {
@@ -32,11 +31,11 @@ def envs_dir() -> Path:
     return Path(os.environ.get(ENVS_VARIABLE, REPO / ".bench-envs"))
 
 
-def peer_sizes(quick: bool, sizes: list[str]) -> list[str]:
+def peer_sizes(plan: Plan) -> list[str]:
     """Peers: their native settings plus the chosen sizes (quick: the smallest only)."""
-    if quick:
-        return ["small"] if "small" in sizes else sizes[:1]
-    return ["native", *sizes]
+    if plan.quick:
+        return ["small"] if "small" in plan.sizes else list(plan.sizes[:1])
+    return ["native", *plan.sizes]
 
 
 def peer_budget(name: str, plan: Plan) -> list[str]:
@@ -50,56 +49,51 @@ def peer_budget(name: str, plan: Plan) -> list[str]:
     return ["--epochs", "2", "--repeats", str(min(plan.repeats, 3))]
 
 
-def peer_command(name: str, sizes: list[str], data: str | None, plan: Plan) -> list[str]:
+def peer_command(name: str, sizes: list[str], plan: Plan) -> list[str]:
     """The command line that runs peer ``name`` in its env (run it with cwd = the repo root)."""
     module, _ = PEERS[name]
     python = envs_dir() / name / "bin" / "python"
     command = [str(python), "-m", module, "--json", "--size", ",".join(sizes)]
-    path = real_sample_path(data)
+    path = real_sample_path(plan.data)
     if path.is_file():
         command += ["--data", str(path)]
     return command + peer_budget(name, plan)
 
 
-def run_peer(name: str, sizes: list[str], data: str | None, plan: Plan) -> list[Record]:
-    """One subprocess in the peer's own env, one record per size: skipped if the env is missing,
-    failed for each size it did not report (crash, no JSON, timeout)."""
+def run_peer(name: str, sizes: list[str], plan: Plan) -> list[Record]:
+    """One subprocess in the peer's own env, one record per size: skipped if the env is missing;
+    failed for every size if it printed no record, for each size it did not reach if it timed
+    out (a peer that fails on its own prints a failed record itself)."""
     _, title = PEERS[name]
     env = envs_dir() / name
     if not (env / ".ready").is_file() or not (env / "bin" / "python").exists():
         note = f"env {env} missing: create it with `bash scripts/bench/peers/setup_envs.sh {name}`"
-        return [Record(name, title, size, status="skipped", notes=[note]) for size in sizes]
-    command = peer_command(name, sizes, data, plan)
+        return [Record.unmeasured(name, title, size, "skipped", note) for size in sizes]
+    command = peer_command(name, sizes, plan)
     log(f"  running {' '.join(command[1:])}")
-    records: list[Record] = []
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=plan.peer_timeout, cwd=str(REPO)
         )
-        stdout = done.stdout
+        stdout, timed_out = done.stdout, False
+        tail = (done.stderr or stdout).strip().splitlines()[-3:]
+        missing_note = f"exit {done.returncode}, no JSON record: " + " | ".join(tail)
     except subprocess.TimeoutExpired as err:
         stdout = err.stdout.decode() if isinstance(err.stdout, bytes) else err.stdout or ""
-        done = subprocess.CompletedProcess(command, -9, stdout, "")
-        got = {json.loads(line).get("size") for line in json_lines(stdout)}
-        note = f"timed out after {plan.peer_timeout}s"
-        records += [
-            Record(name, title, size, status="failed", notes=[note])
-            for size in sizes
-            if size not in got
-        ]
-        if not json_lines(stdout):
-            return records
-    lines = json_lines(stdout)
-    if not lines:
-        tail = (done.stderr or stdout).strip().splitlines()[-3:]
-        note = f"exit {done.returncode}, no JSON record: " + " | ".join(tail)
-        return [Record(name, title, size, status="failed", notes=[note]) for size in sizes]
-    for line in lines:
-        record = Record.from_dict(json.loads(line))
+        timed_out, missing_note = True, f"timed out after {plan.peer_timeout}s"
+    reported = [Record.from_dict(json.loads(line)) for line in json_lines(stdout)]
+    for record in reported:
+        if record.settings:  # measured on this machine, in another environment
+            record.settings.update(cpu_tags())
         if plan.quick:
             record.notes.append("quick mode: tiny budget, not a measurement")
-        records.append(record)
-    return records
+    got = {record.size for record in reported} if timed_out or not reported else set(sizes)
+    failed = [
+        Record.unmeasured(name, title, size, "failed", missing_note)
+        for size in sizes
+        if size not in got
+    ]
+    return failed + reported
 
 
 def json_lines(stdout: str) -> list[str]:
