@@ -1,9 +1,10 @@
 """The package's layout holds: imports point one way, from the entry points down to the model.
 
-Layers, lowest first: ``errors``/``config``, ``tracking``, ``data``, ``model``, ``serving``,
-``evaluation``, ``training``, ``cli``, then the ``python -m`` entry modules. A module may import
-its own layer and the ones below, never one above; and no two modules import each other,
-directly or around a cycle.
+Layers, lowest first: ``errors``/``config``, ``tracking``, ``data``, ``model``, then ``step``
+(the compiled training step) beside ``serving`` (the shipped model), ``evaluation``,
+``synthesis`` (select, assemble, export), ``training`` (the run's lifecycle), ``cli``, then the
+``python -m`` entry modules. A module may import its own layer and the ones below, never one
+above; and no two modules import each other, directly or around a cycle.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ LAYERS = {
     "tracking": 1,
     "data": 2,
     "model": 3,
+    "step": 4,
     "serving": 4,
     "evaluation": 5,
-    "training": 6,
-    "cli": 7,
-    "train": 8,
-    "sample": 8,
-    "evaluate": 8,
-    "report": 8,
-    "sync": 8,
+    "synthesis": 6,
+    "training": 7,
+    "cli": 8,
+    "train": 9,
+    "sample": 9,
+    "evaluate": 9,
+    "report": 9,
+    "sync": 9,
 }
 
 

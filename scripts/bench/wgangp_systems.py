@@ -5,7 +5,7 @@ K steps + XLA.
 ``run(steps)`` completes ``steps`` generator steps (each = ``size.n_critic`` critic updates + 1
 generator update) and returns only when the work is done; it is only asked for multiples of
 ``steps_per_call`` (K for the ``_k`` variants); ``flops_per_gen_step()`` counts the matmuls of
-``WGANGPTrainer.generator_step`` (the body of the ``tf.range`` loop, traced alone so every shape
+``TrainStep.generator_step`` (the body of the ``tf.range`` loop, traced alone so every shape
 is static).
 
 Run alone for the peak-memory extra (one JSON record on stdout):
@@ -26,7 +26,7 @@ from scripts.bench.peers.rows import Rows
 if TYPE_CHECKING:
     from scripts.bench.peers.flops import FlopCount
     from wgangp.config import Config
-    from wgangp.step.train_step import WGANGPTrainer
+    from wgangp.step.train_step import TrainStep
 
 
 def product_defaults(preset: str = "default") -> tuple[int, bool]:
@@ -70,7 +70,7 @@ def trainer_config(size: Size, steps_per_call: int, jit_compile: bool, seed: int
 
 
 class TrainerSystem:
-    """``WGANGPTrainer`` driven the way the host loop drives it: ``run(K)`` per call."""
+    """``TrainStep`` driven the way the host loop drives it: ``run(K)`` per call."""
 
     def __init__(
         self,
@@ -85,12 +85,12 @@ class TrainerSystem:
         import keras
 
         from wgangp.step.batch import ClassBalancedRows
-        from wgangp.step.replicas import make_trainer
+        from wgangp.step.train_step import build_train_step
 
         keras.utils.set_random_seed(0)
         cfg = trainer_config(size, steps_per_call, jit_compile)
         self.steps_per_call, self.jit_compile = steps_per_call, jit_compile
-        self.trainer = make_trainer(
+        self.trainer = build_train_step(
             cfg, ClassBalancedRows(rows.features, rows.labels, fraud_share=0.5)
         )
         mode = "XLA" if jit_compile else "plain"
@@ -114,7 +114,7 @@ class TrainerSystem:
         result = None
         remaining = steps
         while remaining > 0:
-            result = self.trainer.run(min(remaining, self.steps_per_call))
+            result = self.trainer.advance(min(remaining, self.steps_per_call))
             if result.bad_step >= 0:
                 raise RuntimeError(f"non-finite at step {result.bad_step}: {result.bad_source}")
             remaining -= result.completed
@@ -126,14 +126,14 @@ class TrainerSystem:
         return self._flops
 
 
-def count_step_flops(trainer: WGANGPTrainer) -> FlopCount:
+def count_step_flops(trainer: TrainStep) -> FlopCount:
     """Matmul FLOPs of one generator step (``n_critic`` critic updates + 1 generator update)."""
     import tensorflow as tf
 
     from scripts.bench.peers.flops import count_flops
 
     def one_step(step: tf.Tensor) -> tf.Tensor:
-        return trainer.generator_step(step)[1]
+        return trainer.generator_step(step, trainer.batches.draw(step))[1]
 
     traced = tf.function(one_step).get_concrete_function(tf.TensorSpec((), tf.int64))
     return count_flops(traced)

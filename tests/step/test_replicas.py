@@ -18,7 +18,8 @@ from support.configs import compose
 
 from wgangp.config import Config, to_config
 from wgangp.errors import ConfigError
-from wgangp.step.replicas import check_replicas, make_trainer
+from wgangp.step.replicas import SingleDevice, check_replicas
+from wgangp.step.train_step import build_train_step
 
 CHILD = r"""
 import json, os
@@ -30,7 +31,7 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 import keras
 from wgangp.config import Config
 from wgangp.step.batch import ClassBalancedRows
-from wgangp.step.replicas import MirroredTrainer, make_trainer
+from wgangp.step.train_step import build_train_step
 
 rng = np.random.default_rng(0)
 x = rng.standard_normal((400, 30)).astype(np.float32)
@@ -47,15 +48,15 @@ def config(strategy):
     return cfg
 
 keras.utils.set_random_seed(0)
-plain = make_trainer(config("none"), ClassBalancedRows(x, y))
-mirrored = MirroredTrainer(config("mirrored"), ClassBalancedRows(x, y))
+plain = build_train_step(config("none"), ClassBalancedRows(x, y))
+mirrored = build_train_step(config("mirrored"), ClassBalancedRows(x, y))
 mirrored.generator.set_weights(plain.generator.get_weights())
 mirrored.critic.set_weights(plain.critic.get_weights())
-a = np.concatenate([plain.run(3).metrics for _ in range(2)])
-b = np.concatenate([mirrored.run(3).metrics for _ in range(2)])
+a = np.concatenate([plain.advance(3).metrics for _ in range(2)])
+b = np.concatenate([mirrored.advance(3).metrics for _ in range(2)])
 
 def replay():  # the NaN forensics' recomputation of a critic iteration: single-device math
-    p, m = plain.replay_critic_iteration(6, 0), mirrored.replay_critic_iteration(6, 0)
+    (p, _), (m, _) = plain.replay_critic_iteration(6, 0), mirrored.replay_critic_iteration(6, 0)
     pairs = [(p.loss, m.loss), *zip(p.grads, m.grads)]
     diffs = [float(np.abs(np.asarray(u) - np.asarray(v)).max()) for u, v in pairs]
     return {"replay_diff": max(diffs)}
@@ -64,7 +65,7 @@ def nan_guard():  # NaN fraud rows: the guard names the critic loss and keeps th
     before = [w.copy() for w in mirrored.critic.get_weights() + mirrored.generator.get_weights()]
     fraud = mirrored.batches.rows.fraud
     fraud.assign(np.full(fraud.shape, np.nan, np.float32))
-    bad = mirrored.run(3)
+    bad = mirrored.advance(3)
     after = mirrored.critic.get_weights() + mirrored.generator.get_weights()
     return {
         "nan_bad_step": bad.bad_step,
@@ -79,8 +80,8 @@ weights = [
     for u, v in zip(getattr(plain, net).get_weights(), getattr(mirrored, net).get_weights())
 ]
 print(json.dumps({
-    "replicas": mirrored.replicas,
-    "devices": list(mirrored.strategy.extended.worker_devices),
+    "replicas": mirrored.replicas.count,
+    "devices": list(mirrored.replicas.strategy.extended.worker_devices),
     "metrics_diff": float(np.abs(a - b).max()),
     "weights_diff": max(weights),
     "finite": bool(np.isfinite(b).all()),
@@ -136,16 +137,16 @@ def test_a_batch_that_does_not_split_over_the_replicas_is_refused():
     check_replicas(32, replicas=2, pac=4)
 
 
-def test_make_trainer_without_strategy_is_the_single_device_trainer():
+def test_without_a_strategy_the_step_runs_on_one_device():
     import numpy as np
 
     from wgangp.step.batch import ClassBalancedRows
-    from wgangp.step.train_step import WGANGPTrainer
+    from wgangp.step.train_step import TrainStep
 
     cfg = Config()
     cfg.model.generator.hidden = [4]
     cfg.model.critic.hidden = [4]
     x = np.random.default_rng(0).standard_normal((20, 30)).astype(np.float32)
     y = np.array([0, 1] * 10)
-    trainer = make_trainer(cfg, ClassBalancedRows(x, y))
-    assert type(trainer) is WGANGPTrainer
+    train_step = build_train_step(cfg, ClassBalancedRows(x, y))
+    assert type(train_step) is TrainStep and isinstance(train_step.replicas, SingleDevice)

@@ -23,8 +23,7 @@ from support.configs import TINY, compose
 
 from wgangp.config import to_config
 from wgangp.step.batch import ClassBalancedRows
-from wgangp.step.replicas import make_trainer
-from wgangp.step.train_step import METRICS, WGANGPTrainer
+from wgangp.step.train_step import METRICS, TrainStep, build_train_step
 
 STEPS = 4
 
@@ -41,19 +40,19 @@ def _config(**trainer):
     return to_config(compose(TINY + overrides))
 
 
-def _train(initial: list | None, calls: int, **trainer) -> tuple[np.ndarray, WGANGPTrainer]:
+def _train(initial: list | None, calls: int, **trainer) -> tuple[np.ndarray, TrainStep]:
     """Metrics [STEPS, M] of STEPS generator steps run in ``calls`` calls, from ``initial``."""
     cfg = _config(**trainer)
     previous = keras.config.dtype_policy().name
     keras.mixed_precision.set_dtype_policy(cfg.trainer.precision)
     try:
         keras.utils.set_random_seed(0)
-        trainer_ = make_trainer(cfg, ClassBalancedRows(*_rows()))
+        trainer_ = build_train_step(cfg, ClassBalancedRows(*_rows()))
         if initial is not None:
             trainer_.generator.set_weights(initial[0])
             trainer_.critic.set_weights(initial[1])
         per_call = STEPS // calls
-        metrics = np.concatenate([trainer_.run(per_call).metrics for _ in range(calls)])
+        metrics = np.concatenate([trainer_.advance(per_call).metrics for _ in range(calls)])
     finally:
         keras.mixed_precision.set_dtype_policy(previous)
     return metrics, trainer_
@@ -64,9 +63,9 @@ def plain() -> tuple[np.ndarray, list]:
     """The reference: one generator step per call, no XLA, float32; and its initial weights."""
     cfg = _config(steps_per_call=1)
     keras.utils.set_random_seed(0)
-    reference = make_trainer(cfg, ClassBalancedRows(*_rows()))
+    reference = build_train_step(cfg, ClassBalancedRows(*_rows()))
     initial = [reference.generator.get_weights(), reference.critic.get_weights()]
-    metrics = np.concatenate([reference.run(1).metrics for _ in range(STEPS)])
+    metrics = np.concatenate([reference.advance(1).metrics for _ in range(STEPS)])
     assert np.isfinite(metrics).all()
     assert reference.tracing_count() == 1
     return metrics, initial
@@ -92,12 +91,12 @@ def test_xla_update_matches_plain_update(plain):
     _, initial = plain
     _, trainer = _train(initial, calls=1, steps_per_call=4)
     step = tf.constant(7, tf.int64)
-    drawn = trainer.batches.draw_step(step)  # drawn once, eagerly, fed to both
-    inputs = trainer.critic_inputs(drawn.critic)[0]
+    batch = trainer.batches.draw(step)  # drawn once, eagerly, fed to both
+    fakes = trainer.fake_rows(batch)
 
     def update() -> list[tf.Tensor]:
-        q = trainer.critic_quantities(step, 0, inputs)
-        g = trainer.generator_quantities(drawn.generator)
+        q = trainer.critic_update(batch, 0, fakes)
+        g = trainer.generator_update(batch)
         return [q.loss, q.penalty.value, *q.grads, g.loss, *g.grads]
 
     plain_values = tf.function(update)()
@@ -128,9 +127,9 @@ def test_forensics_replay_draws_the_batch_training_drew(jit_compile):
     """
     cfg = _config(steps_per_call=1, n_critic=1, jit_compile=jit_compile)
     keras.utils.set_random_seed(0)
-    trainer = make_trainer(cfg, ClassBalancedRows(*_rows()))
-    replay = trainer.replay_critic_iteration(0, 0)
-    metrics = trainer.run(1).metrics[0]
+    trainer = build_train_step(cfg, ClassBalancedRows(*_rows()))
+    replay, _ = trainer.replay_critic_iteration(0, 0)
+    metrics = trainer.advance(1).metrics[0]
     loss = metrics[METRICS.index("critic_loss")]
     penalty = metrics[METRICS.index("gradient_penalty")]
     np.testing.assert_allclose(float(replay.loss), loss, rtol=1e-5, atol=1e-6)
@@ -194,8 +193,8 @@ def test_fast_mode_trains_on_the_gpu(precision):
     cfg = _config(device="gpu", steps_per_call=2, jit_compile="true", precision=precision)
     with training_runtime(cfg.trainer, cfg.seed) as runtime:
         assert runtime.device == "gpu"
-        trainer = make_trainer(cfg, ClassBalancedRows(*_rows()))
-        result = trainer.run(2)
+        trainer = build_train_step(cfg, ClassBalancedRows(*_rows()))
+        result = trainer.advance(2)
     assert result.completed == 2 and np.isfinite(result.metrics).all()
     assert "GPU" in trainer.critic.trainable_variables[0].value.device
     assert trainer.tracing_count() == 1

@@ -19,17 +19,16 @@ from wgangp.step.random_streams import (
     step_seed,
     uniform_to_normal,
 )
-from wgangp.step.replicas import make_trainer
-from wgangp.step.train_step import METRICS, WGANGPTrainer
+from wgangp.step.train_step import METRICS, TrainStep, build_train_step
 
 
-def tiny_trainer(extra: list[str] | None = None) -> WGANGPTrainer:
+def tiny_trainer(extra: list[str] | None = None) -> TrainStep:
     cfg = to_config(compose(TINY + (extra or [])))
     keras.utils.set_random_seed(cfg.seed)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, 30)).astype(np.float32)
     y = (np.arange(400) % 20 == 0).astype(int)
-    return make_trainer(cfg, ClassBalancedRows(x, y))
+    return build_train_step(cfg, ClassBalancedRows(x, y))
 
 
 def weights(model: keras.Model) -> list[np.ndarray]:
@@ -37,13 +36,13 @@ def weights(model: keras.Model) -> list[np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def trainer() -> WGANGPTrainer:
+def trainer() -> TrainStep:
     return tiny_trainer()
 
 
 def test_one_step_changes_weights_and_stays_finite(trainer) -> None:
     before_g, before_d = weights(trainer.generator), weights(trainer.critic)
-    result = trainer.run(1)
+    result = trainer.advance(1)
     assert result.completed == 1 and result.bad_step == -1
     assert result.metrics.shape == (1, len(METRICS)) and np.isfinite(result.metrics).all()
     after_g, after_d = weights(trainer.generator), weights(trainer.critic)
@@ -54,14 +53,14 @@ def test_one_step_changes_weights_and_stays_finite(trainer) -> None:
 
 def test_no_retracing_across_calls_and_chunk_sizes(trainer) -> None:
     for k in (3, 1, 2, 3):
-        trainer.run(k)
+        trainer.advance(k)
     assert trainer.tracing_count() == 1
     assert int(trainer.step.numpy()) == 1 + 3 + 1 + 2 + 3
 
 
 def test_same_seed_same_losses() -> None:
     a, b = tiny_trainer(), tiny_trainer()
-    np.testing.assert_array_equal(a.run(3).metrics, b.run(3).metrics)
+    np.testing.assert_array_equal(a.advance(3).metrics, b.advance(3).metrics)
 
 
 def test_loop_drawing_a_step_ahead_trains_on_each_steps_own_batches() -> None:
@@ -70,14 +69,17 @@ def test_loop_drawing_a_step_ahead_trains_on_each_steps_own_batches() -> None:
     stepped.generator.set_weights(looped.generator.get_weights())
     stepped.critic.set_weights(looped.critic.get_weights())
     expected = np.stack(
-        [stepped.generator_step(tf.constant(s, tf.int64))[1].numpy() for s in range(3)]
+        [
+            stepped.generator_step(step, stepped.batches.draw(step))[1].numpy()
+            for step in (tf.constant(s, tf.int64) for s in range(3))
+        ]
     )
-    np.testing.assert_allclose(looped.run(3).metrics, expected, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(looped.advance(3).metrics, expected, rtol=0, atol=1e-6)
     for u, v in zip(weights(looped.critic), weights(stepped.critic), strict=True):
         np.testing.assert_allclose(u, v, rtol=0, atol=1e-6)
 
 
-def _random_ops(trainer: WGANGPTrainer) -> int:
+def _random_ops(trainer: TrainStep) -> int:
     """Stateless random ops in the traced chunk, the loop body's function included."""
     concrete = trainer.train_chunk.get_concrete_function(
         tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int32)
@@ -96,7 +98,7 @@ def test_one_step_per_call_draws_no_step_ahead() -> None:
     per_step = _random_ops(one)
     assert per_step > 0
     assert _random_ops(two) == 2 * per_step
-    result = one.run(1)
+    result = one.advance(1)
     assert result.completed == 1 and np.isfinite(result.metrics).all()
 
 
@@ -154,14 +156,16 @@ def test_packed_critic_judges_packs_with_one_alpha_and_one_norm_each() -> None:
     packed = tiny_trainer([f"model.critic.pac={pac}"])
     assert packed.critic.input_shape[0][-1] == pac * 30
     step = tf.constant(0, tf.int64)
-    q = packed.critic_quantities(step, 0)
-    assert q.real.shape == (32, 30)  # forensics keep the batch's own rows
+    batch = packed.batches.draw(step)
+    assert batch.real.shape == (5, 32, 30)  # one slice per critic iteration
+    fakes = packed.fake_rows(batch)
+    q = packed.critic_update(batch, 0, fakes)
     assert q.penalty.norms.shape == (32 // pac,)
     # The penalty by hand: packs of real and fake rows, the first row's alpha for each pack.
-    batch = packed.batches.critic_batch(step, 0)
-    fake = packed.generator([batch.z, batch.onehot], training=True)
-    real, onehot, fake = (pack_rows(t, pac) for t in (batch.real, batch.onehot, fake))
-    alpha = batch.alpha.numpy()[::pac]
+    fake = packed.generator([batch.z[0], batch.onehot[0]], training=True)
+    np.testing.assert_allclose(fakes[0].numpy(), fake.numpy(), rtol=1e-5, atol=1e-6)
+    real, onehot, fake = (pack_rows(t, pac) for t in (batch.real[0], batch.onehot[0], fake))
+    alpha = batch.alpha[0].numpy()[::pac]
     x_hat = tf.constant(real.numpy() + alpha * (fake.numpy() - real.numpy()))
     with tf.GradientTape() as tape:
         tape.watch(x_hat)
@@ -169,7 +173,7 @@ def test_packed_critic_judges_packs_with_one_alpha_and_one_norm_each() -> None:
     norms = np.sqrt((tape.gradient(scores, x_hat).numpy() ** 2).sum(axis=1) + 1e-12)
     np.testing.assert_allclose(q.penalty.norms.numpy(), norms, rtol=1e-5)
     np.testing.assert_allclose(q.penalty.value.numpy(), np.mean((norms - 1) ** 2), rtol=1e-5)
-    result = packed.run(2)
+    result = packed.advance(2)
     assert result.completed == 2 and np.isfinite(result.metrics).all()
 
 

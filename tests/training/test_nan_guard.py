@@ -1,6 +1,6 @@
 """The in-graph NaN guard: each on_nan policy, the last good weights kept, the float16 distinction.
 
-Unit tests drive WGANGPTrainer directly on tiny random rows and inject a non-finite quantity by
+Unit tests drive TrainStep directly on tiny random rows and inject a non-finite quantity by
 overwriting the sampler's fraud rows (a variable read by the compiled step: no retrace). Two
 tests go through train() with a sqlite store, where the NaN is the real one: a tanh critic on
 unscaled rows with gp.norm=tf_norm saturates at step 0.
@@ -26,7 +26,7 @@ def guarded_trainer(overrides: list[str]):
 
     from wgangp.config import to_config
     from wgangp.step.batch import ClassBalancedRows
-    from wgangp.step.replicas import make_trainer
+    from wgangp.step.train_step import build_train_step
     from wgangp.training.runtime import training_runtime
 
     cfg = to_config(compose(TINY + overrides))
@@ -35,7 +35,7 @@ def guarded_trainer(overrides: list[str]):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, N_FEATURES)).astype(np.float32)
     y = (np.arange(400) % 10 == 0).astype(np.int64)
-    trainer = make_trainer(cfg, ClassBalancedRows(x, y, 0.5))
+    trainer = build_train_step(cfg, ClassBalancedRows(x, y, 0.5))
     return trainer, stack
 
 
@@ -73,7 +73,7 @@ def test_guard_judges_every_element_whatever_their_sum(
         head = [tf.constant(True)] * 3
         opt, step = trainer.critic_optimizer, tf.constant(7, tf.int64)
         judge = tf.function(
-            lambda: trainer.guard.judge(opt, head, tensors, 0, step, 2), jit_compile=jit_compile
+            lambda: trainer.guard.judge_critic(opt, head, tensors, step, 2), jit_compile=jit_compile
         )
         ok = judge()
         assert bool(ok) is finite
@@ -88,7 +88,7 @@ def test_guard_judges_every_element_whatever_their_sum(
 def test_bad_update_is_not_applied_and_is_recorded(policy: str) -> None:
     trainer, stack = guarded_trainer([f"trainer.on_nan={policy}", "trainer.steps_per_call=3"])
     with stack:
-        good = trainer.run(2)
+        good = trainer.advance(2)
         assert good.completed == 2 and good.bad_step == -1
         assert np.isfinite(good.metrics).all()
         before = weights(trainer)
@@ -97,7 +97,7 @@ def test_bad_update_is_not_applied_and_is_recorded(policy: str) -> None:
         trainer.batches.rows.fraud.assign(
             np.full(trainer.batches.rows.fraud.shape, np.nan, np.float32)
         )
-        bad = trainer.run(3)
+        bad = trainer.advance(3)
 
         assert bad.completed == 0
         assert bad.bad_step == 2 and bad.bad_update == 0
@@ -114,11 +114,11 @@ def test_skip_policy_skips_counts_and_gives_up_after_k_consecutive() -> None:
         ["trainer.on_nan=skip", "trainer.max_consecutive_skips=2", "trainer.steps_per_call=4"]
     )
     with stack:
-        trainer.run(1)
+        trainer.advance(1)
         critic_before = [v.numpy().copy() for v in trainer.critic.weights]
         rows = trainer.batches.rows.fraud.numpy().copy()  # numpy() may alias the buffer
         trainer.batches.rows.fraud.assign(np.full(rows.shape, np.nan, np.float32))
-        skipped = trainer.run(4)
+        skipped = trainer.advance(4)
         assert skipped.bad_step == 1  # the first bad step is remembered
         assert skipped.completed == 2  # skipped steps advance the step counter...
         assert len(skipped.metrics) == 2 and np.isnan(skipped.metrics[:, 0]).all()
@@ -127,7 +127,7 @@ def test_skip_policy_skips_counts_and_gives_up_after_k_consecutive() -> None:
         assert_same([v.numpy() for v in trainer.critic.weights], critic_before)
 
         trainer.batches.rows.fraud.assign(rows)  # the data heals: training goes on, streak reset
-        healed = trainer.run(2)
+        healed = trainer.advance(2)
         assert healed.completed == 2
         assert (healed.skipped, healed.consecutive_skips) == (2, 0)
         kernels = [
@@ -146,7 +146,7 @@ def test_mixed_float16_overflow_is_a_loss_scale_skip_not_a_nan() -> None:
     with stack:
         trainer.batches.rows.fraud.assign(trainer.batches.rows.fraud.numpy() * 100.0)
         before = [v.numpy().copy() for v in trainer.critic.weights]
-        result = trainer.run(6)
+        result = trainer.advance(6)
         assert result.bad_step == -1 and result.completed == 6
         assert result.scale_skips >= 1
         assert result.loss_scale < 2.0**15  # the optimizer lowered its scale
@@ -173,7 +173,7 @@ def test_float16_penalty_eps_nan_is_caught_whatever_the_loss_scale(dtype: str, f
             np.full(trainer.batches.rows.fraud.shape, 1e4, np.float32)
         )
         before = [v.numpy().copy() for v in trainer.critic.weights]
-        result = trainer.run(2)
+        result = trainer.advance(2)
         if fails:
             assert (result.bad_step, result.bad_update) == (0, 0)
             assert result.bad_source == NORM_GRADIENT

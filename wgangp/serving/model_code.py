@@ -1,4 +1,4 @@
-"""The code file of the ``synthesizer`` pyfunc model (models from code, no pickle): see ``pyfunc``."""
+"""The code file of the ``synthesizer`` pyfunc model (models from code, no pickle)."""
 
 import mlflow
 

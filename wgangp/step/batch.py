@@ -1,8 +1,9 @@
-"""Class-conditional batches drawn inside the graph, typed from the draw to the update.
+"""The batch of one generator step, drawn inside the graph: one record from the draw to the update.
 
 The training rows live on the device as two tables (normal, fraud); every draw is a stateless
-random op (:mod:`wgangp.step.random_streams`), so no host-to-device copy happens per step and
-a step's batches are a pure function of its number.
+random op (:mod:`wgangp.step.random_streams`), so no host-to-device copy happens per step and a
+step's batch is a pure function of (seed, step): a resumed run draws what it would have drawn, and
+the NaN forensics draw a failing step's batch again through this same code.
 """
 
 from __future__ import annotations
@@ -23,33 +24,27 @@ from wgangp.step.random_streams import (
 )
 
 
-class CriticBatch(NamedTuple):
-    """One critic iteration's random inputs: real rows, their onehot labels, noise, alpha."""
+class StepBatch(NamedTuple):
+    """Every random input of one generator step: ``n_critic`` critic slices (the leading axis),
+    then the generator update's labels and noise (no real rows).
 
-    real: tf.Tensor  # [batch, features]
-    onehot: tf.Tensor  # [batch, N_CLASSES]
-    z: tf.Tensor  # [batch, latent_dim]: the generator's input for the fake rows
-    alpha: tf.Tensor  # [batch, 1] ~ U(0, 1): where x_hat lies between real and fake
-
-
-class GeneratorBatch(NamedTuple):
-    """The generator update's random inputs: onehot labels and noise (no real rows)."""
-
-    onehot: tf.Tensor
-    z: tf.Tensor
-
-
-class StepBatches(NamedTuple):
-    """Every random input of one generator step.
-
-    They are a pure function of (seed, step), so the training loop may draw them one step early
-    without changing a number. That changes when they are computed: XLA runs a while loop's
-    iterations one after another, and a step is a dependent chain of updates that leaves the
-    second core partly idle; drawn in the previous iteration, the sampling and noise run there.
+    A pure function of (seed, step), so the training loop may draw it one step early without
+    changing a number. That changes when it is computed: XLA runs a while loop's iterations one
+    after another, and a step is a dependent chain of updates that leaves the second core partly
+    idle; drawn in the previous iteration, the sampling and noise run there.
     """
 
-    critic: tuple[CriticBatch, ...]  # one per critic iteration
-    generator: GeneratorBatch
+    real: tf.Tensor  # [n_critic, batch, features]
+    onehot: tf.Tensor  # [n_critic, batch, N_CLASSES]
+    z: tf.Tensor  # [n_critic, batch, latent_dim]: the generator's input for the fake rows
+    alpha: tf.Tensor  # [n_critic, batch, 1] ~ U(0, 1): where x_hat lies between real and fake
+    generator_onehot: tf.Tensor  # [batch, N_CLASSES]
+    generator_z: tf.Tensor  # [batch, latent_dim]
+
+    def replica_slice(self, start: tf.Tensor, size: int) -> StepBatch:
+        """Rows [start, start + size) of every slice (a replica's share of the batch)."""
+        critic = [t[:, start : start + size] for t in self[:4]]
+        return StepBatch(*critic, *(t[start : start + size] for t in self[4:]))
 
 
 def fraud_share(label_sampling: str) -> float | None:
@@ -113,7 +108,7 @@ class ClassBalancedRows:
 
 
 class BatchDrawer:
-    """All random inputs of a generator step, from the rows and the run's seed.
+    """Draws a generator step's :class:`StepBatch` from the rows and the run's seed.
 
     The batch size and critic iterations are the trainer's; the random generator is the one
     its compilation implements (:func:`~wgangp.step.random_streams.random_alg`).
@@ -129,25 +124,23 @@ class BatchDrawer:
         self.base_seed = tf.constant(seed, dtype=tf.int64)
         self.alg = random_alg(trainer.jit_compile)
 
-    def critic_batch(self, step: tf.Tensor, i: int) -> CriticBatch:
-        """The real rows, onehot labels, noise and alpha of critic iteration ``i`` at ``step``."""
+    def draw(self, step: tf.Tensor) -> StepBatch:
+        """Every random input of generator step ``step`` (see :class:`StepBatch`)."""
+        critic = [self._critic_slice(step, i) for i in range(self.n_critic)]
+        real, onehot, z, alpha = (tf.stack(parts) for parts in zip(*critic, strict=True))
+        labels = self.rows.labels(self.batch_size, self._seed(step, GENERATOR_SLOT), self.alg)
+        z_generator = self._noise(step, GENERATOR_SLOT + 1)
+        return StepBatch(real, onehot, z, alpha, self._onehot(labels), z_generator)
+
+    def _critic_slice(self, step: tf.Tensor, i: int) -> tuple[tf.Tensor, ...]:
+        """Critic iteration ``i``'s real rows, onehot labels, noise and alpha at ``step``."""
         slot = CRITIC_SLOTS * i
         real, labels = self.rows.draw(self.batch_size, self._seed(step, slot), self.alg)
         z = self._noise(step, slot + 1)
         alpha = tf.random.stateless_uniform(
             [self.batch_size, 1], self._seed(step, slot + 2), alg=self.alg
         )
-        return CriticBatch(real, self._onehot(labels), z, alpha)
-
-    def generator_batch(self, step: tf.Tensor) -> GeneratorBatch:
-        """The onehot labels and noise of the generator update at ``step``."""
-        labels = self.rows.labels(self.batch_size, self._seed(step, GENERATOR_SLOT), self.alg)
-        return GeneratorBatch(self._onehot(labels), self._noise(step, GENERATOR_SLOT + 1))
-
-    def draw_step(self, step: tf.Tensor) -> StepBatches:
-        """Every random input of generator step ``step`` (see :class:`StepBatches`)."""
-        critic = tuple(self.critic_batch(step, i) for i in range(self.n_critic))
-        return StepBatches(critic, self.generator_batch(step))
+        return real, self._onehot(labels), z, alpha
 
     def _seed(self, step: tf.Tensor, slot: int) -> tf.Tensor:
         return step_seed(self.base_seed, step, slot)

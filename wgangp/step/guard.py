@@ -15,6 +15,8 @@ is exactly 0 marks ``critic/gradient_penalty/norm_gradient`` as non-finite, what
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -26,6 +28,36 @@ NORM_GRADIENT = "critic/gradient_penalty/norm_gradient"
 #: The critic update's scalar checks, in the order of their flags: the penalty, the loss, the
 #: norm's gradient; the gradients of the critic's variables follow.
 CRITIC_HEAD = ("critic/gradient_penalty", "critic/loss", NORM_GRADIENT)
+
+
+@dataclass(frozen=True)
+class NanPolicy:
+    """``trainer.on_nan``, interpreted here and nowhere else.
+
+    ``raise`` and ``stop`` end training at the first non-finite update (no later update of that
+    step is applied); ``raise`` then fails the run (exit 3), ``stop`` ends it FAILED with exit 0.
+    ``skip`` drops each bad update and trains on, until ``max_consecutive_skips`` steps in a row
+    were skipped, which then fails the run like ``raise``.
+    """
+
+    on_nan: str
+    max_consecutive_skips: int
+
+    @property
+    def skips(self) -> bool:
+        """Whether a bad update is dropped and training goes on (in the graph and the loop)."""
+        return self.on_nan == "skip"
+
+    @property
+    def fails_run(self) -> bool:
+        """Whether ending training on a NaN fails the run (an error), rather than stopping it."""
+        return self.on_nan != "stop"
+
+    def ends_training(self, bad_step: int, consecutive_skips: int) -> bool:
+        """After a compiled call: whether a non-finite update ends training."""
+        if bad_step < 0:
+            return False
+        return not self.skips or consecutive_skips >= self.max_consecutive_skips
 
 
 def norm_gradient_singular_at_zero(norm: str, eps: float, dtype: tf.DType) -> bool:
@@ -70,7 +102,7 @@ class NanGuard:
             + ["generator/loss"]
             + [f"generator/grad:{v.path}" for v in generator_variables]
         )
-        #: Where the generator update's flags start in :attr:`sources`.
+        # Where the generator update's names start in ``sources``.
         self.generator_offset = len(CRITIC_HEAD) + len(critic_variables)
         self.norm_singular_at_zero = norm_singular_at_zero
         self.per_tensor = per_tensor
@@ -87,15 +119,27 @@ class NanGuard:
             return tf.constant(True)
         return tf.reduce_all(norms > 0)
 
-    def judge(
+    def judge_critic(
+        self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], step, iteration: int
+    ) -> tf.Tensor:
+        """Whether critic iteration ``iteration``'s update may go to the optimizer.
+
+        ``head`` are its scalar checks in the order of :data:`CRITIC_HEAD`, whose failure no
+        loss scale explains; ``grads`` its unscaled gradients.
+        """
+        return self._judge(opt, head, grads, 0, step, iteration)
+
+    def judge_generator(
+        self, opt, loss_finite: tf.Tensor, grads: list[tf.Tensor], step, update: int
+    ) -> tf.Tensor:
+        """Whether the generator update (``update``: its place in the step) may be applied."""
+        return self._judge(opt, [loss_finite], grads, self.generator_offset, step, update)
+
+    def _judge(
         self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], offset: int, step, update: int
     ) -> tf.Tensor:
-        """Whether the update may go to the optimizer; records the first non-finite quantity.
-
-        ``head`` are the scalar checks (losses, penalty, norm gradient) whose failure no loss
-        scale explains; ``grads`` the unscaled gradients; ``offset`` where this update's names
-        start in :attr:`sources`; ``update`` the critic iteration (n_critic: the generator).
-        """
+        """Records the first non-finite quantity; ``offset`` is where this update's names start
+        in :attr:`sources`."""
         if self.per_tensor:
             return self._judge_each(opt, head, grads, offset, step, update)
         total = tf.add_n([tf.reduce_sum(tf.cast(g, tf.float32)) for g in grads])
@@ -109,7 +153,7 @@ class NanGuard:
     def _judge_each(
         self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], offset: int, step, update: int
     ) -> tf.Tensor:
-        """:meth:`judge` tensor by tensor: names the first bad one, tells overflows apart."""
+        """:meth:`_judge` tensor by tensor: names the first bad one, tells overflows apart."""
         grad_flags = [finite(g) for g in grads]
         flags = tf.stack(head + grad_flags)
         ok = tf.reduce_all(flags)

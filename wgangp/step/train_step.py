@@ -3,33 +3,30 @@
 One call of the compiled function runs up to ``steps_per_call`` generator steps in a ``tf.range``
 loop; each generator step does ``n_critic`` critic updates then one generator update. Batches are
 drawn in the graph (:mod:`wgangp.step.batch`), metrics come back once per call as a [K, M]
-tensor. A step's random inputs depend on its number alone, never on the weights, so the loop
-draws step s+1's while step s trains: the same numbers, off the critical path (except with one
-step per call, where there is no next step to draw). Before every update the NaN guard
-(:mod:`wgangp.step.guard`) decides whether it may be applied.
+tensor. A step's batch (:class:`~wgangp.step.batch.StepBatch`) depends on its number alone, never
+on the weights, so the loop draws step s+1's while step s trains: the same numbers, off the
+critical path (except with one step per call, where there is no next step to draw). Every update
+is computed by the replica strategy (:mod:`wgangp.step.replicas`: one device, or the batch split
+over several) and, before it is applied, judged by the NaN guard (:mod:`wgangp.step.guard`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from wgangp.config import GPConfig, ModelConfig, OptimizerConfig, TrainerConfig
+from wgangp.config import Config, GPConfig, ModelConfig, OptimizerConfig, TrainerConfig
 from wgangp.model import losses
 from wgangp.model.networks import build_critic, build_generator, pack_rows
 from wgangp.model.optimizers import FusedAdam
-from wgangp.step.batch import (
-    BatchDrawer,
-    ClassBalancedRows,
-    CriticBatch,
-    GeneratorBatch,
-    StepBatches,
-)
-from wgangp.step.guard import NanGuard, finite, norm_gradient_singular_at_zero
+from wgangp.step.batch import BatchDrawer, ClassBalancedRows, StepBatch
+from wgangp.step.guard import NanGuard, NanPolicy, finite, norm_gradient_singular_at_zero
+from wgangp.step.replicas import Mirrored, Replicas, SingleDevice
 
 
 class StepMetrics(NamedTuple):
@@ -48,21 +45,9 @@ class StepMetrics(NamedTuple):
 METRICS: tuple[str, ...] = StepMetrics._fields
 
 
-class CriticInputs(NamedTuple):
-    """One critic iteration's batch and the generator's fake rows for it."""
-
-    real: tf.Tensor
-    onehot: tf.Tensor
-    z: tf.Tensor
-    alpha: tf.Tensor
-    fake: tf.Tensor
-
-
-class CriticQuantities(NamedTuple):
+class CriticUpdate(NamedTuple):
     """A critic update computed but not applied (the step applies it; forensics inspect it)."""
 
-    real: tf.Tensor
-    onehot: tf.Tensor
     loss: tf.Tensor
     penalty: losses.Penalty
     norm_gradient_finite: tf.Tensor
@@ -71,7 +56,7 @@ class CriticQuantities(NamedTuple):
     wasserstein: tf.Tensor
 
 
-class GeneratorQuantities(NamedTuple):
+class GeneratorUpdate(NamedTuple):
     """The generator update computed but not applied."""
 
     loss: tf.Tensor
@@ -99,11 +84,9 @@ class ChunkResult:
         return StepMetrics(*self.metrics[-1].tolist()) if len(self.metrics) else None
 
 
-class WGANGPTrainer:
-    """Owns the networks, optimizers, step counter and the compiled training function."""
-
-    #: Devices the batch is split over (the mirrored trainer's replicas).
-    replicas = 1
+class TrainStep:
+    """The compiled training step and what it updates: the networks, both optimizers, the step
+    counter and the NaN guard's records."""
 
     def __init__(
         self,
@@ -113,9 +96,27 @@ class WGANGPTrainer:
         *,
         seed: int,
         rows: ClassBalancedRows,
+        replicas: Replicas | None = None,
     ) -> None:
         self.gp = gp
         self.tc = trainer
+        self.replicas = replicas or SingleDevice()
+        self.nan_policy = NanPolicy(trainer.on_nan, trainer.max_consecutive_skips)
+        with self.replicas.scope():  # variables mirrored on every replica
+            self._build(model, gp, trainer, rows)
+        self.batches = BatchDrawer(rows, trainer, latent_dim=model.latent_dim, seed=seed)
+        self.train_chunk = tf.function(
+            self._train_chunk,
+            input_signature=[
+                tf.TensorSpec((), tf.int64, name="start_step"),
+                tf.TensorSpec((), tf.int32, name="num_steps"),
+            ],
+            jit_compile=trainer.jit_compile,
+        )
+
+    def _build(
+        self, model: ModelConfig, gp: GPConfig, trainer: TrainerConfig, rows: ClassBalancedRows
+    ) -> None:
         n_features = rows.n_features
         self.generator = build_generator(
             model.latent_dim, n_features, model.generator.hidden, model.generator.negative_slope
@@ -131,11 +132,9 @@ class WGANGPTrainer:
         # Build the optimizers' slots now: no variable may be created inside the loop or a cond.
         self.generator_optimizer.build(self.generator.trainable_variables)
         self.critic_optimizer.build(self.critic.trainable_variables)
-
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
         self.skipped = tf.Variable(0, dtype=tf.int64, trainable=False, name="skipped")
         self.consecutive_skips = tf.Variable(0, dtype=tf.int64, trainable=False)
-        self.batches = BatchDrawer(rows, trainer, latent_dim=model.latent_dim, seed=seed)
         self.penalty_dtype = (
             tf.float32
             if gp.dtype == "float32"
@@ -149,14 +148,6 @@ class WGANGPTrainer:
             ),
             per_tensor=trainer.jit_compile,
         )
-        self.train_chunk = tf.function(
-            self._train_chunk,
-            input_signature=[
-                tf.TensorSpec((), tf.int64, name="start_step"),
-                tf.TensorSpec((), tf.int32, name="num_steps"),
-            ],
-            jit_compile=trainer.jit_compile,
-        )
 
     # -- building blocks -------------------------------------------------------------------
 
@@ -166,12 +157,18 @@ class WGANGPTrainer:
             opt = keras.optimizers.LossScaleOptimizer(opt, name=f"{name}_loss_scale")
         return opt
 
-    def _scaled(self, opt: keras.optimizers.Optimizer, loss: tf.Tensor) -> tf.Tensor:
-        return (
-            opt.scale_loss(loss) if isinstance(opt, keras.optimizers.LossScaleOptimizer) else loss
-        )
+    @staticmethod
+    def _scaled(opt: keras.optimizers.Optimizer, loss: tf.Tensor, share: float) -> tf.Tensor:
+        """The loss to differentiate: this replica's ``share`` of the global mean, loss-scaled
+        under mixed_float16."""
+        if share != 1.0:
+            loss = loss * share
+        if isinstance(opt, keras.optimizers.LossScaleOptimizer):
+            return opt.scale_loss(loss)
+        return loss
 
-    def _unscaled(self, opt: keras.optimizers.Optimizer, grads: list[tf.Tensor]) -> list[tf.Tensor]:
+    @staticmethod
+    def _unscaled(opt: keras.optimizers.Optimizer, grads: list[tf.Tensor]) -> list[tf.Tensor]:
         """The true gradients, for checks and forensics (``apply`` takes the scaled ones)."""
         if isinstance(opt, keras.optimizers.LossScaleOptimizer):
             scale = tf.cast(opt.dynamic_scale, tf.float32)
@@ -183,41 +180,29 @@ class WGANGPTrainer:
         """Watch ``variables`` alone: no gradient work for weights this update does not change."""
         tape.watch([v.value for v in variables])  # the tf.Variable under each Keras variable
 
-    def _apply_if(self, ok: tf.Tensor, opt, grads, variables) -> None:
-        def apply() -> tf.Tensor:
-            opt.apply(grads, variables)
-            return tf.constant(True)
+    # -- one step, read top to bottom --------------------------------------------------------
 
-        tf.cond(ok, apply, lambda: tf.constant(False))
+    def fake_rows(self, batch: StepBatch) -> tf.Tensor:
+        """The generator's rows for every critic iteration [n_critic, batch, features], from ONE
+        generator call: G does not change during the critic iterations, and its rows are
+        independent (same math, fewer and larger matmuls)."""
+        n_critic = batch.z.shape[0]
+        z = tf.reshape(batch.z, [-1, batch.z.shape[-1]])
+        onehot = tf.reshape(batch.onehot, [-1, batch.onehot.shape[-1]])
+        fake = self.generator([z, onehot], training=True)
+        return tf.reshape(fake, [n_critic, -1, fake.shape[-1]])
 
-    # -- one critic update, one generator update -----------------------------------------
+    def critic_update(
+        self, batch: StepBatch, i: int, fakes: tf.Tensor, share: float = 1.0
+    ) -> CriticUpdate:
+        """Critic iteration ``i`` on ``batch`` and its fake rows, computed but not applied.
 
-    def critic_inputs(self, drawn: tuple[CriticBatch, ...]) -> list[CriticInputs]:
-        """A step's critic batches with their fake rows, from ONE generator call.
-
-        G does not change during the critic iterations, so its rows for every iteration come
-        from one batched call (same math, rows are independent; fewer, larger matmuls).
+        ``share`` is this replica's share of the global batch (1 on one device).
         """
-        z = tf.concat([d.z for d in drawn], 0)
-        onehot = tf.concat([d.onehot for d in drawn], 0)
-        fakes = tf.split(self.generator([z, onehot], training=True), len(drawn))
-        return [CriticInputs(*d, fake) for d, fake in zip(drawn, fakes, strict=True)]
-
-    def critic_quantities(
-        self, step: tf.Tensor, i: int, inputs: CriticInputs | None = None
-    ) -> CriticQuantities:
-        """Critic iteration ``i`` at ``step`` computed but not applied (also used by forensics).
-
-        ``inputs`` are the iteration's batch and fake rows when already drawn (by the step).
-        """
-        if inputs is None:
-            batch = self.batches.critic_batch(step, i)
-            fake = self.generator([batch.z, batch.onehot], training=True)
-            inputs = CriticInputs(*batch, fake)
         pac = self.pac
-        real, onehot, fake = (pack_rows(t, pac) for t in (inputs.real, inputs.onehot, inputs.fake))
+        real, onehot, fake = (pack_rows(t, pac) for t in (batch.real[i], batch.onehot[i], fakes[i]))
         # One alpha per pack: x_hat lies on the line between a real pack and a fake pack.
-        alpha = inputs.alpha[::pac]
+        alpha = batch.alpha[i][::pac]
         variables = self.critic.trainable_variables
         # G runs outside the tape: the critic loss's gradient must not flow back into G's weights.
         with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -236,11 +221,9 @@ class WGANGPTrainer:
                 dtype=self.penalty_dtype,
             )
             loss = losses.critic_loss(d_real, d_fake, penalty.value, self.gp.weight)
-            scaled = self._scaled(self.critic_optimizer, loss)
+            scaled = self._scaled(self.critic_optimizer, loss, share)
         scaled_grads = tape.gradient(scaled, variables)
-        return CriticQuantities(
-            real=inputs.real,
-            onehot=inputs.onehot,
+        return CriticUpdate(
             loss=loss,
             penalty=penalty,
             norm_gradient_finite=self.guard.norm_gradient_finite(penalty.norms),
@@ -249,80 +232,61 @@ class WGANGPTrainer:
             wasserstein=losses.wasserstein_estimate(d_real, d_fake),
         )
 
-    def replay_critic_iteration(self, step: int, i: int) -> CriticQuantities:
-        """Critic iteration ``i`` of ``step`` recomputed by the kernels training used (forensics).
-
-        An XLA-compiled run draws with Threefry (:func:`~.random_streams.random_alg`), which TF's
-        own kernels lack, so its batch is drawn again under XLA; otherwise eagerly (same kernels).
-        Run on the weights the guard kept, it sees what the failing iteration saw.
-        """
-        step_t = tf.constant(step, tf.int64)
-        if not self.tc.jit_compile:
-            return self.critic_quantities(step_t, i)
-        return tf.function(lambda s: self.critic_quantities(s, i), jit_compile=True)(step_t)
-
-    def critic_update(
-        self, step: tf.Tensor, i: int, allowed: tf.Tensor, inputs: CriticInputs | None = None
-    ) -> tuple[tf.Tensor, CriticQuantities]:
-        """Critic iteration ``i``, applied if the guard and ``allowed`` agree: (ok, quantities)."""
-        q = self.critic_quantities(step, i, inputs)
-        head = [finite(q.penalty.value), finite(q.loss), q.norm_gradient_finite]
-        ok = self.guard.judge(self.critic_optimizer, head, q.grads, 0, step, i)
-        variables = self.critic.trainable_variables
-        opt = self.critic_optimizer
-        self._apply_if(tf.logical_and(ok, allowed), opt, q.scaled_grads, variables)
-        return ok, q
-
-    def generator_quantities(self, batch: GeneratorBatch) -> GeneratorQuantities:
-        """The generator update on ``batch``, computed but not applied."""
+    def generator_update(self, batch: StepBatch, share: float = 1.0) -> GeneratorUpdate:
+        """The generator update on ``batch``'s generator labels and noise, computed but not
+        applied."""
         variables = self.generator.trainable_variables
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             self._watch_only(tape, variables)  # G only: no gradients for the critic's weights
-            fake = self.generator([batch.z, batch.onehot], training=True)
-            packed = [pack_rows(fake, self.pac), pack_rows(batch.onehot, self.pac)]
+            fake = self.generator([batch.generator_z, batch.generator_onehot], training=True)
+            packed = [pack_rows(fake, self.pac), pack_rows(batch.generator_onehot, self.pac)]
             loss = losses.generator_loss(self.critic(packed, training=True))
-            scaled = self._scaled(self.generator_optimizer, loss)
+            scaled = self._scaled(self.generator_optimizer, loss, share)
         scaled_grads = tape.gradient(scaled, variables)
         grads = self._unscaled(self.generator_optimizer, scaled_grads)
-        return GeneratorQuantities(loss, grads, scaled_grads)
+        return GeneratorUpdate(loss, grads, scaled_grads)
 
-    def generator_update(
-        self, step: tf.Tensor, allowed: tf.Tensor, batch: GeneratorBatch
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """The generator update, applied when the guard and ``allowed`` agree; (ok, loss)."""
-        q = self.generator_quantities(batch)
-        opt, variables = self.generator_optimizer, self.generator.trainable_variables
-        offset, update = self.guard.generator_offset, self.tc.n_critic
-        ok = self.guard.judge(opt, [finite(q.loss)], q.grads, offset, step, update)
-        self._apply_if(tf.logical_and(ok, allowed), opt, q.scaled_grads, variables)
-        return ok, q.loss
+    def generator_step(self, step: tf.Tensor, batch: StepBatch) -> tuple[tf.Tensor, tf.Tensor]:
+        """One generator step on its batch; returns (every update finite, metrics [M]).
 
-    def generator_step(
-        self, step: tf.Tensor, batches: StepBatches | None = None
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """n_critic critic updates then one generator update; returns (all finite, metrics [M]).
-
-        ``batches`` are the step's random inputs when drawn ahead; else they are drawn here.
+        1. The fake rows of all n_critic critic iterations, from one generator call.
+        2. n_critic critic updates: each computed (on every replica), judged by the guard and
+           applied only if finite (under raise/stop, not after an earlier bad one either).
+        3. One generator update, judged and applied the same way.
+        4. The step's metrics, averaged over the critic iterations.
         """
-        if batches is None:
-            batches = self.batches.draw_step(step)
-        skip = self.tc.on_nan == "skip"
+        replicas, skip = self.replicas, self.nan_policy.skips
+        fakes = replicas.run(self.fake_rows, batch)
+        critic_update = partial(self.critic_update, share=replicas.share)
         healthy = tf.constant(True)
-        critic: list[CriticQuantities] = []
+        critic: list[CriticUpdate] = []
         norm_sum, norm_min = tf.constant(0.0), tf.constant(np.inf, tf.float32)
-        for i, inputs in enumerate(self.critic_inputs(batches.critic)):
-            # After a bad update (raise/stop), later updates of this step are not applied.
-            ok, q = self.critic_update(step, i, tf.constant(True) if skip else healthy, inputs)
+        for i in range(self.tc.n_critic):
+            q = replicas.combine(replicas.run(critic_update, batch, i, fakes))
+            head = [finite(q.penalty.value), finite(q.loss), q.norm_gradient_finite]
+            ok = self.guard.judge_critic(self.critic_optimizer, head, q.grads, step, i)
+            allowed = ok if skip else tf.logical_and(ok, healthy)
+            replicas.apply_if(
+                allowed, self.critic_optimizer, q.scaled_grads, self.critic.trainable_variables
+            )
             healthy = tf.logical_and(healthy, ok)
             critic.append(q)
             norm_sum += tf.reduce_mean(q.penalty.norms)
             norm_min = tf.minimum(norm_min, tf.reduce_min(q.penalty.norms))
-        allowed = tf.constant(True) if skip else healthy
-        g_ok, g_loss = self.generator_update(step, allowed, batches.generator)
+        generator_update = partial(self.generator_update, share=replicas.share)
+        g = replicas.combine(replicas.run(generator_update, batch))
+        update = self.tc.n_critic  # the generator's place in the guard's records
+        g_ok = self.guard.judge_generator(
+            self.generator_optimizer, finite(g.loss), g.grads, step, update
+        )
+        allowed = g_ok if skip else tf.logical_and(g_ok, healthy)
+        replicas.apply_if(
+            allowed, self.generator_optimizer, g.scaled_grads, self.generator.trainable_variables
+        )
         healthy = tf.logical_and(healthy, g_ok)
         metrics = StepMetrics(
             critic_loss=tf.reduce_mean(tf.stack([q.loss for q in critic])),
-            generator_loss=g_loss,
+            generator_loss=g.loss,
             gradient_penalty=tf.reduce_mean(tf.stack([q.penalty.value for q in critic])),
             wasserstein_estimate=tf.reduce_mean(tf.stack([q.wasserstein for q in critic])),
             grad_norm_mean=norm_sum / len(critic),
@@ -332,21 +296,25 @@ class WGANGPTrainer:
         return healthy, tf.stack(list(metrics))
 
     def _train_chunk(self, start_step: tf.Tensor, num_steps: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        with self.replicas.scope():  # cross-replica context while tracing
+            return self._steps(start_step, num_steps)
+
+    def _steps(self, start_step: tf.Tensor, num_steps: tf.Tensor) -> tuple[tf.Tensor, ...]:
         capacity = self.tc.steps_per_call
-        skip = self.tc.on_nan == "skip"
-        max_skips = tf.constant(self.tc.max_consecutive_skips, tf.int64)
+        skip = self.nan_policy.skips
+        max_skips = tf.constant(self.nan_policy.max_consecutive_skips, tf.int64)
         buffer = tf.zeros([capacity, len(METRICS)], tf.float32)
         completed = tf.constant(0, tf.int32)
         # With one step per call there is no next step: a step drawn ahead would be thrown away.
         # Longer calls draw one step more than they train; skipping that last draw with a
         # tf.cond costs more under XLA than the draw (docs/performance.md).
         draw_ahead = capacity > 1
-        drawn = self.batches.draw_step(start_step)
+        batch = self.batches.draw(start_step)
         for i in tf.range(num_steps):
             step = start_step + tf.cast(i, tf.int64)
-            healthy, metrics = self.generator_step(step, drawn)
+            healthy, metrics = self.generator_step(step, batch)
             if draw_ahead:
-                drawn = self.batches.draw_step(step + 1)  # independent of this step: overlaps it
+                batch = self.batches.draw(step + 1)  # independent of this step: overlaps it
             buffer = tf.tensor_scatter_nd_update(buffer, [[i]], [metrics])
             if healthy:
                 completed += 1
@@ -365,7 +333,7 @@ class WGANGPTrainer:
 
     # -- host side -------------------------------------------------------------------------
 
-    def run(self, num_steps: int) -> ChunkResult:
+    def advance(self, num_steps: int) -> ChunkResult:
         """Run up to ``num_steps`` (<= steps_per_call) generator steps from the current step."""
         start = int(self.step.numpy())
         num_steps = min(int(num_steps), self.tc.steps_per_call)
@@ -377,7 +345,7 @@ class WGANGPTrainer:
         scale = float(self.critic_optimizer.dynamic_scale.numpy()) if self.loss_scaling else None
         # On a break (raise/stop), the failing step's metrics row is kept: it shows what went
         # non-finite. Under skip every executed step, skipped or not, is already counted.
-        broke = self.tc.on_nan != "skip" and bad >= start and completed < num_steps
+        broke = not self.nan_policy.skips and bad >= start and completed < num_steps
         rows = completed + (1 if broke else 0)
         return ChunkResult(
             start_step=start,
@@ -391,6 +359,24 @@ class WGANGPTrainer:
             scale_skips=int(self.guard.scale_skips.numpy()),
             loss_scale=scale,
         )
+
+    def replay_critic_iteration(self, step: int, i: int) -> tuple[CriticUpdate, StepBatch]:
+        """Critic iteration ``i`` of ``step`` recomputed as training computed it (forensics): the
+        step's batch drawn again, its fake rows, the update; on one device, over the whole batch.
+
+        An XLA-compiled run draws with Threefry (:func:`~.random_streams.random_alg`), which TF's
+        own kernels lack, so it is recomputed under XLA; otherwise eagerly (same kernels). Run on
+        the weights the guard kept, it sees what the failing iteration saw.
+        """
+
+        def recompute(s: tf.Tensor) -> tuple[CriticUpdate, StepBatch]:
+            batch = self.batches.draw(s)
+            return self.critic_update(batch, i, self.fake_rows(batch)), batch
+
+        step_t = tf.constant(step, tf.int64)
+        if not self.tc.jit_compile:
+            return recompute(step_t)
+        return tf.function(recompute, jit_compile=True)(step_t)
 
     def checkpoint(self) -> tf.train.Checkpoint:
         """Everything a resumed run needs: weights, both optimizers, the step (= RNG state)."""
@@ -407,3 +393,14 @@ class WGANGPTrainer:
     def tracing_count(self) -> int:
         """How many times the training function was traced (1 after any number of calls)."""
         return int(self.train_chunk.experimental_get_tracing_count())
+
+
+def build_train_step(cfg: Config, rows: ClassBalancedRows) -> TrainStep:
+    """The training step ``trainer.strategy`` asks for: one device (``none``), or the batch
+    split over every local device (``mirrored``)."""
+    replicas = (
+        Mirrored.over_local_devices(cfg.trainer.batch_size, cfg.model.critic.pac)
+        if cfg.trainer.strategy == "mirrored"
+        else SingleDevice()
+    )
+    return TrainStep(cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows, replicas=replicas)

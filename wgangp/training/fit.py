@@ -1,4 +1,4 @@
-"""One fit of the networks on a split: the transform fitted on its training rows, the trainer,
+"""One fit of the networks on a split: the transform fitted on its training rows, the training step,
 the generator weight average, the step selection on its validation rows, the host loop to
 ``trainer.steps``. A run fits once, and once more on training plus validation rows with
 ``trainer.refit`` (:mod:`wgangp.training.refit`)."""
@@ -15,7 +15,7 @@ from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import LABEL
 from wgangp.data.transform import TabularTransformer
 from wgangp.step.batch import ClassBalancedRows, fraud_share
-from wgangp.step.replicas import make_trainer
+from wgangp.step.train_step import build_train_step
 from wgangp.synthesis.selection import StepSelector, step_selector
 from wgangp.training.averaging import GeneratorAverage
 from wgangp.training.loop import HostLoop, LoopOutcome
@@ -47,19 +47,21 @@ def fit_networks(
         data.train[LABEL].to_numpy(),
         fraud_share(cfg.trainer.label_sampling),
     )
-    trainer = make_trainer(cfg, rows)
-    loop_run.tracker.set_tags({"strategy": cfg.trainer.strategy, "replicas": trainer.replicas})
+    train_step = build_train_step(cfg, rows)
+    loop_run.tracker.set_tags(
+        {"strategy": cfg.trainer.strategy, "replicas": train_step.replicas.count}
+    )
     decay = cfg.trainer.ema_decay
-    average = GeneratorAverage(trainer.generator, decay) if decay > 0 else None
+    average = GeneratorAverage(train_step.generator, decay) if decay > 0 else None
     # The generator a user gets: the weight average when there is one.
-    generator = average.model if average else trainer.generator
+    generator = average.model if average else train_step.generator
     # A refit's split has no validation rows left: no loop (and no warning about it).
     selector = (
         step_selector(generator, transformer, data, run.checkpoints.path, cfg)
         if len(data.val)
         else None
     )
-    loop = HostLoop(trainer, loop_run, cfg.trainer, cfg.tracking.log_every, selector, average)
+    loop = HostLoop(train_step, loop_run, cfg.trainer, cfg.tracking.log_every, selector, average)
     return Fit(generator, transformer, selector, loop.train())
 
 

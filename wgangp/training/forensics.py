@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from wgangp.data.schema import FEATURES
 from wgangp.step.guard import NORM_GRADIENT
-from wgangp.step.train_step import WGANGPTrainer
+from wgangp.step.train_step import TrainStep
 
 
 def _nonfinite(t: tf.Tensor) -> int:
@@ -39,8 +39,8 @@ def _feature_stats(x: np.ndarray) -> dict[str, dict[str, float]]:
     }
 
 
-def _critic_iteration(trainer: WGANGPTrainer, step: int, i: int) -> dict[str, Any]:
-    q = trainer.replay_critic_iteration(step, i)
+def _critic_iteration(train_step: TrainStep, step: int, i: int) -> dict[str, Any]:
+    q, batch = train_step.replay_critic_iteration(step, i)
     norms = np.asarray(q.penalty.norms)
     bad = {
         "critic/loss": _nonfinite(q.loss),
@@ -48,7 +48,7 @@ def _critic_iteration(trainer: WGANGPTrainer, step: int, i: int) -> dict[str, An
         NORM_GRADIENT: 0 if bool(q.norm_gradient_finite) else int((norms == 0).sum()),
         **{
             f"critic/grad:{v.path}": _nonfinite(g)
-            for v, g in zip(trainer.critic.trainable_variables, q.grads, strict=True)
+            for v, g in zip(train_step.critic.trainable_variables, q.grads, strict=True)
         },
     }
     entry = {
@@ -60,10 +60,14 @@ def _critic_iteration(trainer: WGANGPTrainer, step: int, i: int) -> dict[str, An
         "critic_loss": float(q.loss),
         "gradient_penalty": float(q.penalty.value),
     }
-    return {"entry": entry, "real": np.asarray(q.real), "labels": np.asarray(q.onehot)}
+    return {
+        "entry": entry,
+        "real": np.asarray(batch.real[i]),
+        "labels": np.asarray(batch.onehot[i]),
+    }
 
 
-def investigate(trainer: WGANGPTrainer, step: int, source: str | None) -> dict[str, Any]:
+def investigate(trainer: TrainStep, step: int, source: str | None) -> dict[str, Any]:
     """Recompute the failing update of ``step`` and describe what was non-finite, and why."""
     n_critic = trainer.tc.n_critic
     update = int(trainer.guard.bad_update.numpy())

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from wgangp.config import TrainerConfig
 from wgangp.errors import NonFiniteError
-from wgangp.step.train_step import METRICS, ChunkResult, WGANGPTrainer
+from wgangp.step.train_step import METRICS, ChunkResult, TrainStep
 from wgangp.synthesis.selection import StepSelector
 from wgangp.training.averaging import GeneratorAverage
 from wgangp.training.forensics import investigate, write_forensics
@@ -58,24 +58,24 @@ class LoopOutcome:
 
 
 class HostLoop:
-    """Runs a trainer to ``trainer.steps`` for one tracked run."""
+    """Advances the compiled training step to ``trainer.steps`` for one tracked run."""
 
     def __init__(
         self,
-        trainer: WGANGPTrainer,
+        train_step: TrainStep,
         run: TrackedRun | RefitRun,
         tc: TrainerConfig,
         log_every: int,
         selector: StepSelector | None = None,
         average: GeneratorAverage | None = None,
     ) -> None:
-        self.trainer = trainer
+        self.train_step = train_step
         self.selector = selector
         self.average = average
         self.run = run
         self.tc = tc
         self.tracker = run.tracker
-        self.state = trainer.checkpoint()
+        self.state = train_step.checkpoint()
         if average is not None:
             self.state.generator_average = average.model
         self.manager = tf.train.CheckpointManager(
@@ -96,12 +96,12 @@ class HostLoop:
             with interruption.deferred():  # a signal is handled between calls, below
                 while step < tc.steps and not interruption.requested:
                     chunk = min(tc.steps_per_call, self._next_boundary(step) - step)
-                    last = self.trainer.run(chunk)
+                    last = self.train_step.advance(chunk)
                     if self.average is not None:
                         self.average.update(last.completed)
                     for point_step, values in self.history.add(last.start_step, last.metrics):
                         self.tracker.log_metrics(values, point_step)
-                    step = int(self.trainer.step.numpy())
+                    step = int(self.train_step.step.numpy())
                     bar.update(last.completed)
                     self._show(bar, last)
                     if self._must_stop(last):
@@ -122,11 +122,11 @@ class HostLoop:
 
     def start(self) -> int:
         """Restore the latest checkpoint when resuming; else start with an empty journal."""
-        run, trainer = self.run, self.trainer
+        run, train_step = self.run, self.train_step
         if self.tc.resume and self.manager.latest_checkpoint:
             latest = self.manager.latest_checkpoint
             self.state.restore(latest).assert_existing_objects_matched()
-            restored = int(trainer.step.numpy())
+            restored = int(train_step.step.numpy())
             self.history.restore(run.checkpoints.history_path, restored)
             self.history.skip_through = self.tracker.last_logged_step()
             self.tracker.set_tags({"resumed.from_step": restored})
@@ -137,7 +137,7 @@ class HostLoop:
             run.checkpoints.history_path.unlink(missing_ok=True)
             if self.selector:
                 self.selector.best.forget()
-        return int(trainer.step.numpy())
+        return int(train_step.step.numpy())
 
     def stop(self, step: int) -> None:
         """A signal asked the run to stop: keep a checkpoint at ``step`` and say so."""
@@ -200,7 +200,7 @@ class HostLoop:
         (``on_nan=raise``) or mark ``outcome`` as stopped (``on_nan=stop``)."""
         step, source = failed.bad_step, failed.bad_source
         good = self.manager.save(checkpoint_number=outcome.step)  # the guard kept good weights
-        report = investigate(self.trainer, step, source)
+        report = investigate(self.train_step, step, source)
         report.update(
             {
                 "last_good_checkpoint": good,
@@ -216,7 +216,7 @@ class HostLoop:
             f"non-finite {source} at generator step {step}; weights kept from step "
             f"{outcome.step} in {good}; forensics in {path}; {report['advice']}"
         )
-        if self.tc.on_nan != "stop":
+        if self.train_step.nan_policy.fails_run:
             raise NonFiniteError(message)
         log.error("stopped: %s", message)
         self.tracker.set_tags({"failure.reason": "nan", "failure.message": message})
@@ -232,9 +232,7 @@ class HostLoop:
 
     def _must_stop(self, result: ChunkResult) -> bool:
         """A non-finite update under raise/stop, or too many skipped in a row under skip."""
-        if result.bad_step < 0:
-            return False
-        return self.tc.on_nan != "skip" or result.consecutive_skips >= self.tc.max_consecutive_skips
+        return self.train_step.nan_policy.ends_training(result.bad_step, result.consecutive_skips)
 
     @staticmethod
     def _show(bar: tqdm, result: ChunkResult) -> None:
