@@ -25,6 +25,7 @@ LAYERS = {
     "cli": 7,
     "train": 8,
     "sample": 8,
+    "schema": 8,
     "evaluate": 8,
     "report": 8,
     "sync": 8,

@@ -18,7 +18,9 @@ from wgangp.errors import DataError
 MAX_LEVELS = 1000
 #: Fewer rows than this do not make all-distinct values look like an ID.
 MIN_ROWS_FOR_ID = 20
-_KEEP = "or keep it by writing the schema with python -m wgangp.schema and data.schema=<file>"
+_EDITED = (
+    "an edited schema (python -m wgangp.schema ... > schema.yaml, then data.schema=schema.yaml)"
+)
 
 
 def ambiguities(frame: pd.DataFrame, schema: TableSchema, source: str = "data") -> list[str]:
@@ -31,7 +33,7 @@ def ambiguities(frame: pd.DataFrame, schema: TableSchema, source: str = "data") 
             value = native(cells.iloc[0])
             lines.append(
                 f"{source}: column {column.name} has one value ({value}) in all {len(cells)} "
-                f"non-empty rows, nothing to learn; drop it, {_KEEP}"
+                f"non-empty rows, nothing to learn; drop it, or keep it in {_EDITED}"
             )
         elif (
             column.kind in ("integer", "categorical")
@@ -40,13 +42,12 @@ def ambiguities(frame: pd.DataFrame, schema: TableSchema, source: str = "data") 
         ):
             lines.append(
                 f"{source}: column {column.name} looks like an ID (a different value in each of "
-                f"its {len(cells)} rows); drop it, or mark it as a feature "
-                f"{_KEEP.removeprefix('or ')}"
+                f"its {len(cells)} rows); drop it, or mark it a feature by keeping it in {_EDITED}"
             )
         elif column.kind == "categorical" and distinct > MAX_LEVELS:
             lines.append(
                 f"{source}: column {column.name} is categorical with {distinct} levels (more than "
-                f"{MAX_LEVELS}); drop it or group its rare levels, {_KEEP}"
+                f"{MAX_LEVELS}); drop it or group its rare levels, or keep it in {_EDITED}"
             )
     return lines
 
