@@ -31,6 +31,7 @@ LAYERS = {
     "evaluate": 9,
     "report": 9,
     "sync": 9,
+    "schema": 9,
 }
 
 

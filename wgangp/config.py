@@ -63,9 +63,24 @@ class DataConfig:
     val_fraction: float = 0.1
     test_fraction: float = 0.2
     min_rows_per_class: int = 3
+    # A table of another shape (python -m wgangp.schema); training still reads the Kaggle schema.
+    label: str = "Class"  # the label column
+    positive: str | None = None  # the class to synthesize; null: the label's least frequent value
+    schema: str | None = None  # an edited schema YAML; null: infer it from the table
 
     def __post_init__(self) -> None:
         _require_choice(self.name, "data.name", DATA_NAMES)
+        _require(bool(self.label.strip()), "data.label", "must name the label column")
+        _require(
+            self.positive is None or bool(str(self.positive).strip()),
+            "data.positive",
+            "must be a value of the label column, or null for its least frequent value",
+        )
+        _require(
+            self.schema is None or Path(self.schema).suffix.lower() in (".yaml", ".yml"),
+            "data.schema",
+            f"{self.schema!r} is not a .yaml file; write one with python -m wgangp.schema",
+        )
         _require_choice(self.fallback, "data.fallback", FALLBACKS)
         _require(self.simulated_rows >= 100, "data.simulated_rows", "must be >= 100")
         _require(0 <= self.val_fraction < 0.5, "data.val_fraction", "must be in [0, 0.5)")

@@ -1,0 +1,128 @@
+"""``python -m wgangp.schema``: the inferred YAML on stdout, an edited file checked and printed
+back, and each mistake one line on stderr with exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from support.configs import REPO
+
+from wgangp.data.table_schema import TableSchema
+from wgangp.schema import main, parse_args
+
+TABLES = REPO.parent / "shared" / "data" / "tables"
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    n = 40
+    frame = pd.DataFrame(
+        {
+            "score": [i / 7 for i in range(n)],
+            "branch": ["north", "south", None, "east"] * (n // 4),
+            "label": ["ok"] * (n - 5) + ["bad"] * 5,
+        }
+    )
+    path = tmp_path / "loans.csv.gz"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_prints_the_inferred_schema(table: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main([f"data.path={table}", "data.label=label"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# written by: python -m wgangp.schema data.path=")
+    assert "data.schema=<this file>" in out
+    schema = TableSchema.from_yaml(out)
+    assert schema.positive == "bad" and dict(schema.label_counts) == {"bad": 5, "ok": 35}
+    assert schema.column("branch").missing == 10
+
+
+def test_columns_to_review_are_listed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"id": range(30), "x": [0.5] * 30, "y": [0] * 25 + [1] * 5}).to_parquet(path)
+    assert main([f"data.path={path}", "data.label=y"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("# review: ") == 2
+    assert "wgangp: review: " + f"{path}: column id looks like an ID" in captured.err
+    assert f"{path}: column x has one value (0.5)" in captured.err
+
+
+def test_an_edited_schema_is_checked_and_printed(
+    table: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main([f"data.path={table}", "data.label=label"]) == 0
+    edited = capsys.readouterr().out.replace("levels: [east, north, south]", "levels: [east]")
+    schema_file = tmp_path / "schema.yaml"
+    schema_file.write_text(edited)
+    assert main([f"data.schema={schema_file}"]) == 0  # the file alone: valid
+    assert TableSchema.from_yaml(capsys.readouterr().out).column("branch").levels == ("east",)
+    assert main([f"data.path={table}", f"data.schema={schema_file}"]) == 2  # not this table
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"wgangp: error: {table}: column branch has 20 value(s) outside its levels (e.g. north, "
+        "south); add them to its levels in data.schema, or fix those rows"
+    )
+    assert main([f"data.schema={schema_file}", "data.positive=ok"]) == 0
+    assert TableSchema.from_yaml(capsys.readouterr().out).positive == "ok"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["data.pth=x.csv"], "unknown argument 'data.pth' in 'data.pth=x.csv'; did you mean"),
+        (["x.csv"], "argument 'x.csv' is not key=value; usage: python -m wgangp.schema"),
+        ([], "missing data.path=...; usage:"),
+        (["data.path=x.csv", "data.schema=s.json"], "data.schema: 's.json' is not a .yaml file"),
+        (["data.path=x.csv", "data.label= "], "invalid config value data.label: must name"),
+        (["data.path=x.csv", "debug=yes"], "debug must be true or false"),
+    ],
+)
+def test_bad_arguments_are_one_line(args: list[str], expected: str) -> None:
+    from wgangp.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        parse_args(args)
+    assert expected in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_command_fails_in_one_line(tmp_path: Path, table: Path) -> None:
+    schema_file = tmp_path / "s.yaml"
+    schema_file.write_text("label: y\ncolumns: [{name: y, kind: categorical}]\n")
+    cases = [
+        ([f"data.path={tmp_path / 'none.csv'}"], "data file not found: "),
+        ([f"data.path={table}", "data.label=Label"], "did you mean 'label'? Set data.label"),
+        ([f"data.path={table}", "data.positive=maybe"], "data.positive=maybe is not a value"),
+        ([f"data.schema={schema_file}"], "is categorical but lists no levels"),
+        ([f"data.schema={tmp_path / 'no.yaml'}"], "schema file not found: "),
+    ]
+    for args, expected in cases:
+        if args[0].startswith("data.path") and "label" not in " ".join(args):
+            args = [*args, "data.label=label"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "wgangp.schema", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stdout == ""
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("wgangp: error: "), proc.stderr
+        assert expected in lines[0]
+
+
+def test_the_shared_credit_table(capsys: pytest.CaptureFixture) -> None:
+    path = TABLES / "credit_data_modeldata.csv.gz"
+    if not path.exists():
+        pytest.skip(f"shared table not found at {path} (../shared/data/tables beside the repo)")
+    assert main([f"data.path={path}", "data.label=Status", "data.positive=bad"]) == 0
+    captured = capsys.readouterr()
+    assert "# review:" not in captured.out
+    schema = TableSchema.from_yaml(captured.out)
+    assert schema.column("Home").levels == ("ignore", "other", "owner", "parents", "priv", "rent")

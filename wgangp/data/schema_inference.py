@@ -1,0 +1,188 @@
+"""Infer a table's schema from its rows: each column's kind, bounds, levels and gaps, and the label.
+
+The rules, in order: booleans and text are categorical, unless every text cell is a number
+(numeric) or a date (datetime); numbers are integer when every present value is whole (a column
+of 3.0, 7.0 and gaps, as CSV readers return integers with gaps), continuous otherwise. The label
+is categorical whatever its type, and the class to synthesize defaults to its rarer value.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+import pandas as pd
+
+from wgangp.data.column_values import (
+    as_dates,
+    as_numbers,
+    check_finite,
+    first_row,
+    native,
+    present,
+    shown,
+)
+from wgangp.data.table_schema import ColumnSchema, TableSchema, Value, find_value
+from wgangp.errors import DataError
+
+#: Share of a text column's cells that must be numbers for a few stray texts to be a typo.
+_MOSTLY_NUMBERS = 0.95
+
+
+def infer_schema(
+    frame: pd.DataFrame,
+    label: str = "Class",
+    positive: Value | None = None,
+    source: str = "data",
+) -> TableSchema:
+    """The schema of ``frame``; ``positive`` None picks the label's least frequent value."""
+    if frame.shape[1] == 0 or len(frame) == 0:
+        raise DataError(f"{source}: the table has no rows or no columns; give a table with both")
+    names = [str(name) for name in frame.columns]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DataError(
+            f"{source}: column(s) {shown(repeated)} appear more than once in the header; "
+            "rename or drop the copies"
+        )
+    frame = frame.set_axis(names, axis=1)
+    if label not in names:
+        raise DataError(f"{source}: {_no_such_label(label, names)}")
+    columns = tuple(
+        _label_column(frame[name], source)
+        if name == label
+        else infer_column(frame[name], name, source)
+        for name in names
+    )
+    counts = _label_counts(frame[label])
+    chosen = _positive(counts, label, positive, source)
+    return TableSchema(
+        columns=columns, label=label, positive=chosen, label_counts=counts, rows=len(frame)
+    )
+
+
+def infer_column(values: pd.Series, name: str, source: str = "data") -> ColumnSchema:
+    """One feature column's schema (see the module's rules)."""
+    cells = present(values)
+    missing = len(values) - len(cells)
+    if cells.empty:
+        raise DataError(
+            f"{source}: column {name} is empty (all {len(values)} cells missing); drop it"
+        )
+    common = {"name": name, "missing": missing, "nullable": missing > 0}
+    if pd.api.types.is_datetime64_any_dtype(cells):
+        return ColumnSchema(kind="datetime", bounds=_date_bounds(cells), **common)
+    numbers = as_numbers(cells)
+    if numbers.notna().all():
+        check_finite(numbers, name, source)
+        return _numeric_column(numbers, common)
+    _refuse_stray_text(cells, numbers, name, source)
+    dates = as_dates(cells)
+    if dates is not None:
+        return ColumnSchema(kind="datetime", bounds=_date_bounds(dates), **common)
+    return ColumnSchema(kind="categorical", levels=_levels(cells), **common)
+
+
+def _numeric_column(numbers: pd.Series, common: dict) -> ColumnSchema:
+    array = numbers.to_numpy(np.float64)
+    low, high = float(array.min()), float(array.max())
+    if np.all(array == np.floor(array)):
+        return ColumnSchema(kind="integer", bounds=(int(low), int(high)), **common)
+    return ColumnSchema(kind="continuous", bounds=(low, high), **common)
+
+
+def _refuse_stray_text(cells: pd.Series, numbers: pd.Series, name: str, source: str) -> None:
+    """A number column with a few text cells ('12,50 EUR', 'n/a ') is a typo, not categories."""
+    text = numbers.isna()
+    if text.mean() <= 1 - _MOSTLY_NUMBERS:
+        first = cells[text].iloc[0]
+        raise DataError(
+            f"{source}: column {name} has {int(text.sum())} non-numeric value(s) among numbers "
+            f"(first at data row {first_row(cells, text)}: {str(first)[:40]!r}); fix or empty "
+            "those cells, or declare the column categorical in an edited data.schema"
+        )
+
+
+def _label_column(values: pd.Series, source: str) -> ColumnSchema:
+    cells = present(values)
+    if len(cells) < len(values):
+        rows = values.reset_index(drop=True)
+        gaps = ~rows.index.isin(cells.index)
+        raise DataError(
+            f"{source}: label column {values.name} has {len(values) - len(cells)} missing "
+            f"value(s) (first at data row {first_row(rows, gaps)}); drop those rows, every row "
+            "needs its class"
+        )
+    return ColumnSchema(name=str(values.name), kind="categorical", levels=_levels(cells))
+
+
+def _label_counts(values: pd.Series) -> tuple[tuple[Value, int], ...]:
+    counts = present(values).map(_label_value).value_counts(sort=False)
+    order = _levels(pd.Series(counts.index))
+    return tuple((level, int(counts[level])) for level in order)
+
+
+def _positive(
+    counts: tuple[tuple[Value, int], ...], label: str, positive: Value | None, source: str
+) -> Value:
+    values = tuple(value for value, _ in counts)
+    listed = ", ".join(f"{value}: {count}" for value, count in counts[:5])
+    if len(counts) > 5:
+        listed += f", ... (+{len(counts) - 5})"
+    if len(counts) == 1:
+        raise DataError(
+            f"{source}: label {label} has one value ({values[0]}) in every row; the table needs "
+            "rows of at least two classes"
+        )
+    if positive is not None:
+        found = find_value(values, positive)
+        if found is None:
+            raise DataError(
+                f"{source}: data.positive={positive} is not a value of label {label} "
+                f"({listed}); name one of them"
+            )
+        return found
+    if len(counts) > 2:
+        raise DataError(
+            f"{source}: label {label} has {len(counts)} values ({listed}); name the class to "
+            "synthesize with data.positive=<value>"
+        )
+    (first, n_first), (second, n_second) = counts
+    if n_first == n_second:
+        raise DataError(
+            f"{source}: label {label} has both values equally often ({listed}); name the class "
+            "to synthesize with data.positive=<value>"
+        )
+    return first if n_first < n_second else second
+
+
+def _no_such_label(label: str, names: list[str]) -> str:
+    lowered = {name.lower(): name for name in names}
+    close = difflib.get_close_matches(label.lower(), list(lowered), n=3, cutoff=0.6)
+    hint = (
+        f"did you mean {' or '.join(repr(lowered[c]) for c in close)}?"
+        if close
+        else f"the columns are {shown(names)}"
+    )
+    return f"label column {label!r} is not in the table; {hint} Set data.label=<column>"
+
+
+def _label_value(value: object) -> Value:
+    """Labels read as floats (a gap elsewhere in the file) are still the integers 0 and 1."""
+    value = native(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value  # type: ignore[return-value]
+
+
+def _levels(cells: pd.Series) -> tuple[Value, ...]:
+    """Distinct values as plain Python values: numbers in numeric order, the rest by text."""
+    unique = [_label_value(value) for value in pd.unique(cells)]
+    unique = list(dict.fromkeys(unique))
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in unique):
+        return tuple(sorted(unique))
+    return tuple(sorted(unique, key=lambda v: (type(v).__name__ != "str", str(v))))
+
+
+def _date_bounds(dates: pd.Series) -> tuple[str, str]:
+    return (pd.Timestamp(dates.min()).isoformat(), pd.Timestamp(dates.max()).isoformat())

@@ -1,0 +1,144 @@
+"""``python -m wgangp.schema``: print a table's schema as YAML for the user to review and edit.
+
+    python -m wgangp.schema data.path=loans.csv.gz data.label=Status > schema.yaml
+    python -m wgangp.schema data.path=loans.csv.gz data.label=Status data.positive=bad
+    python -m wgangp.schema data.path=loans.csv.gz data.schema=schema.yaml   # check an edit
+
+Arguments are Hydra-style ``key=value`` pairs with the training command's names. Without
+``data.schema`` the schema is inferred (kinds, levels, bounds, missing counts, the label's
+counts); columns a person should decide about (an ID, a constant, thousands of levels) are
+listed on stderr and as ``# review:`` lines in the YAML. With ``data.schema`` the edited file is
+checked, against the table too when ``data.path`` is given, and printed back. The YAML goes to
+stdout, the log to stderr; every mistake is one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from wgangp.config import DataConfig
+from wgangp.data.schema_inference import infer_schema
+from wgangp.data.schema_match import match_table
+from wgangp.data.schema_review import ambiguities
+from wgangp.data.table_reader import read_user_table
+from wgangp.data.table_schema import TableSchema
+from wgangp.errors import ConfigError, WgangpError, report_error
+
+log = logging.getLogger("wgangp.schema")
+
+USAGE = (
+    "usage: python -m wgangp.schema data.path=<table.csv|.csv.gz|.parquet> "
+    "[data.label=Class] [data.positive=<value>] [data.schema=<edited.yaml>] [debug=true]"
+)
+_KEYS = ("data.path", "data.label", "data.positive", "data.schema", "debug")
+
+
+@dataclasses.dataclass(frozen=True)
+class SchemaRequest:
+    data: DataConfig
+    label_given: bool = False
+    debug: bool = False
+
+
+def parse_args(argv: Sequence[str]) -> SchemaRequest:
+    """``key=value`` arguments -> a checked request (one-line ConfigErrors)."""
+    values: dict[str, str] = {}
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        key = key.lstrip("+")
+        if not sep:
+            raise ConfigError(f"argument {arg!r} is not key=value; {USAGE}")
+        if key not in _KEYS:
+            close = difflib.get_close_matches(key, _KEYS, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(_KEYS)}"
+            raise ConfigError(f"unknown argument '{key}' in {arg!r}; {hint}")
+        values[key] = value.strip()
+    path, schema = values.get("data.path") or None, values.get("data.schema") or None
+    if path is None and schema is None:
+        raise ConfigError(f"missing data.path=...; {USAGE}")
+    debug = values.get("debug", "false").lower()
+    if debug not in ("true", "false"):
+        raise ConfigError(f"debug must be true or false, got debug={values['debug']!r}")
+    positive = values.get("data.positive")
+    data = DataConfig(
+        path=path,
+        label=values.get("data.label", "Class"),
+        positive=None if positive in (None, "null") else positive,
+        schema=schema,
+    )
+    return SchemaRequest(data=data, label_given="data.label" in values, debug=debug == "true")
+
+
+def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
+    """The schema to print and the lines to review (none for an edited schema)."""
+    data = request.data
+    if data.schema is not None:
+        schema = _edited_schema(request)
+        if data.path is not None:
+            path = Path(data.path).expanduser()
+            _, dropped = match_table(read_user_table(path), schema, source=str(path))
+            if dropped:
+                log.info("%s: column(s) not in the schema, dropped: %s", path, ", ".join(dropped))
+        return schema, []
+    path = Path(str(data.path)).expanduser()
+    frame = read_user_table(path)
+    schema = infer_schema(frame, label=data.label, positive=data.positive, source=str(path))
+    return schema, ambiguities(frame, schema, source=str(path))
+
+
+def _edited_schema(request: SchemaRequest) -> TableSchema:
+    data = request.data
+    schema = TableSchema.load(Path(str(data.schema)).expanduser())
+    if request.label_given and data.label != schema.label:
+        raise ConfigError(
+            f"data.label={data.label} but {data.schema} names label {schema.label}; drop "
+            "data.label or edit label: in the schema"
+        )
+    if data.positive is None:
+        return schema
+    try:
+        return dataclasses.replace(schema, positive=data.positive)
+    except ConfigError as err:
+        raise ConfigError(f"data.positive={data.positive}: {err}") from None
+
+
+def render(schema: TableSchema, review: list[str], argv: Sequence[str]) -> str:
+    """The YAML document printed: how it was made, the lines to review, the schema."""
+    made = " ".join(["python -m wgangp.schema", *argv])
+    notes = [f"# written by: {made}\n"] + [f"# review: {line}\n" for line in review]
+    return "".join(notes) + schema.to_yaml()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry; returns the exit code (0, or the error's code after one line on stderr)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help", "help") for a in argv):
+        print(USAGE)
+        return 0
+    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
+    debug = "debug=true" in argv
+    try:
+        request = parse_args(argv)
+        schema, review = build_schema(request)
+    except WgangpError as err:
+        report_error(err, debug=debug)
+        return err.exit_code
+    for line in review:
+        print(f"wgangp: review: {line}", file=sys.stderr)
+    counts = ", ".join(f"{value}: {count}" for value, count in schema.label_counts)
+    log.info(
+        "%d column(s); label %s (%s), class to synthesize: %s",
+        len(schema.columns), schema.label, counts or "not counted", schema.positive,
+    )  # fmt: skip
+    sys.stdout.write(render(schema, review, argv))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
