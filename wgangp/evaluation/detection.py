@@ -30,8 +30,6 @@ from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-CLASSIFIERS = ("logreg", "gbm")
-
 
 def logistic_model(seed: int) -> object:
     """Standardized logistic regression (lbfgs, single-threaded)."""

@@ -54,16 +54,6 @@ def closest_records(
     return distance[:, 0], nearest[:, 0]
 
 
-def count_copies(rows: pd.DataFrame, reference: pd.DataFrame, rtol: float) -> int:
-    """Number of ``rows`` that copy a ``reference`` row (standalone form, for tests and callers)."""
-    values = reference.loc[:, list(FEATURES)].to_numpy(dtype=np.float64)
-    mean, scale = values.mean(axis=0), values.std(axis=0)
-    scale[~(scale > 0)] = 1.0
-    _, nearest = closest_records(rows, reference, mean, scale)
-    closest = reference.iloc[nearest].reset_index(drop=True)
-    return int(is_copy(rows.reset_index(drop=True), closest, rtol).sum())
-
-
 def privacy_metrics(
     synthetic: pd.DataFrame,
     real_train: pd.DataFrame,

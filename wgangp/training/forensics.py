@@ -116,9 +116,8 @@ def investigate(trainer: TrainStep, step: int, source: str | None) -> dict[str, 
     return report
 
 
-#: Beyond these magnitudes (network units) the data or the weights, not the norm, are the cause.
+#: Beyond this magnitude (network units) the data, not the norm, are the cause.
 LARGE_INPUT = 1e3
-LARGE_WEIGHT = 1e4
 
 
 def diagnose(report: dict[str, Any]) -> tuple[str, str]:
