@@ -6,14 +6,15 @@ import difflib
 import logging
 import os
 import re
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import yaml
 from omegaconf import OmegaConf
 
 from wgangp.config import CONF_DIR, RENAMED_KEYS, Config, config_groups
-from wgangp.errors import ConfigError
+from wgangp.errors import ConfigError, WgangpError
 
 log = logging.getLogger("wgangp")
 
@@ -160,3 +161,32 @@ def check_output_dir(argv: Iterable[str], cwd: str | None = None) -> None:
         f"cannot create the output directory {target} ({problem}); run from a writable "
         f"directory or set {key}=/a/writable/dir"
     )
+
+
+def key_values(
+    argv: Iterable[str], keys: tuple[str, ...], usage: str, error: type[WgangpError]
+) -> dict[str, str]:
+    """``key=value`` arguments of a small command (``wgangp.sample``, ``wgangp.schema``) as a
+    dict; a malformed or unknown one is one ``error`` line with the closest key."""
+    values: dict[str, str] = {}
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        key = key.lstrip("+")
+        if not sep:
+            raise error(f"argument {arg!r} is not key=value; {usage}")
+        if key not in keys:
+            close = difflib.get_close_matches(key, keys, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(keys)}"
+            raise error(f"unknown argument '{key}' in {arg!r}; {hint}")
+        values[key] = value.strip()
+    return values
+
+
+def command_args(argv: Sequence[str] | None, usage: str) -> list[str] | None:
+    """A small command's arguments, logging set up; None after printing ``usage`` for help."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if any(a in ("-h", "--help", "help") for a in args):
+        print(usage)
+        return None
+    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
+    return args

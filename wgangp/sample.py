@@ -16,7 +16,6 @@ Every argument is checked before TensorFlow is imported, so a typo fails in a se
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import sys
@@ -25,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from wgangp.cli import command_args, key_values
 from wgangp.errors import WgangpError, report_error
 from wgangp.serving.bundle import local_bundle
 from wgangp.tracking.store import existing_store
@@ -89,17 +89,7 @@ def _integer(key: str, text: str, low: int, high: int) -> int:
 
 def parse_args(argv: Sequence[str]) -> SampleRequest:
     """``key=value`` arguments -> a checked :class:`SampleRequest` (one-line errors)."""
-    values: dict[str, str] = {}
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        key = key.lstrip("+")
-        if not sep:
-            raise SampleArgumentError(f"argument {arg!r} is not key=value; {USAGE}")
-        if key not in _KEYS:
-            close = difflib.get_close_matches(key, _KEYS, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(_KEYS)}"
-            raise SampleArgumentError(f"unknown argument '{key}' in {arg!r}; {hint}")
-        values[key] = value.strip()
+    values = key_values(argv, _KEYS, USAGE, SampleArgumentError)
     if not values.get("model_uri"):
         raise SampleArgumentError(f"missing model_uri=...; {USAGE}")
     output = values.get("output", "-")
@@ -176,11 +166,9 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry; returns the exit code (0, or the error's code after one line on stderr)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if any(a in ("-h", "--help", "help") for a in argv):
-        print(USAGE)
+    argv = command_args(argv, USAGE)
+    if argv is None:
         return 0
-    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         request = parse_args(argv)

@@ -15,12 +15,12 @@ stdout, the log to stderr; every mistake is one line and exit code 2.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from wgangp.cli import command_args, key_values
 from wgangp.config import DataConfig
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_match import match_table
@@ -47,17 +47,7 @@ class SchemaRequest:
 
 def parse_args(argv: Sequence[str]) -> SchemaRequest:
     """``key=value`` arguments -> a checked request (one-line ConfigErrors)."""
-    values: dict[str, str] = {}
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        key = key.lstrip("+")
-        if not sep:
-            raise ConfigError(f"argument {arg!r} is not key=value; {USAGE}")
-        if key not in _KEYS:
-            close = difflib.get_close_matches(key, _KEYS, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(_KEYS)}"
-            raise ConfigError(f"unknown argument '{key}' in {arg!r}; {hint}")
-        values[key] = value.strip()
+    values = key_values(argv, _KEYS, USAGE, ConfigError)
     path, schema = values.get("data.path") or None, values.get("data.schema") or None
     if path is None and schema is None:
         raise ConfigError(f"missing data.path=...; {USAGE}")
@@ -116,11 +106,9 @@ def render(schema: TableSchema, review: list[str], argv: Sequence[str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry; returns the exit code (0, or the error's code after one line on stderr)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if any(a in ("-h", "--help", "help") for a in argv):
-        print(USAGE)
+    argv = command_args(argv, USAGE)
+    if argv is None:
         return 0
-    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
     debug = "debug=true" in argv
     try:
         request = parse_args(argv)

@@ -18,6 +18,14 @@ _SUFFIX = {"gzip": ".gz", "zip": ".zip"}
 _DESCRIBED = {"gzip": "gzip-compressed", "zip": "a zip archive"}
 
 
+def check_is_file(path: Path, what: str) -> None:
+    """``data.path`` names a file that exists (``what``: how the advice names it)."""
+    if path.is_dir():
+        raise DataError(f"{path} is a directory, not a file; set data.path to the {what} itself")
+    if not path.exists():
+        raise DataError(f"data file not found: {path}; check data.path")
+
+
 def check_format_matches_name(path: Path) -> None:
     """The name decides how the file is decompressed: a gzip file named .csv would be read as
     text and fail as "not UTF-8". Compare the first bytes with the name, say what to rename."""

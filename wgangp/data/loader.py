@@ -8,10 +8,8 @@ trains on simulated rows without saying so.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import logging
 import zipfile
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +21,13 @@ from wgangp.config import FALLBACKS
 from wgangp.data import kaggle
 from wgangp.data.file_format import check_format_matches_name
 from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.table_reader import CREDITCARD_FILE, read_errors
 from wgangp.data.validation import validate_frame
 from wgangp.errors import ConfigError, DataError
 
 logger = logging.getLogger("wgangp.data")
 
 KAGGLE_PAGE = "https://www.kaggle.com/datasets/mlg-ulb/creditcardfraud"
-_CORRUPT = (EOFError, zlib.error, zipfile.BadZipFile, gzip.BadGzipFile, OSError)
 
 
 @dataclass(frozen=True)
@@ -44,34 +42,10 @@ class LoadedData:
 def read_table(path: Path) -> pd.DataFrame:
     """Read a .csv, .csv.gz/.gz or Kaggle .zip as it is (no validation); errors are one line."""
     path = Path(path)
-    if path.is_dir():
-        raise DataError(f"{path} is a directory, not a file; set data.path to the CSV file itself")
-    if not path.exists():
-        raise DataError(f"data file not found: {path}; check data.path")
-    try:
-        if path.stat().st_size == 0:
-            raise DataError(f"{path} is empty (0 bytes, no rows); replace it with creditcard.csv")
+    with read_errors(path, CREDITCARD_FILE):
         check_format_matches_name(path)
         frame = _read_any(path)
         names = _header_names(path)
-    except PermissionError as err:
-        raise DataError(f"cannot read {path}: permission denied; make it readable") from err
-    except pd.errors.EmptyDataError as err:
-        raise DataError(f"{path} has no header and no rows; use creditcard.csv") from err
-    except pd.errors.ParserError as err:
-        raise DataError(
-            f"{path} is not a well-formed CSV ({_one_line(err)}); every row needs 31 "
-            "comma-separated values"
-        ) from err
-    except UnicodeDecodeError as err:
-        raise DataError(
-            f"{path} is not a UTF-8 text CSV ({_one_line(err)}); "
-            "use a .csv, .csv.gz or Kaggle's .zip"
-        ) from err
-    except _CORRUPT as err:
-        raise DataError(
-            f"{path} is truncated or corrupt ({_one_line(err)}); download it again"
-        ) from err
 
     if frame.shape[1] == 1:
         header = str(frame.columns[0])
@@ -208,8 +182,3 @@ def _csv_member(archive: zipfile.ZipFile, path: Path) -> str:
         f"{path} has no {kaggle.CSV_NAME} and not exactly one .csv member (found: {listed}); "
         "extract the right file and set data.path to it"
     )
-
-
-def _one_line(err: BaseException | str) -> str:
-    text = " ".join(str(err).split())
-    return text if len(text) <= 160 else text[:157] + "..."

@@ -10,15 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from wgangp.data.column_values import (
-    as_dates,
-    as_numbers,
-    check_finite,
-    first_row,
-    native,
-    present,
-    shown,
-)
+from wgangp.data import column_values as cv
 from wgangp.data.table_schema import ColumnSchema, TableSchema, find_value
 from wgangp.errors import DataError
 
@@ -31,7 +23,7 @@ def match_table(
     absent = [name for name in schema.names if name not in names]
     if absent:
         raise DataError(
-            f"{source}: column(s) {shown(absent)} of the schema are not in the table; fix the "
+            f"{source}: column(s) {cv.shown(absent)} of the schema are not in the table; fix the "
             "header, or delete their entries from data.schema"
         )
     frame = frame.set_axis(names, axis=1)
@@ -43,54 +35,54 @@ def match_table(
 
 
 def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
-    cells = present(values)
+    cells = cv.present(values)
     name = column.name
     if len(cells) < len(values) and not column.nullable:
         rows = values.reset_index(drop=True)
         gaps = ~rows.index.isin(cells.index)
         raise DataError(
             f"{source}: column {name} has {len(values) - len(cells)} missing value(s) (first at "
-            f"data row {first_row(rows, gaps)}) but the schema says nullable: false; fix or drop "
-            "those rows, or set nullable: true"
+            f"data row {cv.first_row(rows, gaps)}) but the schema says nullable: false; fix or "
+            "drop those rows, or set nullable: true"
         )
     if column.kind == "categorical":
         levels = column.levels or ()
-        outside = cells.map(lambda v: find_value(levels, native(v)) is None)
+        outside = cells.map(lambda v: find_value(levels, cv.native(v)) is None)
         if outside.any():
             examples = list(pd.unique(cells[outside]))
             raise DataError(
                 f"{source}: column {name} has {int(outside.sum())} value(s) outside its levels "
-                f"(e.g. {shown(examples)}); add them to its levels in data.schema, or fix those "
+                f"(e.g. {cv.shown(examples)}); add them to its levels in data.schema, or fix those "
                 "rows"
             )
     elif column.kind == "datetime":
-        if not cells.empty and as_dates(cells) is None:
+        if not cells.empty and cv.as_dates(cells) is None:
             raise DataError(
                 f"{source}: column {name} is datetime in the schema but not every cell is a date "
                 "(e.g. a text without digits); fix those cells, or set kind: categorical"
             )
     else:
-        numbers = as_numbers(cells)
+        numbers = cv.as_numbers(cells)
         text = numbers.isna()
         if text.any():
             raise DataError(
                 f"{source}: column {name} has {int(text.sum())} non-numeric value(s) (first at "
-                f"data row {first_row(cells, text)}: {str(cells[text].iloc[0])[:40]!r}); every "
+                f"data row {cv.first_row(cells, text)}: {str(cells[text].iloc[0])[:40]!r}); every "
                 f"cell of a {column.kind} column must be a number, or set kind: categorical"
             )
-        check_finite(numbers, name, source)
+        cv.check_finite(numbers, name, source)
         fraction = numbers.to_numpy(np.float64) % 1 != 0
         if column.kind == "integer" and fraction.any():
             raise DataError(
                 f"{source}: column {name} is integer in the schema but has {int(fraction.sum())} "
-                f"non-whole value(s) (first at data row {first_row(numbers, fraction)}: "
+                f"non-whole value(s) (first at data row {cv.first_row(numbers, fraction)}: "
                 f"{numbers[fraction].iloc[0]}); set kind: continuous, or fix those rows"
             )
 
 
 def _check_positive_rows(values: pd.Series, schema: TableSchema, source: str) -> None:
     levels = (schema.positive,)
-    rows = int(present(values).map(lambda v: find_value(levels, native(v)) is not None).sum())
+    rows = int(cv.present(values).map(lambda v: find_value(levels, cv.native(v)) is not None).sum())
     if rows == 0:
         raise DataError(
             f"{source}: no row has {schema.label} = {schema.positive}, the class to synthesize; "
