@@ -9,12 +9,10 @@ from dataclasses import replace
 import pytest
 from support.configs import REPO, compose
 
-from wgangp.cli import _schema_keys, check_overrides
+from wgangp.cli import RENAMED_KEYS, _schema_keys, check_overrides, config_groups
 from wgangp.config import (
     FEATURE_NAMES,
-    RENAMED_KEYS,
     Config,
-    config_groups,
     flatten,
     to_config,
 )

@@ -13,10 +13,23 @@ from typing import Any
 import yaml
 from omegaconf import OmegaConf
 
-from wgangp.config import CONF_DIR, RENAMED_KEYS, Config, config_groups
+from wgangp.config import CONF_DIR, Config
 from wgangp.errors import ConfigError, WgangpError
 
 log = logging.getLogger("wgangp")
+
+#: Keys that moved, old spelling -> new: an override with the old one fails in one line.
+RENAMED_KEYS = {
+    "evaluate.every": "select.every",
+    "evaluate.select_by": "select.by",
+    "evaluate.select_smoothing": "select.smoothing",
+    "evaluate.select_after": "select.after",
+    "evaluate.val_samples": "select.samples",
+    "evaluate.val_repeats": "select.repeats",
+    "evaluate.val_gbm_max_iter": "select.gbm_max_iter",
+    "model.calibrate_marginals": "ship.calibrate_marginals",
+    "model.copula_share": "ship.copula_share",
+}
 
 #: An option name as ``group=option`` gives it (sweeps list several, separated by commas).
 _OPTION = re.compile(r"[A-Za-z0-9_.-]+")
@@ -190,3 +203,12 @@ def command_args(argv: Sequence[str] | None, usage: str) -> list[str] | None:
         return None
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
     return args
+
+
+def config_groups() -> dict[str, tuple[str, ...]]:
+    """Each config group under ``conf/`` and its options (the YAML files' stems)."""
+    return {
+        folder.name: tuple(sorted(p.stem for p in folder.glob("*.yaml")))
+        for folder in sorted(CONF_DIR.iterdir())
+        if folder.is_dir()
+    }

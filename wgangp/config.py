@@ -7,7 +7,6 @@ key fails at composition; values are checked in ``__post_init__``, which runs wh
 
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +16,6 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from wgangp.errors import ConfigError
-
-log = logging.getLogger("wgangp.config")
 
 #: The Hydra config tree (``conf/config.yaml`` and one folder per group). Absolute, so the console
 #: script finds it too: Hydra resolves a relative path against a module as a Python package.
@@ -369,20 +366,6 @@ class ShipConfig:
         )
 
 
-#: Keys that moved, old spelling -> new: an override with the old one fails in one line.
-RENAMED_KEYS = {
-    "evaluate.every": "select.every",
-    "evaluate.select_by": "select.by",
-    "evaluate.select_smoothing": "select.smoothing",
-    "evaluate.select_after": "select.after",
-    "evaluate.val_samples": "select.samples",
-    "evaluate.val_repeats": "select.repeats",
-    "evaluate.val_gbm_max_iter": "select.gbm_max_iter",
-    "model.calibrate_marginals": "ship.calibrate_marginals",
-    "model.copula_share": "ship.copula_share",
-}
-
-
 @dataclass
 class Config:
     data: DataConfig = field(default_factory=DataConfig)
@@ -444,37 +427,3 @@ def flatten(cfg: Config | DictConfig) -> dict[str, Any]:
 
     walk("", container)
     return out
-
-
-def config_from_dict(raw: dict[str, Any] | None) -> Config:
-    """The typed config of a logged ``config_resolved.yaml``, keeping only keys this version knows.
-
-    A run logged by an older version still evaluates: keys it had that the schema has since
-    dropped are ignored with a warning; keys it lacked take today's defaults.
-    """
-    schema = OmegaConf.structured(Config)
-    known = _known_keys(raw or {}, OmegaConf.to_container(schema), "")
-    return to_config(OmegaConf.merge(schema, known))
-
-
-def _known_keys(raw: dict, schema: dict, prefix: str) -> dict:
-    known = {}
-    for key, value in raw.items():
-        if key not in schema:
-            log.warning(
-                "ignoring config key %s%s of the run (unknown to this version)", prefix, key
-            )
-        elif isinstance(value, dict) and isinstance(schema[key], dict):
-            known[key] = _known_keys(value, schema[key], f"{prefix}{key}.")
-        else:
-            known[key] = value
-    return known
-
-
-def config_groups() -> dict[str, tuple[str, ...]]:
-    """Each config group under ``conf/`` and its options (the YAML files' stems)."""
-    return {
-        folder.name: tuple(sorted(p.stem for p in folder.glob("*.yaml")))
-        for folder in sorted(CONF_DIR.iterdir())
-        if folder.is_dir()
-    }

@@ -15,10 +15,12 @@ import logging
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import yaml
+from omegaconf import OmegaConf
 
-from wgangp.config import Config, config_from_dict
+from wgangp.config import Config, to_config
 from wgangp.errors import WgangpError, report_error
 
 log = logging.getLogger("wgangp.evaluate")
@@ -155,3 +157,28 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def config_from_dict(raw: dict[str, Any] | None) -> Config:
+    """The typed config of a logged ``config_resolved.yaml``, keeping only keys this version knows.
+
+    A run logged by an older version still evaluates: keys it had that the schema has since
+    dropped are ignored with a warning; keys it lacked take today's defaults.
+    """
+    schema = OmegaConf.structured(Config)
+    known = _known_keys(raw or {}, OmegaConf.to_container(schema), "")
+    return to_config(OmegaConf.merge(schema, known))
+
+
+def _known_keys(raw: dict, schema: dict, prefix: str) -> dict:
+    known = {}
+    for key, value in raw.items():
+        if key not in schema:
+            log.warning(
+                "ignoring config key %s%s of the run (unknown to this version)", prefix, key
+            )
+        elif isinstance(value, dict) and isinstance(schema[key], dict):
+            known[key] = _known_keys(value, schema[key], f"{prefix}{key}.")
+        else:
+            known[key] = value
+    return known
