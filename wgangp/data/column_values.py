@@ -85,6 +85,12 @@ def first_row(cells: pd.Series, mask: pd.Series | np.ndarray) -> int:
     return _row(cells, np.asarray(mask, dtype=bool))
 
 
+def first_gap_row(values: pd.Series, cells: pd.Series) -> int:
+    """The 1-based data row of ``values``' first empty cell (``cells``: its present ones)."""
+    rows = values.reset_index(drop=True)
+    return first_row(rows, ~rows.index.isin(cells.index))
+
+
 def native(value: Any) -> Any:
     """A numpy/pandas scalar as the plain Python value YAML writes (int, float, bool, str)."""
     if isinstance(value, np.generic):

@@ -17,6 +17,7 @@ from wgangp.data.column_values import (
     as_dates,
     as_numbers,
     check_finite,
+    first_gap_row,
     first_row,
     native,
     present,
@@ -106,12 +107,10 @@ def _refuse_stray_text(cells: pd.Series, numbers: pd.Series, name: str, source: 
 def _label_column(values: pd.Series, source: str) -> ColumnSchema:
     cells = present(values)
     if len(cells) < len(values):
-        rows = values.reset_index(drop=True)
-        gaps = ~rows.index.isin(cells.index)
         raise DataError(
             f"{source}: label column {values.name} has {len(values) - len(cells)} missing "
-            f"value(s) (first at data row {first_row(rows, gaps)}); drop those rows, every row "
-            "needs its class"
+            f"value(s) (first at data row {first_gap_row(values, cells)}); drop those rows, every "
+            "row needs its class"
         )
     return ColumnSchema(name=str(values.name), kind="categorical", levels=_levels(cells))
 

@@ -38,12 +38,10 @@ def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
     cells = cv.present(values)
     name = column.name
     if len(cells) < len(values) and not column.nullable:
-        rows = values.reset_index(drop=True)
-        gaps = ~rows.index.isin(cells.index)
         raise DataError(
             f"{source}: column {name} has {len(values) - len(cells)} missing value(s) (first at "
-            f"data row {cv.first_row(rows, gaps)}) but the schema says nullable: false; fix or "
-            "drop those rows, or set nullable: true"
+            f"data row {cv.first_gap_row(values, cells)}) but the schema says nullable: false; "
+            "fix or drop those rows, or set nullable: true"
         )
     if column.kind == "categorical":
         levels = column.levels or ()
