@@ -16,6 +16,7 @@ from absl import logging as absl_logging  # noqa: E402
 absl_logging.get_absl_handler().python_handler.stream = sys.__stderr__
 
 pytest_plugins = [
+    "pytester",
     "support.plugin",
     "support.mlflow_server",
     "support.browser",

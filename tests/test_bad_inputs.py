@@ -322,6 +322,7 @@ def _runs(db: Path):
     return [] if experiment is None else client.search_runs([experiment.experiment_id])
 
 
+@pytest.mark.slow
 def test_bad_data_files_through_the_cli(
     tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -362,6 +363,7 @@ def test_reordered_header_is_accepted(tmp_path: Path) -> None:
     assert np.allclose(loaded.frame["Amount"], frame["Amount"])
 
 
+@pytest.mark.slow
 def test_duplicate_rows_are_valid_counted_and_the_samples_bounded(
     tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -516,6 +518,7 @@ def test_debug_shows_the_traceback(
     assert stderr.strip().splitlines()[-1].startswith("wgangp: error: invalid config value")
 
 
+@pytest.mark.slow
 def test_unwritable_output_dir_and_unreachable_server_in_real_processes(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")

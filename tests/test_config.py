@@ -193,6 +193,7 @@ def test_flatten_gives_dotted_params() -> None:
     assert "evaluate.enabled" in params
 
 
+@pytest.mark.slow
 def test_cli_unknown_key_exits_with_one_line() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "wgangp.train", "+experiment=stable_gp", "trainer.stepz=5"],

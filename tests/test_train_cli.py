@@ -74,6 +74,7 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert np.isfinite(rows.drop(columns="Class").to_numpy()).all()
 
 
+@pytest.mark.slow
 def test_fast_trainer_preset_trains_a_finished_run(tmp_path: Path) -> None:
     """``trainer=fast`` (K=100 per call, XLA) runs the pipeline to a finished, logged run.
 

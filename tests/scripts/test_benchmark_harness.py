@@ -26,6 +26,7 @@ REQUIRED = {
 }
 
 
+@pytest.mark.slow
 def test_quick_run_writes_records_and_table(tmp_path: Path) -> None:
     out = tmp_path / "x.json"
     done = subprocess.run(
@@ -299,6 +300,7 @@ def test_extras_sweep_then_measure_peak_memory_in_fresh_module_processes(
         ("scripts.bench.wgangp_systems", ["--system", "wgangp"]),
     ],
 )
+@pytest.mark.slow
 def test_peak_memory_modules_run_alone_and_print_one_record(module: str, options: list) -> None:
     """The extras' fresh processes, at a tiny scale: each prints its record as its last line."""
     done = subprocess.run(

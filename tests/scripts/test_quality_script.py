@@ -34,6 +34,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return out, table
 
 
+@pytest.mark.slow
 def test_a_score_averages_independent_draws_and_its_first_is_the_one_draw_score(
     trained: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

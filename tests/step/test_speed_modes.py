@@ -105,6 +105,7 @@ def test_xla_update_matches_plain_update(plain):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_xla_compiled_loop_runs_finite_deterministic_and_traces_once(plain):
     """XLA compiles the whole chunk: tf.range loop, stateless sampling, tf.cond-guarded applies."""
     _, initial = plain

@@ -58,6 +58,7 @@ def test_no_retracing_across_calls_and_chunk_sizes(trainer) -> None:
     assert int(trainer.step.numpy()) == 1 + 3 + 1 + 2 + 3
 
 
+@pytest.mark.slow
 def test_same_seed_same_losses() -> None:
     a, b = tiny_trainer(), tiny_trainer()
     np.testing.assert_array_equal(a.advance(3).metrics, b.advance(3).metrics)

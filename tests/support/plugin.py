@@ -1,7 +1,9 @@
-"""The suite's own fixtures and markers (registered by tests/conftest.py as a pytest plugin).
+"""The suite's own fixtures, markers and tiers (registered by tests/conftest.py as a plugin).
 
-Markers beside ``slow``: ``server`` (starts a real ``mlflow server`` or scoring server),
-``browser`` (drives headless Chromium), ``gpu`` (needs a GPU TensorFlow can see: skipped here).
+Tiers: a bare ``pytest`` runs the fast tier, so a newcomer gets an answer in minutes; tests
+marked ``slow``, ``server``, ``browser`` or ``docker`` run only under ``pytest --all`` (what CI
+runs) or when the user's own ``-m`` expression picks them. ``gpu`` tests run in both tiers and
+skip when TensorFlow sees no GPU. Each marker's one-line meaning is in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -26,7 +28,59 @@ def tiny_overrides() -> list[str]:
     return list(TINY)
 
 
+# Markers whose tests only the full run (--all) executes.
+FULL_TIER_MARKERS = ("slow", "server", "browser", "docker")
+RUN_EVERYTHING = "run everything with: pytest --all"
+_TIER_DESELECTED = pytest.StashKey[int]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("wgangp").addoption(
+        "--all",
+        action="store_true",
+        default=False,
+        dest="run_all_tiers",
+        help=f"also run tests marked {', '.join(FULL_TIER_MARKERS)} (what CI runs)",
+    )
+
+
+def _fast_tier(config: pytest.Config) -> bool:
+    """The fast tier applies unless --all is given or the user chose tests by marker (-m)."""
+    return not config.getoption("run_all_tiers") and not config.getoption("markexpr")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if config.getoption("run_all_tiers"):
+        return "tiers: all (--all)"
+    if config.getoption("markexpr"):
+        return "tiers: chosen by your -m expression (no tier deselection)"
+    return f"tiers: fast, tests marked {'/'.join(FULL_TIER_MARKERS)} deselected; {RUN_EVERYTHING}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    count = terminalreporter.config.stash.get(_TIER_DESELECTED, 0)
+    if count:
+        terminalreporter.write_line(f"fast tier: {count} tests deselected; {RUN_EVERYTHING}")
+
+
+def _deselect_full_tier(config: pytest.Config, items: list[pytest.Item]) -> None:
+    kept, dropped = [], []
+    for item in items:
+        full = any(item.get_closest_marker(name) for name in FULL_TIER_MARKERS)
+        (dropped if full else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+    config.stash[_TIER_DESELECTED] = len(dropped)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _fast_tier(config):
+        _deselect_full_tier(config, items)
+    _skip_gpu_tests_without_gpu(items)
+
+
+def _skip_gpu_tests_without_gpu(items: list[pytest.Item]) -> None:
     gpu_tests = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_tests:
         return

@@ -29,6 +29,7 @@ def test_the_average_moves_by_decay_to_the_power_of_the_steps() -> None:
         np.testing.assert_allclose(now, before + 0.271, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_run_with_averaging_exports_the_average_and_resumes_it(tmp_path: Path) -> None:
     overrides = [*TINY, "trainer.ema_decay=0.5", f"tracking.uri=sqlite:///{tmp_path / 'm.db'}"]
     result = train(to_config(compose(overrides)), output_dir=tmp_path / "a", launch_dir=tmp_path)

@@ -222,6 +222,7 @@ def _check_record(tmp_path: Path) -> None:
     assert Path(report["last_good_checkpoint"] + ".index").exists()
 
 
+@pytest.mark.slow
 def test_raise_policy_through_train_fails_the_run_with_exit_code_3(tmp_path: Path) -> None:
     from wgangp.errors import NonFiniteError
 
@@ -253,6 +254,7 @@ def test_a_diverging_learning_rate_gets_the_learning_rate_advice(tmp_path: Path)
     assert report["max_abs_weight"] > 1e4 and "diverged" in report["diagnosis"]
 
 
+@pytest.mark.slow
 def test_stop_policy_through_train_records_and_returns(tmp_path: Path) -> None:
     result = _tracked(tmp_path, "stop")()
     assert result.status == "FAILED"

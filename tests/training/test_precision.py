@@ -71,6 +71,7 @@ def test_an_explicit_precision_is_kept() -> None:
         assert resolve_precision(requested, "cpu", bf16_cpu)[0] == requested
 
 
+@pytest.mark.slow
 def test_a_run_with_auto_records_the_precision_it_used_and_the_cpu(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'm.db'}"
     cfg = to_config(compose([*TINY, "trainer.precision=auto", f"tracking.uri={uri}"]))
