@@ -15,61 +15,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
 
-from wgangp.data.column_codes import bound_seconds, column_codes, from_seconds, level_of
+from wgangp.data.column_codes import column_codes, from_seconds, level_of
+from wgangp.data.fitted_column import ALL_ROWS, FittedColumn, class_key
 from wgangp.data.numbers import short_number
-from wgangp.data.scales import Scale, fit_scale
+from wgangp.data.scales import fit_scale
 from wgangp.data.table_layout import Block, table_layout
 from wgangp.data.table_schema import ColumnSchema, TableSchema, Value
+from wgangp.data.table_transform_check import FORMAT, RETRAIN, checked_parts
 from wgangp.errors import ConfigError, DataError, NonFiniteError
 
-#: The key of a column's scale fitted on every row; a class's own scale is keyed by its level.
-ALL_ROWS = "all"
 #: A class with fewer present values in a column uses that column's scale of all rows.
 MIN_CLASS_ROWS = 10
 #: Datetime resolutions tried, coarsest first: a column of dates comes back as dates.
 DATETIME_STEPS = (86400.0, 3600.0, 60.0, 1.0)
-
-
-@dataclass
-class FittedColumn:
-    """A feature column's schema (bounds always set for non-categoricals) and fitted numbers."""
-
-    schema: ColumnSchema
-    #: The value a gap is filled with, in the column's units (a level; ISO text for datetimes).
-    fill: Value
-    #: Scales keyed by ``all`` and class levels as text; empty for categoricals.
-    scales: dict[str, Scale] = field(default_factory=dict)
-    #: Seconds datetimes are rounded to (86400: dates); 0: not rounded.
-    step: float = 0.0
-
-    @property
-    def name(self) -> str:
-        return self.schema.name
-
-    @property
-    def kind(self) -> str:
-        return self.schema.kind
-
-    def low_high(self) -> tuple[float, float]:
-        """The bounds as numbers (seconds for datetimes)."""
-        low, high = self.schema.bounds  # type: ignore[misc]
-        if self.kind == "datetime":
-            return bound_seconds(low), bound_seconds(high)
-        return float(low), float(high)
-
-    def fill_code(self) -> float:
-        """The fill in the networks' units before scaling (a level index, seconds, a number)."""
-        if self.kind == "categorical":
-            return float((self.schema.levels or ()).index(self.fill))
-        if self.kind == "datetime":
-            return bound_seconds(self.fill)
-        return float(self.fill)  # type: ignore[arg-type]
 
 
 class TableTransform:
@@ -206,9 +170,7 @@ class TableTransform:
     @classmethod
     def from_dict(cls, raw: Any, source: str = "table transform") -> TableTransform:
         """A saved transform, checked; each problem is one DataError line naming ``source``."""
-        from wgangp.data.table_transform_check import checked_transform
-
-        return checked_transform(raw, source)
+        return cls(**checked_parts(raw, source))
 
     @classmethod
     def from_json(cls, text: str, source: str = "table transform") -> TableTransform:
@@ -231,19 +193,6 @@ class TableTransform:
                 raise ValueError(f"label {value!r} is not one of {list(self.label_levels)}")
             keys.append(class_key(level))
         return np.asarray(keys, dtype=object)
-
-
-#: The version of the layout written by :meth:`TableTransform.to_dict`.
-FORMAT = "wgangp.table_transform/1"
-#: The fix in every line refusing a saved transform.
-RETRAIN = "it was not written by wgangp or was edited: fit the transform again"
-
-
-def class_key(level: Value) -> str:
-    """A class level as the text keying its scales (``1`` for 1 and 1.0)."""
-    if isinstance(level, float) and level.is_integer():
-        return str(int(level))
-    return str(level)
 
 
 def _check_options(schema: TableSchema, scaling: str, quantile_columns: Sequence[str]) -> None:

@@ -13,19 +13,16 @@ from typing import Any, NoReturn
 
 from wgangp.config import SCALINGS
 from wgangp.data.column_codes import bound_seconds, level_of
+from wgangp.data.fitted_column import ALL_ROWS, FittedColumn, class_key
 from wgangp.data.numbers import short_number
 from wgangp.data.scales import Scale, scale_from_dict
 from wgangp.data.table_schema import ColumnSchema, Value
-from wgangp.data.table_transform import (
-    ALL_ROWS,
-    FORMAT,
-    RETRAIN,
-    FittedColumn,
-    TableTransform,
-    class_key,
-)
 from wgangp.errors import ConfigError, DataError
 
+#: The version of the layout written by :meth:`TableTransform.to_dict`.
+FORMAT = "wgangp.table_transform/1"
+#: The fix in every line refusing a saved transform.
+RETRAIN = "it was not written by wgangp or was edited: fit the transform again"
 _KEYS = (
     "format",
     "label",
@@ -44,8 +41,8 @@ _COLUMN_KEYS = {
 }
 
 
-def checked_transform(raw: Any, source: str) -> TableTransform:
-    """The transform ``raw`` (a :meth:`TableTransform.to_dict`) holds; DataError otherwise."""
+def checked_parts(raw: Any, source: str) -> dict[str, Any]:
+    """The arguments of the TableTransform ``raw`` (its ``to_dict``) holds; DataError otherwise."""
     if not isinstance(raw, Mapping) or raw.get("format") != FORMAT:
         _refuse(source, f"is not a {FORMAT} document")
     unknown = sorted(set(raw) - set(_KEYS))
@@ -78,15 +75,15 @@ def checked_transform(raw: Any, source: str) -> TableTransform:
     scaled = {column.name for column in columns if column.kind != "categorical"}
     if not isinstance(quantile, list) or not set(quantile) <= scaled:
         _refuse(source, f"has quantile_columns {quantile!r}, not numeric columns of the table")
-    return TableTransform(
-        columns,
-        label=label,
-        label_levels=label_levels or (),
-        label_at=label_at,
-        scaling=raw["scaling"],
-        per_class=raw["per_class"],
-        quantile_columns=quantile,
-    )
+    return {
+        "columns": columns,
+        "label": label,
+        "label_levels": label_levels or (),
+        "label_at": label_at,
+        "scaling": raw["scaling"],
+        "per_class": raw["per_class"],
+        "quantile_columns": quantile,
+    }
 
 
 def _column(entry: Any, i: int, keys: set[str], source: str) -> FittedColumn:
