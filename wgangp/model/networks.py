@@ -1,6 +1,7 @@
 """Generator G(z, onehot(y)) and critic D(x, onehot(y)): plain Keras functional MLPs.
 
-Only built-in layers, so the generator saves in Keras' native format and loads in safe mode.
+Built-in layers, and for a table's layout the registered :class:`~wgangp.model.heads.OutputHeads`,
+so the generator saves in Keras' native format and loads in safe mode.
 The critic has no batch normalization (the penalty is per row) and a linear output, unless
 ``output="tanh"`` is asked for to reproduce the original failing code, whose tanh saturates.
 With ``pac > 1`` it judges packs of ``pac`` rows as one input (PacGAN, Lin et al. 2018: a
@@ -16,6 +17,8 @@ import keras
 import tensorflow as tf
 
 from wgangp.config import CRITIC_OUTPUTS
+from wgangp.data.table_layout import Block, layout_width
+from wgangp.model.heads import OutputHeads
 
 N_CLASSES = 2
 
@@ -30,14 +33,25 @@ def _mlp(
 
 
 def build_generator(
-    latent_dim: int, n_features: int, hidden: Sequence[int], negative_slope: float = 0.2
+    latent_dim: int,
+    n_features: int,
+    hidden: Sequence[int],
+    negative_slope: float = 0.2,
+    layout: Sequence[Block] | None = None,
+    seed: int | None = None,
 ) -> keras.Model:
+    """The generator; with a table's ``layout``, its output goes through the kinds' heads
+    (:class:`~wgangp.model.heads.OutputHeads`, Gumbel noise keyed by ``seed``), else identity."""
+    if layout is not None and layout_width(layout) != n_features:
+        raise ValueError(f"the layout spans {layout_width(layout)} columns, not {n_features}")
     z = keras.Input((latent_dim,), name="z")
     y = keras.Input((N_CLASSES,), name="label_onehot")
     h = keras.layers.Concatenate(name="generator_concat")([z, y])
     h = _mlp(h, hidden, negative_slope, "generator")
     # float32 output keeps samples exact under mixed precision.
     out = keras.layers.Dense(n_features, dtype="float32", name="generator_out")(h)
+    if layout is not None:
+        out = OutputHeads(layout, seed=seed, name="generator_heads")(out)
     return keras.Model([z, y], out, name="generator")
 
 
