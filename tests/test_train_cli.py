@@ -19,8 +19,8 @@ from wgangp.step.train_step import METRICS
 from wgangp.train import train
 from wgangp.training.checkpoints import config_key
 
-#: Every per-step metric of the trainer, plus the host-side throughput.
-CURVES = (*METRICS, "steps_per_sec")
+#: Every per-step metric of the trainer, plus the host-side throughput: the train section.
+CURVES = tuple(f"train/{name}" for name in (*METRICS, "steps_per_sec"))
 
 
 def _run_of(uri: str, experiment: str = "wgangp"):
@@ -132,5 +132,5 @@ def test_real_rows(tmp_path: Path, real_sample: Path) -> None:
     client, run = _run_of(uri)
     assert run.data.tags["data.source"] == "file"
     assert run.data.tags["data.origin"].endswith("creditcard_real_sample.csv.gz")
-    history = client.get_metric_history(run.info.run_id, "critic_loss")
+    history = client.get_metric_history(run.info.run_id, "train/critic_loss")
     assert len(history) == 3 and all(np.isfinite(m.value) for m in history)

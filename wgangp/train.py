@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 from wgangp.cli import check_output_dir, check_overrides
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
+from wgangp.tracking import names
 from wgangp.training.interrupts import Interrupted
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("wgangp.train")
 register_configs()
 #: The final metric a Hydra sweep minimizes: the score the run selected its step by.
-SELECTION_SCORE = "selection.score"
+SELECTION_SCORE = names.SELECTION_SCORE
 
 
 def train(
@@ -52,7 +53,7 @@ def train(
     from wgangp.synthesis.held_out import evaluate_on_test
     from wgangp.synthesis.selection import keep_selected
     from wgangp.training.fit import fit_networks, refit_networks
-    from wgangp.training.refit import PREFIX
+    from wgangp.training.refit import refit_metrics
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun
 
@@ -79,8 +80,7 @@ def train(
                 data, fit = refit_networks(cfg, data, run, steps)
                 if fit.outcome.nan_step is not None:
                     return _stopped(run, fit.outcome)
-                refit_metrics = {PREFIX + k: v for k, v in fit.outcome.final_metrics.items()}
-                outcome.final_metrics.update(refit_metrics)
+                outcome.final_metrics.update(refit_metrics(fit.outcome.final_metrics))
             synthesizer = assemble(
                 fit.generator, fit.transformer, cfg.model.latent_dim, data.train, cfg.ship, cfg.seed
             )
