@@ -122,3 +122,7 @@ def test_a_run_exports_the_selected_step(tmp_path: Path, monkeypatch) -> None:
     history = client.get_metric_history(result.run_id, "val/score")
     assert [(m.step, m.value) for m in history] == [(s, scores[s]) for s in (2, 4, 6, 8)]
     assert run.data.metrics["run/quality_s"] >= 0
+    assert run.data.metrics["selection/score"] == pytest.approx(0.55)
+    # The run page's description ends with the selection (the evaluation is off here).
+    note = run.data.tags["mlflow.note.content"].split("\n\n")
+    assert note[1] == "**Selected** step 4 (val/score 0.550); no test evaluation."
