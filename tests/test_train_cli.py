@@ -71,7 +71,7 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert run.info.run_name == f"stable_gp-simulated-seed0-{key}"  # tells a list of runs apart
     note = run.data.tags["mlflow.note.content"].split("\n\n")
     assert len(note) == 2, note
-    assert note[0].startswith("**Trained on** simulated rows (simulated(seed=0, rows=4000))")
+    assert note[0].startswith("**Trained on** simulated rows (seed=0, rows=4000)")
     data = prepare_data(to_config(cfg).data, seed=0, launch_dir=tmp_path)
     frauds = int(data.train["Class"].sum())
     assert f": {len(data.train):,} training rows ({frauds} rare-class), 6 steps." in note[0]

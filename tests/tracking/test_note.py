@@ -38,7 +38,7 @@ def test_note_is_two_lines_data_then_outcome() -> None:
                           "(41 rare-class), 1,500 steps.")  # fmt: skip
     assert second == "done."
     assert data_label("creditcard", "simulated", "simulated(seed=0, rows=4000)") == (
-        "simulated rows (simulated(seed=0, rows=4000))"
+        "simulated rows (seed=0, rows=4000)"
     )
 
 

@@ -61,8 +61,8 @@ class RunNote:
 
 def data_label(name: str, source: str, origin: str) -> str:
     """``creditcard, file /data/creditcard.csv``; simulated rows say how they were made."""
-    if source == "simulated":
-        return f"simulated rows ({origin})"
+    if source == "simulated":  # origin: "simulated(seed=0, rows=4000)"
+        return f"simulated rows ({origin.removeprefix('simulated(').removesuffix(')')})"
     return f"{name}, {source} {origin}"
 
 
