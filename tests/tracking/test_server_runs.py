@@ -30,7 +30,10 @@ def _artifact_paths(client: MlflowClient, run_id: str, path: str | None = None) 
     return found
 
 
-def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns):
+def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns, monkeypatch):
+    # Listing the pyfunc model's folder resolves the logged model with a client on the default
+    # tracking URI (MLflow's ModelsArtifactRepository), so the default must be the server.
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", server_runs.url)
     client = MlflowClient(server_runs.url)
     run = client.get_run(server_runs.run_ids["stable"])
     assert run.info.status == "FINISHED"
