@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from tests.support.configs import TINY_NETWORKS
+from wgangp.tracking.names import CRITIC_LOSS
 
 REPO = Path(__file__).resolve().parents[1]
 #: The test suite's tiny networks, without the work at the end of a run that is not measured.
@@ -155,7 +156,7 @@ def measure_multirun(jobs: int, n_jobs: int, workdir: Path, steps: int = 2) -> d
         run
         for run in runs
         if run.info.status == "FINISHED"
-        and len(client.get_metric_history(run.info.run_id, "critic_loss")) == steps
+        and len(client.get_metric_history(run.info.run_id, CRITIC_LOSS)) == steps
     ]
     problems = ("wgangp: error", "Traceback", "database is locked", "Exception", "FAILED")
     errors = [line for line in done.stderr.splitlines() if any(p in line for p in problems)]

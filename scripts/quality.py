@@ -4,7 +4,7 @@ Each variant trains with ``+experiment=stable_gp`` plus its overrides, once per 
 end-of-run test evaluation off (the test split is not looked at). The selected generator is then
 scored again on the validation frauds with fresh draws and more repeats than the quality loop uses
 (the loop's own figure is the minimum over its probes, biased low), and once more with the test
-evaluation's sizes (2,000 rows, a 200-round detector): ``val.c2st_auc_gbm_2000``, the figure
+evaluation's sizes (2,000 rows, a 200-round detector): ``val/c2st_auc_gbm_2000``, the figure
 variants are chosen by, since the loop's small probe misses what the test detector sees. That
 figure is the mean over ``--draws`` independent 2,000-row draws, each with its own detector seeds:
 at a fixed generator one draw moves it as much as most gaps between variants (docs/quality.md).
@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from wgangp.tracking.names import EVAL, VAL, metric, name_in
 
 #: The default before half its rows came from a Gaussian copula (every earlier row of the table).
 _GAN_ONLY = ["ship.copula_share=0"]
@@ -69,9 +71,12 @@ VARIANTS: dict[str, list[str]] = {
 
 
 #: The test-split figures ``--confirm`` reports, as the evaluation names them.
-TARGETS = (
-    "eval.c2st_auc_gbm", "eval.c2st_auc_gbm_control", "eval.lift_vs_smote",
-    "eval.lift_vs_copula", "eval.lift_vs_real", "eval.near_copies", "eval.exact_copies",
+TARGETS = tuple(
+    metric(EVAL, name)
+    for name in (
+        "c2st_auc_gbm", "c2st_auc_gbm_control", "lift_vs_smote", "lift_vs_copula",
+        "lift_vs_real", "near_copies", "exact_copies",
+    )
 )  # fmt: skip
 
 
@@ -101,8 +106,8 @@ def score(
 ) -> dict[str, float | list[float]]:
     """The selected generator against the validation frauds (and its training-fraud copies).
 
-    ``val.c2st_auc_gbm_2000`` is the mean over ``draws`` draws of 2,000 rows (each listed in
-    ``val.c2st_auc_gbm_2000_draws``); the near-copy share is the first draw's.
+    ``val/c2st_auc_gbm_2000`` is the mean over ``draws`` draws of 2,000 rows (each listed in
+    ``val/c2st_auc_gbm_2000_draws``); the near-copy share is the first draw's.
     """
     import pandas as pd
     from threadpoolctl import threadpool_limits
@@ -138,7 +143,7 @@ def score(
             synthesizer.sample(ec.n_synthetic, label=FRAUD, seed=seed + 20_000 + offset)
         )
         if k == 0:
-            metrics["val.near_copies"] = near_copy_share(drawn, train_frauds, real)
+            metrics[metric(VAL, "near_copies")] = near_copy_share(drawn, train_frauds, real)
         with threadpool_limits(limits=1):
             detection, _ = detection_metrics(
                 real,
@@ -148,8 +153,8 @@ def score(
                 seed=seed + 40_000 + offset,
             )
         aucs.append(float(detection["c2st_auc_gbm"]))
-    metrics["val.c2st_auc_gbm_2000"] = float(np.mean(aucs))
-    metrics["val.c2st_auc_gbm_2000_draws"] = aucs
+    metrics[metric(VAL, "c2st_auc_gbm_2000")] = float(np.mean(aucs))
+    metrics[metric(VAL, "c2st_auc_gbm_2000_draws")] = aucs
     return metrics
 
 
@@ -189,9 +194,9 @@ def main(argv: list[str] | None = None) -> None:
             return f"{values.mean():.{digits}f} ± {values.std():.{digits}f}"
 
         print(
-            f"| {name} {' '.join(args.extra)} | {cell('val.c2st_auc_gbm_2000')} | "
-            f"{cell('val.c2st_auc_gbm')} | "
-            f"{cell('val.ks_mean')} | {cell('val.near_copies')} | {cell('train_s', 0)} |",
+            f"| {name} {' '.join(args.extra)} | {cell(metric(VAL, 'c2st_auc_gbm_2000'))} | "
+            f"{cell(metric(VAL, 'c2st_auc_gbm'))} | {cell(metric(VAL, 'ks_mean'))} | "
+            f"{cell(metric(VAL, 'near_copies'))} | {cell('train_s', 0)} |",
             flush=True,
         )
 
@@ -202,7 +207,7 @@ def confirm(
     """Each variant with the end-of-run test evaluation on: the targets, mean ± spread."""
     import pandas as pd
 
-    print("| variant | " + " | ".join(k.removeprefix("eval.") for k in TARGETS) + " |")
+    print("| variant | " + " | ".join(name_in(EVAL, k) for k in TARGETS) + " |")
     print("|---|" + "---|" * len(TARGETS))
     for name in variants:
         rows = []

@@ -23,10 +23,10 @@ def test_evaluate_a_real_rows_run(tmp_path: Path, real_sample: Path, capsys) -> 
     args += ["--seeds", "1", "--n-synthetic", "200", "--max-normal-rows", "2000"]
     assert main(args) == 0
     printed = capsys.readouterr().out
-    assert "held-out real rows" in printed and "eval.pr_auc_smote" in printed
+    assert "held-out real rows" in printed and "eval/pr_auc_smote" in printed
     run = MlflowClient(uri).get_run(result.run_id)
-    for name in ("eval.ks_mean", "eval.c2st_auc_gbm", "eval.pr_auc_real", "eval.pr_auc_augmented",
-                 "eval.pr_auc_smote", "eval.dcr_ratio", "eval.exact_copies"):  # fmt: skip
+    for name in ("eval/ks_mean", "eval/c2st_auc_gbm", "eval/pr_auc_real", "eval/pr_auc_augmented",
+                 "eval/pr_auc_smote", "eval/dcr_ratio", "eval/exact_copies"):  # fmt: skip
         assert np.isfinite(run.data.metrics[name]), name
     assert (tmp_path / "ev" / "report.md").exists()
     artifacts = {a.path for a in MlflowClient(uri).list_artifacts(result.run_id, "evaluation")}

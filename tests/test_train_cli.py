@@ -13,14 +13,17 @@ from mlflow.tracking import MlflowClient
 from support.configs import TINY, compose
 
 from wgangp.config import to_config
+from wgangp.data.prepare import prepare_data
 from wgangp.data.schema import COLUMNS
 from wgangp.serving.synthesizer import load_synthesizer
 from wgangp.step.train_step import METRICS
 from wgangp.train import train
 from wgangp.training.checkpoints import config_key
 
-#: Every per-step metric of the trainer, plus the host-side throughput.
-CURVES = (*METRICS, "steps_per_sec")
+#: Every per-step metric of the trainer, plus the host-side throughput: the train section.
+CURVES = tuple(f"train/{name}" for name in (*METRICS, "steps_per_sec"))
+#: The sections the run page's charts group metrics by (the prefix before the first "/").
+SECTIONS = {"train", "run", "val", "selection", "eval", "refit"}
 
 
 def _run_of(uri: str, experiment: str = "wgangp"):
@@ -34,6 +37,8 @@ def _run_of(uri: str, experiment: str = "wgangp"):
 
 def _check_run(client: MlflowClient, run, steps: int, log_every: int) -> None:
     assert run.info.status == "FINISHED"
+    unsectioned = [key for key in run.data.metrics if key.split("/")[0] not in SECTIONS]
+    assert not unsectioned, f"metrics outside the run page's sections: {unsectioned}"
     for name in CURVES:
         history = client.get_metric_history(run.info.run_id, name)
         assert [m.step for m in history] == list(range(log_every, steps + 1, log_every)), name
@@ -62,7 +67,20 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert run.data.tags["copula.share"] == "0.5"
     assert (tmp_path / "out" / "synthesizer" / "copula.json").is_file()
     assert run.data.tags["device"] == "cpu"  # the device the runtime used, tagged once
-    checkpoints = tmp_path / "checkpoints" / f"stable_gp-seed0-{config_key(to_config(cfg))}"
+    key = config_key(to_config(cfg))
+    assert run.info.run_name == f"stable_gp-simulated-seed0-{key}"  # tells a list of runs apart
+    note = run.data.tags["mlflow.note.content"].split("\n\n")
+    assert len(note) == 2, note
+    assert note[0].startswith("**Trained on** simulated rows (seed=0, rows=4000)")
+    data = prepare_data(to_config(cfg).data, seed=0, launch_dir=tmp_path)
+    frauds = int(data.train["Class"].sum())
+    assert f": {len(data.train):,} training rows ({frauds} rare-class), 6 steps." in note[0]
+    # 1 validation fraud: no probes (tests/synthesis/test_selection.py has a selecting run)
+    assert (
+        note[1]
+        == "**No step selected** (no validation probes): the last step ships; no test evaluation."
+    )
+    checkpoints = tmp_path / "checkpoints" / f"stable_gp-seed0-{key}"
     assert run.data.tags["checkpoint.dir"] == str(checkpoints)  # in the launch dir, as documented
     assert (checkpoints / "ckpt-6.index").is_file()
     samples = (tmp_path / "out" / "fraud_samples.csv").read_text().splitlines()
@@ -115,6 +133,7 @@ def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "SIMULATED" in proc.stderr + proc.stdout
     client, run = _run_of(uri)
+    assert run.info.run_name.startswith("stable_gp-simulated-seed0-")  # renamed on the fallback
     _check_run(client, run, steps=8, log_every=2)
     synthesizer = load_synthesizer(f"runs:/{run.info.run_id}/synthesizer", uri)
     rows = synthesizer.sample(5)
@@ -133,5 +152,5 @@ def test_real_rows(tmp_path: Path, real_sample: Path) -> None:
     client, run = _run_of(uri)
     assert run.data.tags["data.source"] == "file"
     assert run.data.tags["data.origin"].endswith("creditcard_real_sample.csv.gz")
-    history = client.get_metric_history(run.info.run_id, "critic_loss")
+    history = client.get_metric_history(run.info.run_id, "train/critic_loss")
     assert len(history) == 3 and all(np.isfinite(m.value) for m in history)

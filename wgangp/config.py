@@ -35,7 +35,7 @@ STRATEGIES = ("none", "mirrored")
 NAN_POLICIES = ("raise", "stop", "skip")
 #: The feature columns, as ``wgangp.data.schema.FEATURES`` names them (config sits below data).
 FEATURE_NAMES = ("Time", *(f"V{i}" for i in range(1, 29)), "Amount")
-SELECT_BY = ("c2st_auc_gbm", "ks_mean")  # val.* metrics the quality loop can select by
+SELECT_BY = ("c2st_auc_gbm", "ks_mean")  # val/* metrics the quality loop can select by
 MAX_SEED = 2**32 - 1  # numpy's legacy seeding (Keras' set_random_seed) takes 32-bit seeds
 
 
@@ -236,7 +236,7 @@ class TrackingConfig:
     log_every: int = 50  # generator steps between metric points
     required: bool = True  # false: fall back to a local sqlite store when the server is down
     log_model: bool = True
-    register_as: str | None = None  # a Model Registry name; its alias champion follows val.score
+    register_as: str | None = None  # a Model Registry name; its alias champion follows val/score
 
     def __post_init__(self) -> None:
         _require(self.log_every >= 1, "tracking.log_every", "must be >= 1")
@@ -266,7 +266,7 @@ class EvaluateConfig:
     n_synthetic: int = 2000
     #: Synthetic frauds added to the detector's training rows = ratio * (#real training frauds).
     augment_ratios: list[float] = field(default_factory=lambda: [0.5, 1.0, 2.0])
-    #: The ratio behind ``eval.pr_auc_augmented`` (one of augment_ratios); the baselines add as
+    #: The ratio behind ``eval/pr_auc_augmented`` (one of augment_ratios); the baselines add as
     #: many frauds, so the headline comparison is count for count.
     headline_ratio: float = 1.0
     #: Repeats of the utility experiment (normal subsample, synthetic draw, model seed): lifts

@@ -2,7 +2,8 @@
 
 Given a training run, the run's own logged config rebuilds the exact same stratified split (same
 data, same seed), so the test rows are the ones neither the GAN nor the fitted transform saw. The
-metrics go back into that run under the ``eval.`` prefix, with the report as artifacts.
+metrics go back into that run in the ``eval`` section (``eval/ks_mean``), with the report as
+artifacts.
 
     python -m wgangp.evaluate --run <run id | runs:/<id>> [--data PATH] [--seed N]
                               [--n-synthetic N] [--seeds N] [--tracking-uri URI] [--out DIR]
@@ -22,29 +23,33 @@ from omegaconf import OmegaConf
 
 from wgangp.config import Config, to_config
 from wgangp.errors import WgangpError, report_error
+from wgangp.tracking.names import EVAL, metric
 
 log = logging.getLogger("wgangp.evaluate")
 
 #: The metrics printed on the console; all of them are in the report and in MLflow.
-HEADLINE = (
-    "eval.ks_mean",
-    "eval.corr_diff",
-    "eval.c2st_auc_logreg",
-    "eval.c2st_auc_gbm",
-    "eval.c2st_auc_gbm_control",
-    "eval.c2st_auc_gbm_copula",
-    "eval.pr_auc_real",
-    "eval.pr_auc_augmented",
-    "eval.pr_auc_smote",
-    "eval.pr_auc_copula",
-    "eval.pr_auc_ros",
-    "eval.lift_vs_real",
-    "eval.lift_vs_smote",
-    "eval.lift_vs_copula",
-    "eval.dcr_ratio",
-    "eval.dcr_share_below_p5",
-    "eval.exact_copies",
-    "eval.near_copies",
+HEADLINE = tuple(
+    metric(EVAL, name)
+    for name in (
+        "ks_mean",
+        "corr_diff",
+        "c2st_auc_logreg",
+        "c2st_auc_gbm",
+        "c2st_auc_gbm_control",
+        "c2st_auc_gbm_copula",
+        "pr_auc_real",
+        "pr_auc_augmented",
+        "pr_auc_smote",
+        "pr_auc_copula",
+        "pr_auc_ros",
+        "lift_vs_real",
+        "lift_vs_smote",
+        "lift_vs_copula",
+        "dcr_ratio",
+        "dcr_share_below_p5",
+        "exact_copies",
+        "near_copies",
+    )
 )
 
 

@@ -17,6 +17,7 @@ from omegaconf import DictConfig
 from wgangp.cli import check_output_dir, check_overrides
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
+from wgangp.tracking import names
 from wgangp.training.interrupts import Interrupted
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("wgangp.train")
 register_configs()
 #: The final metric a Hydra sweep minimizes: the score the run selected its step by.
-SELECTION_SCORE = "selection.score"
+SELECTION_SCORE = names.SELECTION_SCORE
 
 
 def train(
@@ -51,10 +52,11 @@ def train(
     from wgangp.synthesis.export import export
     from wgangp.synthesis.held_out import evaluate_on_test
     from wgangp.synthesis.selection import keep_selected
+    from wgangp.tracking.note import headline
     from wgangp.training.fit import fit_networks, refit_networks
-    from wgangp.training.refit import PREFIX
+    from wgangp.training.refit import refit_metrics
     from wgangp.training.runtime import training_runtime
-    from wgangp.training.session import RunDirs, TrackedRun
+    from wgangp.training.session import RunDirs, TrackedRun, trained_on
 
     with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir)) as run:
         data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch)
@@ -74,13 +76,14 @@ def train(
             selection = keep_selected(fit.selector, tracker, outcome.step)
             if selection is not None:
                 outcome.final_metrics[SELECTION_SCORE] = selection.score
+            refit = None
             if cfg.trainer.refit:
                 steps = selection.step if selection else outcome.step
                 data, fit = refit_networks(cfg, data, run, steps)
                 if fit.outcome.nan_step is not None:
-                    return _stopped(run, fit.outcome)
-                refit_metrics = {PREFIX + k: v for k, v in fit.outcome.final_metrics.items()}
-                outcome.final_metrics.update(refit_metrics)
+                    return _stopped(run, fit.outcome, fit_steps=outcome.step)
+                outcome.final_metrics.update(refit_metrics(fit.outcome.final_metrics))
+                refit = trained_on(data, fit.outcome.step)
             synthesizer = assemble(
                 fit.generator, fit.transformer, cfg.model.latent_dim, data.train, cfg.ship, cfg.seed
             )
@@ -96,12 +99,21 @@ def train(
                     step=outcome.step,
                 )
                 outcome.final_metrics.update(evaluation)
+        selected = (selection.step, selection.score) if selection else (None, None)
+        run.describe_end(outcome.step, headline(*selected, outcome.final_metrics), refit)
         log.info("%s; outputs in %s", outcome.describe(), output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
 
 
-def _stopped(run: TrackedRun, outcome: LoopOutcome) -> TrainResult:
-    """on_nan=stop ended a fit: the run ends FAILED, with where and what."""
+def _stopped(run: TrackedRun, outcome: LoopOutcome, fit_steps: int | None = None) -> TrainResult:
+    """on_nan=stop ended a fit (the refit, when ``fit_steps`` gives the first fit's steps): the
+    run ends FAILED, with where and what."""
+    fit = "the refit" if fit_steps is not None else "training"
+    stopped = (
+        f"**Stopped** {fit} (trainer.on_nan=stop): non-finite {outcome.nan_source or 'value'} "
+        f"at step {outcome.nan_step}."
+    )
+    run.describe_end(outcome.step if fit_steps is None else fit_steps, stopped)
     return run.result(
         "FAILED", outcome.step, outcome.final_metrics,
         nan_step=outcome.nan_step, nan_source=outcome.nan_source,

@@ -16,46 +16,46 @@ from wgangp.evaluation.suite import EvaluationResult, run_evaluation
 
 #: Names the lead logs to MLflow; a rename here is a breaking change.
 CORE_METRICS = [
-    "eval.ks_mean",
-    "eval.ks_complement",
-    "eval.wasserstein_mean",
-    "eval.corr_diff",
-    "eval.c2st_auc_logreg",
-    "eval.c2st_auc_gbm",
-    "eval.c2st_auc_gbm_std",
-    "eval.c2st_auc_gbm_control",
-    "eval.c2st_auc_logreg_control",
-    "eval.c2st_auc_gbm_copula",
-    "eval.c2st_auc_gbm_smote",
-    "eval.pr_auc_real",
-    "eval.pr_auc_augmented",
-    "eval.pr_auc_augmented_r1",
-    "eval.pr_auc_smote",
-    "eval.pr_auc_ros",
-    "eval.pr_auc_tstr",
-    "eval.pr_auc_real_std",
-    "eval.pr_auc_smote_logreg",
-    "eval.pr_auc_smote_logreg_std",
-    "eval.lift_vs_real",
-    "eval.lift_vs_smote",
-    "eval.lift_vs_smote_std",
-    "eval.pr_auc_copula",
-    "eval.lift_vs_copula",
-    "eval.lift_vs_copula_std",
-    "eval.near_copies",
-    "eval.near_copies_smote",
-    "eval.near_copies_copula",
-    "eval.roc_auc_real",
-    "eval.roc_auc_augmented",
-    "eval.recall_at_p90_real",
-    "eval.recall_at_p90_augmented",
-    "eval.dcr_synthetic_median",
-    "eval.dcr_baseline_median",
-    "eval.dcr_ratio",
-    "eval.dcr_share_below_p5",
-    "eval.exact_copies",
+    "eval/ks_mean",
+    "eval/ks_complement",
+    "eval/wasserstein_mean",
+    "eval/corr_diff",
+    "eval/c2st_auc_logreg",
+    "eval/c2st_auc_gbm",
+    "eval/c2st_auc_gbm_std",
+    "eval/c2st_auc_gbm_control",
+    "eval/c2st_auc_logreg_control",
+    "eval/c2st_auc_gbm_copula",
+    "eval/c2st_auc_gbm_smote",
+    "eval/pr_auc_real",
+    "eval/pr_auc_augmented",
+    "eval/pr_auc_augmented_r1",
+    "eval/pr_auc_smote",
+    "eval/pr_auc_ros",
+    "eval/pr_auc_tstr",
+    "eval/pr_auc_real_std",
+    "eval/pr_auc_smote_logreg",
+    "eval/pr_auc_smote_logreg_std",
+    "eval/lift_vs_real",
+    "eval/lift_vs_smote",
+    "eval/lift_vs_smote_std",
+    "eval/pr_auc_copula",
+    "eval/lift_vs_copula",
+    "eval/lift_vs_copula_std",
+    "eval/near_copies",
+    "eval/near_copies_smote",
+    "eval/near_copies_copula",
+    "eval/roc_auc_real",
+    "eval/roc_auc_augmented",
+    "eval/recall_at_p90_real",
+    "eval/recall_at_p90_augmented",
+    "eval/dcr_synthetic_median",
+    "eval/dcr_baseline_median",
+    "eval/dcr_ratio",
+    "eval/dcr_share_below_p5",
+    "eval/exact_copies",
 ]
-SDMETRICS_METRICS = ["eval.sdm_quality_score", "eval.sdm_column_shapes"]
+SDMETRICS_METRICS = ["eval/sdm_quality_score", "eval/sdm_column_shapes"]
 
 
 def toy_rows(n_normal: int, n_fraud: int, seed: int) -> pd.DataFrame:
@@ -91,7 +91,7 @@ def toy_result() -> EvaluationResult:
 def test_all_metric_names_are_present_and_finite(toy_result: EvaluationResult) -> None:
     missing = [name for name in CORE_METRICS if name not in toy_result.metrics]
     assert not missing
-    assert all(name.startswith("eval.") for name in toy_result.metrics)
+    assert all(name.startswith("eval/") for name in toy_result.metrics)
     assert all(math.isfinite(v) for v in toy_result.metrics.values())
     assert set(toy_result.tables) >= {"utility", "fidelity_per_feature", "privacy", "detection"}
 
@@ -102,7 +102,7 @@ def test_same_inputs_and_seed_give_the_same_metrics(toy_result: EvaluationResult
     other = run_evaluation(
         toy_rows(1500, 40, 1), toy_rows(800, 30, 2), sampler, tiny_settings(), seed=1
     )
-    assert other.metrics["eval.ks_mean"] != toy_result.metrics["eval.ks_mean"]
+    assert other.metrics["eval/ks_mean"] != toy_result.metrics["eval/ks_mean"]
 
 
 def test_write_creates_the_report_files(toy_result: EvaluationResult, tmp_path: Path) -> None:
@@ -115,8 +115,8 @@ def test_write_creates_the_report_files(toy_result: EvaluationResult, tmp_path: 
         data = (tmp_path / "eval" / png).read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 10_000
     report = (tmp_path / "eval" / "report.md").read_text()
-    assert "eval.pr_auc_smote" in report and "![" in report
-    assert "eval.pr_auc_smote" in (tmp_path / "eval" / "report.html").read_text()
+    assert "eval/pr_auc_smote" in report and "![" in report
+    assert "eval/pr_auc_smote" in (tmp_path / "eval" / "report.html").read_text()
     metrics = pd.read_csv(tmp_path / "eval" / "metrics.csv")
     assert len(metrics) == len(toy_result.metrics)
 
@@ -190,13 +190,13 @@ def test_on_the_real_sample_with_jittered_training_frauds(
     )
     for name in CORE_METRICS + SDMETRICS_METRICS:
         assert math.isfinite(result.metrics[name]), name
-    assert result.metrics["eval.n_test_frauds"] == 59
+    assert result.metrics["eval/n_test_frauds"] == 59
     # our KS agrees with SDMetrics' KSComplement (Column Shapes = its mean over columns)
-    assert result.metrics["eval.ks_complement"] == pytest.approx(
-        result.metrics["eval.sdm_column_shapes"], abs=1e-9
+    assert result.metrics["eval/ks_complement"] == pytest.approx(
+        result.metrics["eval/sdm_column_shapes"], abs=1e-9
     )
     # jittered copies of training frauds sit much closer to the training rows than new frauds
-    assert result.metrics["eval.dcr_ratio"] < 1
-    assert result.metrics["eval.exact_copies"] == 0
-    assert result.metrics["eval.pr_auc_real"] > 0.5  # the real detector works on real frauds
+    assert result.metrics["eval/dcr_ratio"] < 1
+    assert result.metrics["eval/exact_copies"] == 0
+    assert result.metrics["eval/pr_auc_real"] > 0.5  # the real detector works on real frauds
     assert {"report.md", "marginals.png"} <= {p.name for p in result.write(tmp_path)}

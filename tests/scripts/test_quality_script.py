@@ -51,11 +51,11 @@ def test_a_score_averages_independent_draws_and_its_first_is_the_one_draw_score(
     monkeypatch.setattr(Synthesizer, "sample", recording)
     three = quality.score(out, 0, table, repeats=2, draws=3)
     assert seeds == [20_000, 20_097, 20_194]  # three draws, none repeated
-    draws = three["val.c2st_auc_gbm_2000_draws"]
+    draws = three["val/c2st_auc_gbm_2000_draws"]
     assert len(draws) == 3
-    assert draws[0] == one["val.c2st_auc_gbm_2000"]
-    assert three["val.c2st_auc_gbm_2000"] == pytest.approx(np.mean(draws))
-    assert three["val.near_copies"] == one["val.near_copies"]
+    assert draws[0] == one["val/c2st_auc_gbm_2000"]
+    assert three["val/c2st_auc_gbm_2000"] == pytest.approx(np.mean(draws))
+    assert three["val/near_copies"] == one["val/near_copies"]
 
 
 def test_fewer_than_one_draw_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

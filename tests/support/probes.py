@@ -36,8 +36,8 @@ def script_probes(
         ValidationProbe,
         "score",
         lambda self, sample, step: {
-            "val.c2st_auc_gbm": scores[step],
-            "val.ks_mean": 0.1,
+            "val/c2st_auc_gbm": scores[step],
+            "val/ks_mean": 0.1,
             "len": float(len(sample(10, step))),
         },
     )

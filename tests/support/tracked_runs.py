@@ -4,9 +4,13 @@ Two tiny runs of the real CLI (``python -m wgangp.train``, a subprocess with
 ``MLFLOW_TRACKING_URI=http://127.0.0.1:PORT``), started together to use both cores:
 
 - ``stable``: the product's default (``+experiment=stable_gp``) at test size; ends FINISHED with a
-  logged synthesizer and pyfunc model, registered as ``REGISTERED`` (alias ``champion``).
+  logged synthesizer and pyfunc model, registered as ``REGISTERED`` (alias ``champion``), and a
+  test evaluation at reduced sizes (``eval/*`` metrics, the description's headline figures).
 - ``nan``: the original failure (``+experiment=tf_norm_nan``: tanh critic, ``tf.norm`` penalty);
   ``trainer.on_nan=stop`` ends it FAILED with exit code 0 and the tags ``nan.step``/``nan.source``.
+
+Both keep their default run names (``<name>-<data>-seed<seed>-<config key>``), as a user's
+would; the runs are told apart by their ``experiment`` tag.
 
 Usage: a test asks for the session fixture ``server_runs`` (registered by tests/conftest.py).
 """
@@ -28,7 +32,8 @@ from support.mlflow_server import MlflowServer
 
 EXPERIMENT = "wgangp-server-e2e"
 REGISTERED = "fraud-generator"
-#: Test size (the ablation test's reduced size): small data and networks, 60 steps, no evaluation.
+#: Test size (the ablation test's reduced size): small data and networks, 60 steps, no evaluation
+#: (the stable run adds a small one).
 #: At this size tf_norm_nan's first non-finite step is 52 (tests/test_ablation.py), so both runs
 #: have a few logged points before it: curves to compare in the UI and the notebook.
 SMALL_CLI = [
@@ -41,20 +46,27 @@ SMALL_CLI = [
     "evaluate.enabled=false",
     f"tracking.experiment={EXPERIMENT}",
 ]
+#: The test evaluation at a few seconds' size: enough for every eval/* metric to be logged.
+SMALL_EVALUATION = [
+    "evaluate.enabled=true",
+    "evaluate.n_synthetic=200",
+    "evaluate.seeds=1",
+    "evaluate.c2st_repeats=2",
+    "evaluate.gbm_max_iter=20",
+    "evaluate.max_normal_rows=2000",
+    "evaluate.sdmetrics=false",
+]
 RUNS = {
     "stable": [
         "+experiment=stable_gp",
         *SMALL_CLI,
-        "tracking.run_name=stable_gp",
+        *SMALL_EVALUATION,
         f"tracking.register_as={REGISTERED}",
     ],
-    "nan": [
-        "+experiment=tf_norm_nan",
-        *SMALL_CLI,
-        "trainer.on_nan=stop",
-        "tracking.run_name=tf_norm_nan",
-    ],
+    "nan": ["+experiment=tf_norm_nan", *SMALL_CLI, "trainer.on_nan=stop"],
 }
+#: The ``experiment`` tag (the config's ``name``) of each run.
+EXPERIMENTS = {"stable": "stable_gp", "nan": "tf_norm_nan"}
 TRAIN_TIMEOUT_S = 900  # two TensorFlow processes on a busy 2-core machine
 
 
@@ -99,8 +111,8 @@ def train_on_server(server: MlflowServer, work_dir: Path) -> dict[str, str]:
     experiment = client.get_experiment_by_name(EXPERIMENT)
     assert experiment is not None, f"no experiment {EXPERIMENT} on {server.url}"
     runs = client.search_runs([experiment.experiment_id])
-    by_name = {run.info.run_name: run.info.run_id for run in runs}
-    return {"stable": by_name["stable_gp"], "nan": by_name["tf_norm_nan"]}
+    by_name = {run.data.tags["experiment"]: run.info.run_id for run in runs}
+    return {key: by_name[name] for key, name in EXPERIMENTS.items()}
 
 
 @pytest.fixture(scope="session")

@@ -47,8 +47,8 @@ def test_the_probe_tells_a_shifted_generator_from_a_faithful_one(frauds) -> None
     probe = ValidationProbe(frauds.head(40), sc, seed=0)
     faithful = probe.score(_draw(frauds.iloc[40:], 0.0), step=10)
     shifted = probe.score(_draw(frauds.iloc[40:], 8.0), step=10)
-    assert faithful["val.c2st_auc_gbm"] < 0.7 < 0.9 < shifted["val.c2st_auc_gbm"]
-    assert faithful["val.ks_mean"] < shifted["val.ks_mean"]
+    assert faithful["val/c2st_auc_gbm"] < 0.7 < 0.9 < shifted["val/c2st_auc_gbm"]
+    assert faithful["val/ks_mean"] < shifted["val/ks_mean"]
     again = probe.score(_draw(frauds.iloc[40:], 0.0), step=10)
     assert again == faithful  # seeded by the step: a probe is reproducible
 
@@ -61,7 +61,7 @@ def test_the_score_is_a_moving_average_and_the_best_step_is_kept(tmp_path, fraud
 
     class Probe:
         def score(self, sample, step):
-            return {"val.c2st_auc_gbm": next(raw), "val.ks_mean": 0.0}
+            return {"val/c2st_auc_gbm": next(raw), "val/ks_mean": 0.0}
 
     loop = StepSelector(Probe(), best, lambda n, seed: None, sc, steps=20)
     weights_at = {}
@@ -70,7 +70,7 @@ def test_the_score_is_a_moving_average_and_the_best_step_is_kept(tmp_path, fraud
         layer = generator.get_layer("generator_out")
         layer.set_weights([w + step for w in layer.get_weights()])
         weights_at[step] = [np.array(w) for w in generator.get_weights()]
-        scores.append(loop.probe_step(step)["val.score"])
+        scores.append(loop.probe_step(step)["val/score"])
     # 0.9; (0.9+0.5)/2 = 0.7; (0.7+0.8)/2 = 0.75; (0.75+0.6)/2 = 0.675
     assert scores == pytest.approx([0.9, 0.7, 0.75, 0.675])
     assert best.selection.step == 20 and best.selection.score == pytest.approx(0.675)
@@ -94,12 +94,12 @@ def test_no_step_of_the_first_fraction_of_the_run_is_kept(tmp_path) -> None:
 
     class Probe:
         def score(self, sample, step):
-            return {"val.c2st_auc_gbm": next(raw), "val.ks_mean": 0.0}
+            return {"val/c2st_auc_gbm": next(raw), "val/ks_mean": 0.0}
 
     best = BestGenerator(build_generator(8, 30, [16]), tmp_path)
     sc = SelectConfig(every=5, smoothing=0.5, after=0.25)
     loop = StepSelector(Probe(), best, lambda n, seed: None, sc, steps=20)
-    scores = [loop.probe_step(step)["val.score"] for step in (5, 10, 15, 20)]
+    scores = [loop.probe_step(step)["val/score"] for step in (5, 10, 15, 20)]
     assert scores == pytest.approx([0.3, 0.6, 0.7, 0.75])  # (0.3 + 0.9) / 2 = 0.6
     assert best.selection.step == 10 and best.selection.score == pytest.approx(0.6)
 
@@ -119,6 +119,10 @@ def test_a_run_exports_the_selected_step(tmp_path: Path, monkeypatch) -> None:
     run = client.get_run(result.run_id)
     assert run.data.tags["selection.step"] == "4"
     assert float(run.data.tags["selection.score"]) == pytest.approx(0.55)
-    history = client.get_metric_history(result.run_id, "val.score")
+    history = client.get_metric_history(result.run_id, "val/score")
     assert [(m.step, m.value) for m in history] == [(s, scores[s]) for s in (2, 4, 6, 8)]
-    assert run.data.metrics["train.quality_s"] >= 0
+    assert run.data.metrics["run/quality_s"] >= 0
+    assert run.data.metrics["selection/score"] == pytest.approx(0.55)
+    # The run page's description ends with the selection (the evaluation is off here).
+    note = run.data.tags["mlflow.note.content"].split("\n\n")
+    assert note[1] == "**Selected** step 4 (val/score 0.550); no test evaluation."

@@ -29,8 +29,10 @@ def _store(tmp_path: Path) -> str:
         run_id = created.info.run_id
         client.log_batch(
             run_id,
-            metrics=[Metric("wasserstein_estimate", w, 0, 5 * (i + 1)) for i, w in enumerate(west)]
-            + [Metric("train.wall_time_s", 1.0, 0, steps)],
+            metrics=[
+                Metric("train/wasserstein_estimate", w, 0, 5 * (i + 1)) for i, w in enumerate(west)
+            ]
+            + [Metric("run/wall_time_s", 1.0, 0, steps)],
             params=[Param(k, str(v)) for k, v in params.items()],
             tags=[RunTag(k, str(v)) for k, v in tags.items()],
         )

@@ -122,7 +122,7 @@ def test_server_killed_mid_run_training_finishes_and_sync_replays(tmp_path: Path
             assert time.monotonic() < deadline, "no metrics after 10 minutes"
             experiment = client.get_experiment_by_name("wgangp")
             runs = client.search_runs([experiment.experiment_id]) if experiment else []
-            if runs and client.get_metric_history(runs[0].info.run_id, "critic_loss"):
+            if runs and client.get_metric_history(runs[0].info.run_id, "train/critic_loss"):
                 run_id = runs[0].info.run_id
                 break
             time.sleep(0.5)
@@ -150,7 +150,7 @@ def test_server_killed_mid_run_training_finishes_and_sync_replays(tmp_path: Path
         assert not (out / OUTBOX_FILE).exists()
         run = client.get_run(run_id)
         assert run.info.status == "FINISHED"
-        steps = [m.step for m in client.get_metric_history(run_id, "critic_loss")]
+        steps = [m.step for m in client.get_metric_history(run_id, "train/critic_loss")]
         assert sorted(steps) == list(range(10, 1501, 10))
         artifacts = {a.path for a in client.list_artifacts(run_id)}
         assert {"metrics.csv", "fraud_samples.csv", "synthesizer"} <= artifacts

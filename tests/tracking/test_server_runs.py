@@ -30,7 +30,10 @@ def _artifact_paths(client: MlflowClient, run_id: str, path: str | None = None) 
     return found
 
 
-def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns):
+def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns, monkeypatch):
+    # Listing the pyfunc model's folder resolves the logged model with a client on the default
+    # tracking URI (MLflow's ModelsArtifactRepository), so the default must be the server.
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", server_runs.url)
     client = MlflowClient(server_runs.url)
     run = client.get_run(server_runs.run_ids["stable"])
     assert run.info.status == "FINISHED"
@@ -41,10 +44,10 @@ def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns):
     assert run.data.tags["data.source"] == "simulated"
 
     for name in ("critic_loss", "generator_loss", "wasserstein_estimate", "gradient_penalty"):
-        history = client.get_metric_history(run.info.run_id, name)
+        history = client.get_metric_history(run.info.run_id, f"train/{name}")
         assert len(history) == 6, name  # 60 steps, one point per log_every=10
         assert all(math.isfinite(point.value) for point in history), name
-    assert run.data.metrics["train.steps_per_sec"] > 0
+    assert run.data.metrics["run/steps_per_sec"] > 0
 
     artifacts = _artifact_paths(client, run.info.run_id)
     expected = {
@@ -123,6 +126,6 @@ def test_nan_run_is_failed_tagged_with_forensics(server_runs: ServerRuns):
     assert "nan_forensics.json" in _artifact_paths(client, run.info.run_id)
     # The curves stop at the failure and stay finite: points are labelled by steps completed,
     # and the last window closes with the failing step's row (its update was not applied).
-    history = client.get_metric_history(run.info.run_id, "critic_loss")
+    history = client.get_metric_history(run.info.run_id, "train/critic_loss")
     assert history and max(point.step for point in history) == nan_step + 1
     assert all(math.isfinite(point.value) for point in history)

@@ -84,7 +84,7 @@ def _runs(cwd: Path) -> list:
 
 def _steps(cwd: Path, run_id: str) -> list[int]:
     client = MlflowClient(f"sqlite:///{cwd / 'mlflow.db'}")
-    return [m.step for m in client.get_metric_history(run_id, "critic_loss")]
+    return [m.step for m in client.get_metric_history(run_id, "train/critic_loss")]
 
 
 def test_sigterm_keeps_a_checkpoint_and_the_resumed_run_finishes_clean(tmp_path: Path) -> None:

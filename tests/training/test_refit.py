@@ -62,10 +62,10 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     frauds = int(data.train[LABEL].sum() + data.val[LABEL].sum())
     assert run.data.tags["selection.step"] == "4" and run.data.tags["refit.steps"] == "4"
     assert run.data.tags["refit.train_frauds"] == str(frauds)
-    first = [m.step for m in client.get_metric_history(result.run_id, "critic_loss")]
-    refit = [m.step for m in client.get_metric_history(result.run_id, "refit.critic_loss")]
+    first = [m.step for m in client.get_metric_history(result.run_id, "train/critic_loss")]
+    refit = [m.step for m in client.get_metric_history(result.run_id, "refit/train/critic_loss")]
     assert sorted(first) == list(range(1, 9)) and sorted(refit) == [1, 2, 3, 4]
-    assert "refit.train.wall_time_s" in run.data.metrics
+    assert "refit/run/wall_time_s" in run.data.metrics
     artifacts = {a.path for a in client.list_artifacts(result.run_id, "refit")}
     assert {"refit/metrics.csv", "refit/loss_curves.png"} <= artifacts
     assert len((tmp_path / "out" / "refit" / "metrics.csv").read_text().splitlines()) == 5
@@ -157,5 +157,6 @@ def test_a_run_killed_during_its_refit_resumes_the_refit(tmp_path: Path) -> None
     client = mlflow.MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     (run,) = client.search_runs([client.get_experiment_by_name("wgangp").experiment_id])
     assert run.info.status == "FINISHED"
-    refit = sorted(m.step for m in client.get_metric_history(run.info.run_id, "refit.critic_loss"))
+    history = client.get_metric_history(run.info.run_id, "refit/train/critic_loss")
+    refit = sorted(m.step for m in history)
     assert refit == list(range(10, steps + 1, 10))

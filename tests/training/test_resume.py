@@ -149,7 +149,7 @@ def test_every_point_logged_before_a_checkpoint_is_in_the_store_when_it_is_writt
 
     def observed(loop: HostLoop, step: int) -> str:
         path = checkpoint(loop, step)
-        history = MlflowClient(db).get_metric_history(loop.tracker.run_id, "critic_loss")
+        history = MlflowClient(db).get_metric_history(loop.tracker.run_id, "train/critic_loss")
         seen.append((step, max(m.step for m in history)))
         return path
 
@@ -229,12 +229,12 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None
     assert f"resumed from {_checkpoint_dir(crashed)}/ckpt-{latest} at step {latest}" in log
 
     # One MLflow run, continued; every logged step once, log_every apart, none missing.
-    run, history = _metric(crashed, "critic_loss")
+    run, history = _metric(crashed, "train/critic_loss")
     assert run.info.run_id == record["run_id"] and run.info.status == "FINISHED"
     assert run.data.tags["resumed.from_step"] == str(latest)
     steps = [m.step for m in history]
     assert steps == list(range(LOG_EVERY, STEPS + 1, LOG_EVERY))
-    _, straight_history = _metric(straight, "critic_loss")
+    _, straight_history = _metric(straight, "train/critic_loss")
     np.testing.assert_array_equal([m.value for m in history], [m.value for m in straight_history])
     (output,) = [p.parent for p in (crashed / "outputs").glob("*/*/metrics.csv")]
     assert (np.loadtxt(output / "metrics.csv", delimiter=",", skiprows=1, usecols=0)).tolist() == [

@@ -114,7 +114,7 @@ def fidelity_metrics(
     *,
     with_sdmetrics: bool,
 ) -> tuple[dict[str, float], pd.DataFrame]:
-    """Summary metrics (names without the ``eval.`` prefix) and the per-feature table."""
+    """Summary metrics (names without the ``eval/`` section) and the per-feature table."""
     mean, scale = standardizer(real_train_fraud)
     table = per_feature_table(real_test_fraud, synthetic, mean, scale)
     ks_mean = float(table["ks"].mean())

@@ -61,7 +61,7 @@ def privacy_metrics(
     *,
     copy_rtol: float,
 ) -> tuple[dict[str, float], pd.DataFrame]:
-    """DCR and exact-copy metrics (names without the ``eval.`` prefix) and a summary table."""
+    """DCR and exact-copy metrics (names without the ``eval/`` section) and a summary table."""
     values = real_train.loc[:, list(FEATURES)].to_numpy(dtype=np.float64)
     mean, scale = values.mean(axis=0), values.std(axis=0)
     scale[~(scale > 0)] = 1.0

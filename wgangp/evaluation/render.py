@@ -11,7 +11,9 @@ import math
 
 import pandas as pd
 
-#: (title, explanation, metric names without the ``eval.`` prefix, tables shown)
+from wgangp.tracking.names import EVAL, metric
+
+#: (title, explanation, metric names without the ``eval/`` section, tables shown)
 SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     (
         "Utility: fraud detector trained with the synthetic frauds vs SMOTE and a copula",
@@ -120,8 +122,8 @@ def format_value(value: object) -> str:
 
 
 def metric_cell(metrics: dict[str, float], name: str) -> str:
-    value = format_value(metrics[f"eval.{name}"])
-    std = metrics.get(f"eval.{name}_std")
+    value = format_value(metrics[metric(EVAL, name)])
+    std = metrics.get(metric(EVAL, f"{name}_std"))
     return f"{value} ± {format_value(std)}" if std is not None else value
 
 
@@ -136,10 +138,10 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 
 def metrics_frame(metrics: dict[str, float], names: list[str]) -> pd.DataFrame:
-    present = [n for n in names if f"eval.{n}" in metrics]
+    present = [n for n in names if metric(EVAL, n) in metrics]
     return pd.DataFrame(
         {
-            "metric": [f"eval.{n}" for n in present],
+            "metric": [metric(EVAL, n) for n in present],
             "value": [metric_cell(metrics, n) for n in present],
         }
     )

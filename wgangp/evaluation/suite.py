@@ -27,6 +27,7 @@ from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_proj
 from wgangp.evaluation.privacy import near_copy_share, privacy_metrics
 from wgangp.evaluation.render import render_html, render_markdown
 from wgangp.evaluation.utility import summarize, utility_metrics, utility_per_seed
+from wgangp.tracking.names import EVAL, in_section
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ FraudSampler = Callable[[int, int], pd.DataFrame]
 
 @dataclass
 class EvaluationResult:
-    """Metrics (``eval.``-prefixed, stable names), tables, and the rows behind the figures."""
+    """Metrics (stable names in the ``eval`` section: ``eval/ks_mean``), tables, and the rows
+    behind the figures."""
 
     metrics: dict[str, float]
     tables: dict[str, pd.DataFrame]
@@ -234,7 +236,7 @@ def _evaluate(
         ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()),
     )
     return EvaluationResult(
-        metrics={f"eval.{k}": float(v) for k, v in metrics.items()},
+        metrics=in_section(EVAL, {k: float(v) for k, v in metrics.items()}),
         tables=tables,
         samples={
             "real_train_fraud": train_fraud,

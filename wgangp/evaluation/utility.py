@@ -228,7 +228,7 @@ def summarize(per_seed: pd.DataFrame, headline_ratio: float) -> pd.DataFrame:
 def utility_metrics(
     per_seed: pd.DataFrame, headline_ratio: float, target_precision: float
 ) -> dict[str, float]:
-    """Flat metrics (names without the ``eval.`` prefix), e.g. ``pr_auc_smote_logreg_std``."""
+    """Flat metrics (names without the ``eval/`` section), e.g. ``pr_auc_smote_logreg_std``."""
     headline = f"augmented_r{ratio_tag(headline_ratio)}"
     score_names = {
         "pr_auc": "pr_auc",

@@ -4,11 +4,11 @@ Every ``select.every`` generator steps the synthesizer a user would get from the
 (:func:`wgangp.synthesis.assemble.assemble`) draws fraud rows, and the probe compares them with the
 validation frauds, rows that neither the networks nor the transform saw:
 
-- ``val.c2st_auc_gbm``: the detection protocol of the end-of-run evaluation
+- ``val/c2st_auc_gbm``: the detection protocol of the end-of-run evaluation
   (:func:`wgangp.evaluation.detection.half_split_aucs`, gradient boosting), one fresh synthetic
   draw per repeat; 0.5 = indistinguishable.
-- ``val.ks_mean``: the mean per-feature KS statistic against all draws together.
-- ``val.score``: the selection score, lower is better: ``select.by`` (the detection AUC
+- ``val/ks_mean``: the mean per-feature KS statistic against all draws together.
+- ``val/score``: the selection score, lower is better: ``select.by`` (the detection AUC
   by default) averaged with the previous probes' values by an exponential moving average.
 
 The validation split holds few frauds (about 30 on the 30k-row sample), so one probe's detection
@@ -41,6 +41,7 @@ from wgangp.data.schema import FEATURES, FRAUD, LABEL
 from wgangp.data.transform import TabularTransformer
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
 from wgangp.synthesis.assemble import assemble
+from wgangp.tracking.names import SELECTION_SCORE, VAL, VAL_SCORE, in_section, metric
 from wgangp.tracking.tracker import Tracker
 
 log = logging.getLogger("wgangp.train")
@@ -58,7 +59,7 @@ class ValidationProbe:
         self.seed = seed
 
     def score(self, sample: Callable[[int, int], pd.DataFrame], step: int) -> dict[str, float]:
-        """``val.*`` metrics of the generator behind ``sample`` (without the moving average)."""
+        """``val/*`` metrics of the generator behind ``sample`` (without the moving average)."""
         sc, n = self.sc, self.sc.samples
         draws = sample(n * sc.repeats, self.seed + step).loc[:, list(FEATURES)]
         synthetic = draws.to_numpy(np.float64)
@@ -73,11 +74,12 @@ class ValidationProbe:
                 seed=self.seed + step + r,
             )
         ks = [ks_2samp(self.real[:, i], synthetic[:, i]).statistic for i in range(len(FEATURES))]
-        return {
-            "val.c2st_auc_gbm": float(np.mean(scores)) if scores else float("nan"),
-            "val.c2st_auc_gbm_std": float(np.std(scores)) if scores else float("nan"),
-            "val.ks_mean": float(np.mean(ks)),
+        metrics = {
+            "c2st_auc_gbm": float(np.mean(scores)) if scores else float("nan"),
+            "c2st_auc_gbm_std": float(np.std(scores)) if scores else float("nan"),
+            "ks_mean": float(np.mean(ks)),
         }
+        return in_section(VAL, metrics)
 
 
 @dataclass
@@ -145,7 +147,7 @@ class BestGenerator:
 
 
 class StepSelector:
-    """Probe every ``select.every`` steps, log ``val.*``, keep the best generator."""
+    """Probe every ``select.every`` steps, log ``val/*``, keep the best generator."""
 
     def __init__(
         self,
@@ -157,7 +159,7 @@ class StepSelector:
     ) -> None:
         self.probe, self.best, self.sample, self.sc = probe, best, sample, sc
         self.keep_after = sc.after * steps  # no step at or before this one is kept
-        self.seconds = 0.0  # spent probing, for train.quality_s
+        self.seconds = 0.0  # spent probing, for run/quality_s
 
     def due(self, step: int, last_step: int) -> bool:
         return step % self.sc.every == 0 or step >= last_step
@@ -169,14 +171,14 @@ class StepSelector:
         """Score the generator at ``step``; the metrics to log."""
         started = time.perf_counter()
         metrics = self.probe.score(self.sample, step)
-        raw = metrics[f"val.{self.sc.by}"]
+        raw = metrics[metric(VAL, self.sc.by)]
         decay = self.sc.smoothing
         previous = self.best.smoothed
         smoothed = raw if previous is None else decay * previous + (1 - decay) * raw
         self.best.smoothed = smoothed
-        metrics["val.score"] = smoothed
+        metrics[VAL_SCORE] = smoothed
         if step > self.keep_after and self.best.offer(step, smoothed):
-            log.info("quality: step %d is the best so far (val.score %.4f)", step, smoothed)
+            log.info("quality: step %d is the best so far (%s %.4f)", step, VAL_SCORE, smoothed)
         self.seconds += time.perf_counter() - started
         return metrics
 
@@ -230,6 +232,8 @@ def keep_selected(
         tracker.set_tags({"selection.step": last_step, "selection.score": "none"})
         return None
     tracker.set_tags({"selection.step": selection.step, "selection.score": selection.score})
-    tracker.log_metrics({"selection.score": selection.score}, last_step)
-    log.info("selected step %d of %d (val.score %.4f)", selection.step, last_step, selection.score)
+    tracker.log_metrics({SELECTION_SCORE: selection.score}, last_step)
+    log.info(
+        "selected step %d of %d (%s %.4f)", selection.step, last_step, VAL_SCORE, selection.score
+    )
     return selection

@@ -16,9 +16,10 @@ from pathlib import Path
 import pandas as pd
 
 from wgangp.errors import TrackingError
+from wgangp.tracking.names import WALL_TIME, WASSERSTEIN
 
 #: The metric logged once at the end of training; its step is the number of steps completed.
-_SUMMARY_METRIC = "train.wall_time_s"
+_SUMMARY_METRIC = WALL_TIME
 
 
 @dataclass
@@ -54,7 +55,7 @@ def _int(value: str | None) -> int | None:
 
 def _steps_completed(client, run) -> int | None:
     """The step of the end-of-training summary metric, else of the last metric point."""
-    for key in (_SUMMARY_METRIC, "wasserstein_estimate"):
+    for key in (_SUMMARY_METRIC, WASSERSTEIN):
         history = client.get_metric_history(run.info.run_id, key)
         if history:
             return max(m.step for m in history)
@@ -87,7 +88,7 @@ def collect(
         )
         for run in page:
             params, tags, metrics = run.data.params, run.data.tags, run.data.metrics
-            west = metrics.get("wasserstein_estimate")
+            west = metrics.get(WASSERSTEIN)
             rows.append(
                 RunRow(
                     experiment=tags.get("experiment", params.get("name", "?")),

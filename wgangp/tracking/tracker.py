@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from wgangp.errors import TrackingError
+from wgangp.tracking.names import CRITIC_LOSS
 from wgangp.tracking.outbox import Outbox, apply_entry, first_line, is_refusal, replay
 from wgangp.tracking.secrets import redact
 from wgangp.tracking.store import (
@@ -122,7 +123,7 @@ class Tracker:
                 raise
             return found.experiment_id
 
-    def last_logged_step(self, key: str = "critic_loss") -> int:
+    def last_logged_step(self, key: str = CRITIC_LOSS) -> int:
         """The highest step of metric ``key`` already in the run (-1 if none or unknown)."""
         if not self.run_id:
             return -1

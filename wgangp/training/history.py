@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.step.train_step import METRICS
+from wgangp.tracking.names import TRAIN, in_section
 
 
 class MetricHistory:
@@ -59,6 +60,7 @@ class MetricHistory:
 
         A point is due every ``log_every`` completed steps; it averages the window, except
         ``grad_norm_min`` (the window's minimum) and ``zero_grad_rows`` (the window's total).
+        Its metrics carry their MLflow names (``train/critic_loss``); the CSV keeps bare names.
         """
         due = []
         for offset, row in enumerate(block):
@@ -90,7 +92,7 @@ class MetricHistory:
         values["steps_per_sec"] = len(window) / elapsed
         self._window = []
         self._window_start = now
-        return values
+        return in_section(TRAIN, values)
 
     def frame(self) -> pd.DataFrame:
         frame = pd.DataFrame(np.asarray(self.rows).reshape(-1, len(METRICS)), columns=list(METRICS))

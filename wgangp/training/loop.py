@@ -20,6 +20,7 @@ from wgangp.config import TrainerConfig
 from wgangp.errors import NonFiniteError
 from wgangp.step.train_step import METRICS, ChunkResult, TrainStep
 from wgangp.synthesis.selection import StepSelector
+from wgangp.tracking import names
 from wgangp.training.averaging import GeneratorAverage
 from wgangp.training.forensics import investigate, write_forensics
 from wgangp.training.history import MetricHistory
@@ -42,7 +43,7 @@ class LoopOutcome:
     step: int  # generator steps completed, resumed ones included
     steps_done: int  # completed by this job
     elapsed_s: float
-    final_metrics: dict[str, float]  # the last step's metrics and the train.* summary
+    final_metrics: dict[str, float]  # the last step's train/ metrics and the run/ summary
     nan_step: int | None = None  # set when on_nan=stop ended the run (raise has raised)
     nan_source: str | None = None
 
@@ -50,10 +51,10 @@ class LoopOutcome:
         metrics = self.final_metrics
         return (
             f"finished {self.steps_done} steps in {self.elapsed_s:.1f} s "
-            f"({metrics['train.steps_per_sec']:.2f} steps/s); final critic "
-            f"{metrics.get('critic_loss', np.nan):.4f} generator "
-            f"{metrics.get('generator_loss', np.nan):.4f} W "
-            f"{metrics.get('wasserstein_estimate', np.nan):.4f}"
+            f"({metrics[names.STEPS_PER_SEC]:.2f} steps/s); final critic "
+            f"{metrics.get(names.CRITIC_LOSS, np.nan):.4f} generator "
+            f"{metrics.get(names.metric(names.TRAIN, 'generator_loss'), np.nan):.4f} W "
+            f"{metrics.get(names.WASSERSTEIN, np.nan):.4f}"
         )
 
 
@@ -182,17 +183,19 @@ class HostLoop:
             self.tracker.log_artifact(output_dir / "metrics.csv")
             self.tracker.log_artifact(output_dir / "loss_curves.png")
         summary = {
-            "train.wall_time_s": elapsed,
-            "train.steps_per_sec": steps_done / elapsed if elapsed > 0 else 0.0,
-            "train.skipped_updates": float(last.skipped if last else 0),
-            "train.loss_scale_skips": float(last.scale_skips if last else 0),
+            "wall_time_s": elapsed,
+            "steps_per_sec": steps_done / elapsed if elapsed > 0 else 0.0,
+            "skipped_updates": float(last.skipped if last else 0),
+            "loss_scale_skips": float(last.scale_skips if last else 0),
         }
         if self.selector:
-            summary["train.quality_s"] = self.selector.seconds
+            summary["quality_s"] = self.selector.seconds
         if self.tc.precision == "mixed_float16" and last is not None:
-            summary["train.loss_scale"] = float(last.loss_scale)
+            summary["loss_scale"] = float(last.loss_scale)
+        summary = names.in_section(names.RUN, summary)
         self.tracker.log_metrics(summary, step)
         final = dict(zip(METRICS, history.rows[-1].tolist(), strict=True)) if history.rows else {}
+        final = names.in_section(names.TRAIN, final)
         return LoopOutcome(step, steps_done, elapsed, {**final, **summary})
 
     def handle_nan(self, outcome: LoopOutcome, failed: ChunkResult) -> None:
@@ -210,7 +213,7 @@ class HostLoop:
         )
         path = write_forensics(report, self.run.dirs.output / "nan_forensics.json")
         self.tracker.set_tags({"nan.step": step, "nan.source": source or "unknown"})
-        self.tracker.log_metrics({"nan.step": float(step)}, outcome.step)
+        self.tracker.log_metrics({names.NAN_STEP: float(step)}, outcome.step)
         self.tracker.log_artifact(path)
         message = (
             f"non-finite {source} at generator step {step}; weights kept from step "

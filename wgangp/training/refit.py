@@ -9,9 +9,9 @@ so the run keeps the first fit's selection (step and score, which the registry c
 
 The refit's split is :meth:`~wgangp.data.prepare.PreparedData.with_validation_rows`. The second
 fit runs through the same :class:`~wgangp.training.loop.HostLoop` as the first, seen
-through :class:`RefitRun`: its metrics and tags carry a ``refit.`` prefix, its curves and
-checkpoints live in ``refit/`` folders, so the two fits never overwrite each other and an
-interrupted refit resumes where it stopped.
+through :class:`RefitRun`: its metrics go in the ``refit`` section (``refit/train/critic_loss``),
+its tags carry a ``refit.`` prefix, its curves and checkpoints live in ``refit/`` folders, so
+the two fits never overwrite each other and an interrupted refit resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -21,25 +21,32 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from wgangp.tracking.names import CRITIC_LOSS, REFIT, in_section, metric
 from wgangp.tracking.tracker import Tracker
 from wgangp.training.checkpoints import CheckpointDir, RunRecord
 from wgangp.training.interrupts import Interruption
 from wgangp.training.session import RunDirs, TrackedRun
 
-#: Metric and tag prefix, artifact folder and checkpoint subfolder of the refit.
+#: Tag prefix, artifact folder and checkpoint subfolder of the refit.
 PREFIX = "refit."
 FOLDER = "refit"
 
 
+def refit_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
+    """The refit's metrics, in the ``refit`` section of the run page."""
+    return in_section(REFIT, metrics)
+
+
 class RefitTracker:
-    """The run's tracker, with ``refit.`` before every metric and tag and a ``refit`` artifact
-    folder: what :class:`~wgangp.training.loop.HostLoop` logs for the second fit."""
+    """The run's tracker, with every metric in the ``refit`` section, ``refit.`` before every tag
+    and a ``refit`` artifact folder: what :class:`~wgangp.training.loop.HostLoop` logs for the
+    second fit."""
 
     def __init__(self, tracker: Tracker) -> None:
         self._tracker = tracker
 
     def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
-        self._tracker.log_metrics({PREFIX + k: v for k, v in metrics.items()}, step)
+        self._tracker.log_metrics(refit_metrics(metrics), step)
 
     def set_tags(self, tags: Mapping[str, Any]) -> None:
         self._tracker.set_tags({PREFIX + k: v for k, v in tags.items()})
@@ -48,8 +55,8 @@ class RefitTracker:
         folder = f"{FOLDER}/{artifact_path}" if artifact_path else FOLDER
         self._tracker.log_artifact(path, folder)
 
-    def last_logged_step(self, key: str = "critic_loss") -> int:
-        return self._tracker.last_logged_step(PREFIX + key)
+    def last_logged_step(self, key: str = CRITIC_LOSS) -> int:
+        return self._tracker.last_logged_step(metric(REFIT, key))
 
     def flush(self, timeout: float | None = None) -> bool:
         return self._tracker.flush(timeout)

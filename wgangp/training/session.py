@@ -4,6 +4,10 @@
 directory; whatever ends the job, it closes the run as FINISHED, FAILED (with ``failure.reason``
 and ``failure.message`` tags) or KILLED and records the status in the directory's ``run.json``,
 so a relaunch knows whether there is a run to continue.
+
+Runs are named ``<name>-<data>-seed<seed>-<config key>`` unless ``tracking.run_name`` says
+otherwise, so a list of runs tells them apart; the key is the checkpoint folder's. The run's
+description (:mod:`wgangp.tracking.note`) says what it trained on and how it ended.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -20,7 +24,9 @@ from omegaconf import OmegaConf
 
 from wgangp.config import Config, flatten
 from wgangp.data.prepare import PreparedData
+from wgangp.data.schema import FRAUD, LABEL
 from wgangp.errors import NonFiniteError, WgangpError, report_error
+from wgangp.tracking.note import RunNote, TrainedOn, data_label
 from wgangp.tracking.outbox import OUTBOX_FILE
 from wgangp.tracking.secrets import redact, scrub_secrets
 from wgangp.tracking.store import open_tracking_uri
@@ -41,6 +47,13 @@ FAILURE_REASON = "failure.reason"
 FAILURE_MESSAGE = "failure.message"
 #: How long an abandoned run waits for its queued MLflow calls: ``docker stop`` SIGKILLs at 10 s.
 ABANDON_TIMEOUT_S = 3.0
+#: The tag MLflow keeps a run's name in (setting it renames the run).
+RUN_NAME_TAG = "mlflow.runName"
+
+
+def default_run_name(cfg: Config, data_name: str, key: str) -> str:
+    """``stable_gp-creditcard-seed0-1a2b3c4d``: experiment, data, seed and config key."""
+    return f"{cfg.name}-{data_name}-seed{cfg.seed}-{key}"
 
 
 @dataclass
@@ -109,6 +122,7 @@ class TrackedRun:
         self._resumed_run_id: str | None = None
         self.interruption = Interruption(on_abandon=self._abandon)
         self._closing = False
+        self.note: RunNote | None = None  # the run page's description, once the data is known
 
     @property
     def resumed(self) -> bool:
@@ -141,7 +155,10 @@ class TrackedRun:
                 "output.dir": str(self.dirs.output),
                 **environment_tags(),
             }
-            tracker.start(cfg.tracking.run_name or cfg.name, tags, run_id=self._resumed_run_id)
+            name = cfg.tracking.run_name or default_run_name(
+                cfg, cfg.data.name, self.record.config_key
+            )
+            tracker.start(name, tags, run_id=self._resumed_run_id)
             if self.resumed:  # the earlier launch's failure is not this run's outcome any more
                 tracker.delete_tags([FAILURE_REASON, FAILURE_MESSAGE])
             self.record.run_id = tracker.run_id
@@ -190,7 +207,9 @@ class TrackedRun:
         return None
 
     def log_data(self, data: PreparedData) -> None:
-        """Where the rows came from, and how many exact duplicates the split kept together."""
+        """Where the rows came from, and how many exact duplicates the split kept together; the
+        description's first line. A run whose data fell back to simulated rows is renamed so."""
+        cfg = self.cfg
         self.tracker.set_tags(
             {
                 "data.source": data.source,
@@ -198,7 +217,25 @@ class TrackedRun:
                 "data.duplicate_rows": str(data.duplicate_rows),
             }
         )
+        fell_back = data.source == "simulated" and cfg.data.name != "simulated"
+        if fell_back and not cfg.tracking.run_name:
+            name = default_run_name(cfg, "simulated", self.record.config_key)
+            self.tracker.set_tags({RUN_NAME_TAG: name})
+        label = data_label(cfg.data.name, data.source, data.origin)
+        self.note = RunNote(label, trained_on(data, cfg.trainer.steps))
+        self.tracker.set_tags(self.note.tags())
         log.info("data: %s", data.describe_duplicates())
+
+    def describe(self, note: RunNote) -> None:
+        """Set the run page's description (the data line, the headline figures)."""
+        self.note = note
+        self.tracker.set_tags(note.tags())
+
+    def describe_end(self, steps: int, outcome: str, refit: TrainedOn | None = None) -> None:
+        """The description once training ended: the steps it took, the refit, the outcome."""
+        if self.note is not None:
+            fit = replace(self.note.fit, steps=steps)
+            self.describe(replace(self.note, fit=fit, refit=refit, outcome=outcome))
 
     def log_config(self) -> None:
         """The resolved config (secrets redacted) as a file and artifact, and as params unless
@@ -254,6 +291,10 @@ class TrackedRun:
     def _record_failure(self, err: BaseException, status: str) -> None:
         reason = err.reason if isinstance(err, WgangpError) else type(err).__name__
         self.tracker.set_tags({FAILURE_REASON: reason, FAILURE_MESSAGE: str(err)[:4000]})
+        if self.note is not None:
+            ended = "**Interrupted**" if status == "KILLED" else f"**Failed** ({reason})"
+            first = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
+            self.describe(self.note.with_outcome(f"{ended}: {first}"))
         self.status = status
 
     def _interrupted_message(self) -> str:
@@ -302,6 +343,11 @@ class TrackedRun:
         if previous is None and status != "FINISHED":
             self.checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
         self.checkpoints.release()
+
+
+def trained_on(data: PreparedData, steps: int) -> TrainedOn:
+    """The rows of ``data``'s training split and ``steps``, for the description."""
+    return TrainedOn(len(data.train), int((data.train[LABEL] == FRAUD).sum()), steps)
 
 
 def _check_writable(output_dir: Path) -> None:
