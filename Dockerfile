@@ -77,7 +77,9 @@ RUN useradd --create-home --uid 1000 trainer \
 USER 1000:1000
 WORKDIR /work
 VOLUME ["/work"]
-ENV MLFLOW_TRACKING_URI=sqlite:////work/mlflow/mlflow.db
+# The image holds no git checkout and no git: MLflow's GitPython would warn at every run.
+ENV MLFLOW_TRACKING_URI=sqlite:////work/mlflow/mlflow.db \
+    GIT_PYTHON_REFRESH=quiet
 
 # Exec form: python is PID 1 and receives docker stop's SIGTERM itself (it installs handlers).
 ENTRYPOINT ["python", "-m", "wgangp.train"]
