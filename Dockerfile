@@ -16,8 +16,9 @@
 
 ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
 
-# --- MLflow tracking server with the PostgreSQL driver (used by compose.yaml) --------------------
-FROM ${PYTHON_IMAGE} AS mlflow-server
+# --- The virtual environment both images start from: MLflow (the server's and the trainer's
+# client, one version) and the PostgreSQL driver compose.yaml's store needs ----------------------
+FROM ${PYTHON_IMAGE} AS mlflow-venv
 ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     VIRTUAL_ENV=/opt/venv \
@@ -26,6 +27,9 @@ RUN --mount=type=secret,id=ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
     && python3 -m venv /opt/venv \
     && pip install --no-cache-dir "mlflow==3.17.2" "psycopg2-binary==2.9.10"
+
+# --- MLflow tracking server (used by compose.yaml) ------------------------------------------------
+FROM mlflow-venv AS mlflow-server
 # /mlflow holds the default sqlite store and the served artifacts; compose.yaml keeps the
 # artifacts there too and puts the metadata in PostgreSQL.
 RUN useradd --create-home --uid 1000 mlflow \
@@ -38,14 +42,10 @@ CMD ["mlflow", "server", "--backend-store-uri", "sqlite:////mlflow/mlflow.db", \
      "--artifacts-destination", "/mlflow/artifacts", "--host", "0.0.0.0", "--port", "5000"]
 
 # --- Trainer: python -m wgangp.train on a GPU host ------------------------------------------------
-FROM ${PYTHON_IMAGE} AS trainer
+FROM mlflow-venv AS trainer
 # The TensorFlow distribution: the CUDA one by default; tensorflow-cpu for a CPU-only image.
 ARG TENSORFLOW="tensorflow[and-cuda]==2.21.*"
-ENV PYTHONUNBUFFERED=1 \
-    PYTHONDONTWRITEBYTECODE=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    VIRTUAL_ENV=/opt/venv \
-    PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+ENV PYTHONDONTWRITEBYTECODE=1
 
 WORKDIR /app
 
@@ -56,7 +56,6 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 RUN --mount=type=secret,id=ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
-    && python3 -m venv /opt/venv \
     && python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb')); deps = p['project']['dependencies'] + p['build-system']['requires']; print('\n'.join(d for d in deps if not d.startswith('tensorflow')))" > /tmp/requirements.txt \
     && pip install --no-cache-dir "${TENSORFLOW}" -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt

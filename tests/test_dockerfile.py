@@ -66,6 +66,14 @@ def _stages(text: str) -> dict[str, list[tuple[str, str]]]:
     return stages
 
 
+def _chain(name: str) -> list[tuple[str, str]]:
+    """A stage's instructions after those of the stages it is built FROM, as the image has them."""
+    stages = _stages(DOCKERFILE.read_text())
+    instructions = stages[name]
+    parent = instructions[0][1].split()[0]
+    return (_chain(parent) if parent in stages else []) + instructions
+
+
 def _trainer_stage() -> list[tuple[str, str]]:
     stages = _stages(DOCKERFILE.read_text())
     name, instructions = list(stages.items())[-1]
@@ -134,7 +142,7 @@ def test_trainer_runs_the_training_module_as_non_root() -> None:
     assert user not in ("root", "0"), "the trainer must not run as root"
     assert _last(trainer, "ENTRYPOINT") == '["python", "-m", "wgangp.train"]'
     assert _last(trainer, "CMD") == '["+experiment=stable_gp"]'
-    env = " ".join(rest for key, rest in trainer if key == "ENV")
+    env = " ".join(rest for key, rest in _chain("trainer") if key == "ENV")
     assert "PYTHONUNBUFFERED=1" in env
     assert "MLFLOW_TRACKING_URI=sqlite:////work/" in env
     assert _last(trainer, "WORKDIR") == "/work"
@@ -201,7 +209,7 @@ def test_editable_install_keeps_conf_next_to_the_package() -> None:
 def test_dependencies_go_into_a_virtual_environment_on_any_debian_base(stage: str) -> None:
     """Debian's python3 refuses system-wide pip installs (PEP 668), and an imported root file
     system has no ENV PATH at all: the venv comes first on a PATH spelled out in full."""
-    instructions = _stages(DOCKERFILE.read_text())[stage]
+    instructions = _chain(stage)
     env = " ".join(rest for key, rest in instructions if key == "ENV")
     path = re.search(r"\bPATH=(\S+)", env)
     assert path is not None and "$PATH" not in path.group(1)
@@ -216,7 +224,7 @@ def test_dependencies_go_into_a_virtual_environment_on_any_debian_base(stage: st
 @pytest.mark.parametrize("stage", ["mlflow-server", "trainer"])
 def test_downloads_take_an_optional_ca_secret(stage: str) -> None:
     """Behind a TLS-intercepting proxy pip needs its CA: a BuildKit secret, absent by default."""
-    instructions = _stages(DOCKERFILE.read_text())[stage]
+    instructions = _chain(stage)
     downloads = [
         rest
         for key, rest in instructions
@@ -328,11 +336,13 @@ def test_compose_runs_postgres_mlflow_and_a_gpu_trainer() -> None:
 
 def test_mlflow_server_image_is_not_older_than_the_client() -> None:
     """A client newer than its server can call REST endpoints the server lacks."""
-    stages = _stages(DOCKERFILE.read_text())
-    runs = " ".join(rest for key, rest in stages["mlflow-server"] if key == "RUN")
+    runs = " ".join(rest for key, rest in _chain("mlflow-server") if key == "RUN")
     (pin,) = re.findall(r'"mlflow==([^"]+)"', runs)
     assert Version(pin) >= Version(version("mlflow"))
     assert "psycopg2" in runs, "the server needs a PostgreSQL driver for compose's backend store"
+    # The trainer in the compose stack is that client: built on the same MLflow install.
+    trainer_runs = " ".join(rest for key, rest in _chain("trainer") if key == "RUN")
+    assert re.findall(r'"mlflow==([^"]+)"', trainer_runs) == [pin]
 
 
 def test_docker_compose_config_accepts_the_file() -> None:
