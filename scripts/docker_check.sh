@@ -25,6 +25,7 @@ PREFIX=wgangp-check
 LOGS=${WGANGP_DOCKER_LOGS:-${TMPDIR:-/tmp}/wgangp-docker-check}
 SAMPLE=${WGANGP_REAL_SAMPLE:-$REPO/../shared/data/creditcard_real_sample.csv.gz}
 KEEP=${WGANGP_DOCKER_KEEP:-0}
+APT_ETC=${APT_ETC:-/etc/apt}  # tests point it elsewhere
 BASE_IMAGE=$PREFIX-base:local
 SERVER_IMAGE=$PREFIX-mlflow:local
 TRAINER_IMAGE=$PREFIX-trainer:local
@@ -151,27 +152,42 @@ dockerfile_arg() {
     sed -n "s/^ARG $1=\"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" Dockerfile | head -n 1
 }
 
-# The mirror apt uses for the main archive (deb822 or one-line sources), never a guessed host.
+# The mirror apt uses for the suite's main archive (deb822 or one-line sources), never a guessed
+# host: the first source that lists the suite itself (not -updates or -security).
 apt_mirror() {
-    local file
-    for file in /etc/apt/sources.list.d/*.sources; do
+    local suite=$1 file
+    for file in "$APT_ETC"/sources.list.d/*.sources; do
         [ -f "$file" ] || continue
-        awk '/^URIs:/ {print $2}' "$file"
+        awk -v suite="$suite" 'BEGIN { RS = "" } {
+            uri = ""; listed = 0
+            n = split($0, lines, "\n")
+            for (i = 1; i <= n; i++) {
+                split(lines[i], f, /[ \t]+/)
+                if (f[1] == "URIs:") uri = f[2]
+                if (f[1] == "Suites:") for (j = 2; j in f; j++) if (f[j] == suite) listed = 1
+            }
+            if (uri != "" && listed) print uri
+        }' "$file"
     done
-    for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    for file in "$APT_ETC"/sources.list "$APT_ETC"/sources.list.d/*.list; do
         [ -f "$file" ] || continue
-        awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; break}}' \
-            "$file"
+        awk -v suite="$suite" '$1 == "deb" {
+            i = 2
+            if ($i ~ /^\[/) while ($i !~ /\]$/) i++
+            if ($i ~ /^\[/ || $i ~ /\]$/) i++
+            if ($(i + 1) == suite) print $i
+        }' "$file"
     done
 }
 
 build_base() {
     local suite=$1 mirror
-    mirror=$(apt_mirror | grep -v -e security -e updates | head -n 1)
-    [ -n "$mirror" ] || { echo "no Debian mirror in /etc/apt/sources.list*"; return 1; }
+    mirror=$(apt_mirror "$suite" | head -n 1)
+    [ -n "$mirror" ] || { echo "no $suite mirror in /etc/apt/sources.list*"; return 1; }
     command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
     rm -rf "$LOGS/rootfs"
-    debootstrap --variant=minbase --include=python3,python3-venv,python3-pip,ca-certificates \
+    # No python3-pip: the image's virtual environment brings its own pip.
+    debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates \
         "$suite" "$LOGS/rootfs" "$mirror"
     tar -C "$LOGS/rootfs" -c . | "$DOCKER" import - "$BASE_IMAGE"
     rm -rf "$LOGS/rootfs"

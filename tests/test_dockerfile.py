@@ -406,3 +406,22 @@ def test_docker_check_fails_in_one_line_without_the_sample(tmp_path: Path) -> No
     assert result.stderr.splitlines() == [
         f"docker_check: FAILED: no real-rows sample at {missing} (set WGANGP_REAL_SAMPLE)"
     ]
+
+
+def test_docker_check_debootstraps_from_apts_own_mirror(tmp_path: Path) -> None:
+    """The base is debootstrapped from the mirror apt already uses, in either sources format."""
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://security.example/debian-security\n"
+        "Suites: bookworm-security\nComponents: main\n\n"
+        "Types: deb\nURIs: http://main.example/debian\nSuites: bookworm bookworm-updates\n"
+        "Components: main\n"
+    )
+    (tmp_path / "sources.list").write_text(
+        "# deb http://commented.example/debian bookworm main\n"
+        "deb [arch=amd64 signed-by=/k.gpg] http://other.example/debian bookworm main\n"
+        "deb http://updates.example/debian bookworm-updates main\n"
+    )
+    listed = _check_helper("apt_mirror bookworm", APT_ETC=str(tmp_path)).splitlines()
+    assert listed == ["http://main.example/debian", "http://other.example/debian"]
+    assert _check_helper("apt_mirror trixie", APT_ETC=str(tmp_path)) == ""
