@@ -425,3 +425,11 @@ def test_docker_check_debootstraps_from_apts_own_mirror(tmp_path: Path) -> None:
     listed = _check_helper("apt_mirror bookworm", APT_ETC=str(tmp_path)).splitlines()
     assert listed == ["http://main.example/debian", "http://other.example/debian"]
     assert _check_helper("apt_mirror trixie", APT_ETC=str(tmp_path)) == ""
+
+
+def test_ci_runs_the_docker_check_before_the_suite() -> None:
+    """The image is proven in CI, as its own step; the fast test tier never builds it."""
+    lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
+    assert "bash scripts/docker_check.sh" in lines
+    suite = max(i for i, line in enumerate(lines) if "-m pytest" in line)
+    assert lines.index("bash scripts/docker_check.sh") < suite
