@@ -43,7 +43,6 @@ SMALL=(
 
 DOCKER=""
 STARTED_DOCKERD=""
-MADE_IMAGES=()
 T0=$(date +%s)
 
 fail() {
