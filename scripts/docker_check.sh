@@ -125,7 +125,8 @@ ensure_docker() {
 # Removes what a run of this script makes; also what an interrupted earlier run left behind.
 remove_made() {
     local keep_images=${1:-0}
-    "$DOCKER" rm -f "$SERVER" "$RUN_FINISHED" "$RUN_STOPPED" >/dev/null 2>&1 || true
+    # -v: also the anonymous volume of the server image's VOLUME /mlflow.
+    "$DOCKER" rm -f -v "$SERVER" "$RUN_FINISHED" "$RUN_STOPPED" >/dev/null 2>&1 || true
     "$DOCKER" network rm "$NETWORK" >/dev/null 2>&1 || true
     if [ "$keep_images" != 1 ]; then
         "$DOCKER" volume rm "$VOLUME" >/dev/null 2>&1 || true
