@@ -1,7 +1,7 @@
 #
 # Two images from one file (docs/docker.md), built with BuildKit (DOCKER_BUILDKIT=1 or buildx):
 #   docker build -t wgangp .                                  -> the trainer (last stage, default)
-#   docker build --target mlflow-server -t wgangp-mlflow .    -> the tracking server compose.yaml runs
+#   docker build --target mlflow-server -t wgangp-mlflow .    -> the server compose.yaml runs
 #   docker build --build-arg TENSORFLOW=tensorflow-cpu==2.21.* -t wgangp-cpu .   -> no CUDA wheels
 # Behind a TLS-intercepting proxy, hand pip the proxy's CA as a secret (nothing stays in the image):
 #   docker build --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt ...

@@ -204,7 +204,8 @@ build() {
 }
 
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
 }
 
 # GET a JSON endpoint of the server from the host; prints one field (dotted path).
@@ -244,7 +245,8 @@ check_finished_run() {
     local url=$1 run_id status artifacts name
     "$DOCKER" logs "$RUN_FINISHED" >"$LOGS/run_finished.log" 2>&1
     run_id=$(run_id_of "$RUN_FINISHED")
-    [ -n "$run_id" ] || fail "the finished run printed no MLflow run id (log: $LOGS/run_finished.log)"
+    [ -n "$run_id" ] ||
+        fail "the finished run printed no MLflow run id (log: $LOGS/run_finished.log)"
     status=$(api "$url/api/2.0/mlflow/runs/get?run_id=$run_id" run.info.status) ||
         fail "run $run_id is not on the server at $url"
     [ "$status" = FINISHED ] || fail "run $run_id is $status on the server, not FINISHED"
@@ -272,7 +274,8 @@ check_stopped_run() {
     local run_id step status code
     "$DOCKER" logs "$RUN_STOPPED" >"$LOGS/run_stopped.log" 2>&1
     code=$("$DOCKER" inspect -f '{{.State.ExitCode}}' "$RUN_STOPPED")
-    [ "$code" = 143 ] || fail "the stopped run exited $code, not 143 (SIGTERM; log: $LOGS/run_stopped.log)"
+    [ "$code" = 143 ] ||
+        fail "the stopped run exited $code, not 143 (SIGTERM; log: $LOGS/run_stopped.log)"
     run_id=$(run_id_of "$RUN_STOPPED")
     [ -n "$run_id" ] || fail "the stopped run printed no MLflow run id (log: $LOGS/run_stopped.log)"
     step=$(grep -o 'interrupted: checkpoint at step [0-9]*' "$LOGS/run_stopped.log" |
