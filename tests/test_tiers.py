@@ -24,10 +24,6 @@ def test_server():
 @pytest.mark.browser
 def test_browser():
     pass
-
-@pytest.mark.docker
-def test_docker():
-    pass
 """
 
 INI = """
@@ -37,10 +33,9 @@ markers =
     slow: s
     server: s
     browser: b
-    docker: d
 """
 
-SUMMARY = "fast tier: 4 tests deselected; run everything with: pytest --all"
+SUMMARY = "fast tier: 3 tests deselected; run everything with: pytest --all"
 
 
 @pytest.fixture
@@ -53,7 +48,7 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def test_bare_run_is_the_fast_tier(inner: pytest.Pytester) -> None:
     result = inner.runpytest("-v")
-    result.assert_outcomes(passed=1, deselected=4)
+    result.assert_outcomes(passed=1, deselected=3)
     result.stdout.fnmatch_lines(["tiers: fast*run everything with: pytest --all"])
     result.stdout.fnmatch_lines([SUMMARY])
     assert "test_slow" not in result.stdout.str()
@@ -61,23 +56,23 @@ def test_bare_run_is_the_fast_tier(inner: pytest.Pytester) -> None:
 
 def test_all_runs_every_tier(inner: pytest.Pytester) -> None:
     result = inner.runpytest("--all")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["tiers: all (--all)"])
     assert "deselected" not in result.stdout.str()
 
 
-@pytest.mark.parametrize(("expression", "passed"), [("slow or docker", 2), ("not slow", 4)])
+@pytest.mark.parametrize(("expression", "passed"), [("slow or browser", 2), ("not slow", 3)])
 def test_an_explicit_marker_expression_wins(
     inner: pytest.Pytester, expression: str, passed: int
 ) -> None:
     result = inner.runpytest("-m", expression)
-    result.assert_outcomes(passed=passed, deselected=5 - passed)
+    result.assert_outcomes(passed=passed, deselected=4 - passed)
     assert "fast tier:" not in result.stdout.str()
 
 
 def test_quiet_run_still_says_how_to_run_everything(inner: pytest.Pytester) -> None:
     result = inner.runpytest("-q")
-    result.assert_outcomes(passed=1, deselected=4)
+    result.assert_outcomes(passed=1, deselected=3)
     result.stdout.fnmatch_lines([SUMMARY])
 
 

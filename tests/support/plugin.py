@@ -1,7 +1,7 @@
 """The suite's own fixtures, markers and tiers (registered by tests/conftest.py as a plugin).
 
 Tiers: a bare ``pytest`` runs the fast tier, so a newcomer gets an answer in minutes; tests
-marked ``slow``, ``server``, ``browser`` or ``docker`` run only under ``pytest --all`` (what CI
+marked ``slow``, ``server`` or ``browser`` run only under ``pytest --all`` (what CI
 runs) or when the user's own ``-m`` expression picks them. ``gpu`` tests run in both tiers and
 skip when TensorFlow sees no GPU. Each marker's one-line meaning is in pyproject.toml.
 """
@@ -29,7 +29,7 @@ def tiny_overrides() -> list[str]:
 
 
 # Markers whose tests only the full run (--all) executes.
-FULL_TIER_MARKERS = ("slow", "server", "browser", "docker")
+FULL_TIER_MARKERS = ("slow", "server", "browser")
 RUN_EVERYTHING = "run everything with: pytest --all"
 _TIER_DESELECTED = pytest.StashKey[int]()
 
