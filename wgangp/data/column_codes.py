@@ -94,15 +94,7 @@ def _level_indices(cells: pd.Series, column: ColumnSchema, source: str) -> np.nd
 
 
 def _numbers(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
-    numbers = cv.as_numbers(cells)
-    text = numbers.isna()
-    if text.any():
-        raise DataError(
-            f"{source}: column {column.name} has {int(text.sum())} non-numeric value(s) (first at "
-            f"data row {cv.first_row(cells, text)}: {str(cells[text].iloc[0])[:40]!r}); every "
-            f"cell of a {column.kind} column must be a number"
-        )
-    cv.check_finite(numbers, column.name, source)
+    numbers = cv.checked_numbers(cells, column.name, column.kind, source)
     array = numbers.to_numpy(np.float64)
     fraction = array % 1 != 0
     if column.kind == "integer" and fraction.any():

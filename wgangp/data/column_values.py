@@ -91,6 +91,22 @@ def first_gap_row(values: pd.Series, cells: pd.Series) -> int:
     return first_row(rows, ~rows.index.isin(cells.index))
 
 
+def checked_numbers(
+    cells: pd.Series, name: str, kind: str, source: str, advice: str = ""
+) -> pd.Series:
+    """A number column's present cells as finite floats; a text cell or an inf is one line."""
+    numbers = as_numbers(cells)
+    text = numbers.isna()
+    if text.any():
+        raise DataError(
+            f"{source}: column {name} has {int(text.sum())} non-numeric value(s) (first at "
+            f"data row {first_row(cells, text)}: {str(cells[text].iloc[0])[:40]!r}); every "
+            f"cell of a {kind} column must be a number{advice}"
+        )
+    check_finite(numbers, name, source)
+    return numbers
+
+
 def native(value: Any) -> Any:
     """A numpy/pandas scalar as the plain Python value YAML writes (int, float, bool, str)."""
     if isinstance(value, np.generic):

@@ -60,15 +60,7 @@ def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
                 "(e.g. a text without digits); fix those cells, or set kind: categorical"
             )
     else:
-        numbers = cv.as_numbers(cells)
-        text = numbers.isna()
-        if text.any():
-            raise DataError(
-                f"{source}: column {name} has {int(text.sum())} non-numeric value(s) (first at "
-                f"data row {cv.first_row(cells, text)}: {str(cells[text].iloc[0])[:40]!r}); every "
-                f"cell of a {column.kind} column must be a number, or set kind: categorical"
-            )
-        cv.check_finite(numbers, name, source)
+        numbers = cv.checked_numbers(cells, name, column.kind, source, ", or set kind: categorical")
         fraction = numbers.to_numpy(np.float64) % 1 != 0
         if column.kind == "integer" and fraction.any():
             raise DataError(
