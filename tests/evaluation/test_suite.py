@@ -55,7 +55,15 @@ CORE_METRICS = [
     "eval.dcr_share_below_p5",
     "eval.exact_copies",
 ]
-SDMETRICS_METRICS = ["eval.sdm_quality_score", "eval.sdm_column_shapes"]
+SDMETRICS_METRICS = [
+    "eval.sdm_quality_score",
+    "eval.sdm_column_shapes",
+    *(
+        f"eval.{metric}{suffix}"
+        for metric in ("dcr_overfitting_protection", "disclosure_protection")
+        for suffix in ("", "_smote", "_copula")
+    ),
+]
 
 
 def toy_rows(n_normal: int, n_fraud: int, seed: int) -> pd.DataFrame:
