@@ -45,6 +45,7 @@ def test_the_plain_command_trains_the_product_model_that_stable_gp_names() -> No
     assert flatten(Config()) == {**flatten(plain), "data.name": "creditcard"}
     assert (plain.trainer.steps, plain.trainer.generator_optimizer.lr) == (3000, 2e-4)
     assert plain.ship.calibrate_marginals and plain.ship.copula_share == 0.5
+    assert plain.ship.min_atom_rows == 5
     assert (plain.select.every, plain.select.by, plain.select.after) == (250, "c2st_auc_gbm", 0.25)
 
 
@@ -164,6 +165,7 @@ def test_hydra_itself_rejects_unknown_keys() -> None:
         ("model.critic.pac=3", "must be a multiple of model.critic.pac=3"),
         ("ship.copula_share=1", "ship.copula_share: must be in [0, 1) (got 1.0; 1 would ship"),
         ("ship.copula_share=-0.5", "ship.copula_share: must be in [0, 1) (got -0.5;"),
+        ("ship.min_atom_rows=1", "ship.min_atom_rows: 1 must be an integer >= 2 (1 would store"),
         ("preprocess.quantile_columns=[Amount,Amount]", "lists ['Amount'] more than once"),
         ("select.by=auc", "select.by: 'auc' is not one of c2st_auc_gbm, ks_mean"),
         ("select.every=-1", "select.every: -1 must be >= 0 (0: off)"),

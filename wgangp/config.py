@@ -357,12 +357,20 @@ class ShipConfig:
 
     calibrate_marginals: bool = True  # each generated column onto the training marginals
     copula_share: float = 0.5  # rows drawn from a Gaussian copula of the training rows instead
+    #: k: every number the bundle stores from training rows is the mean of >= k of them; a value
+    #: fewer than k rows hold is never stored (docs/privacy.md).
+    min_atom_rows: int = 5
 
     def __post_init__(self) -> None:
         _require(
             0 <= self.copula_share < 1,
             "ship.copula_share",
             f"must be in [0, 1) (got {self.copula_share}; 1 would ship no generated row)",
+        )
+        _require(
+            isinstance(self.min_atom_rows, int) and self.min_atom_rows >= 2,
+            "ship.min_atom_rows",
+            f"{self.min_atom_rows!r} must be an integer >= 2 (1 would store training values)",
         )
 
 

@@ -71,7 +71,8 @@ def test_gmm_transform_round_trips_per_class(frame) -> None:
     np.testing.assert_allclose(frauds.mean(axis=0)[1:29], 0.0, atol=0.1)  # the frauds' own scale
     back = transformer.inverse_transform(x, frame[LABEL].to_numpy())
     np.testing.assert_allclose(back["V14"], frame["V14"], rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(back[AMOUNT], frame[AMOUNT], atol=0.011)
+    amount = frame[AMOUNT].clip(upper=transformer.amount_max)  # the mean of the 5 largest
+    np.testing.assert_allclose(back[AMOUNT], amount, atol=0.011)
 
 
 def test_gmm_files_are_version_5_and_checked_on_load(frame, tmp_path) -> None:

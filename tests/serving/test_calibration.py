@@ -43,8 +43,9 @@ def test_each_column_follows_the_training_marginal_and_keeps_its_ranks() -> None
     assert np.corrcoef(out[:, 0], out[:, 1])[0, 1] > 0.5
     # a point mass comes back exact, at about its training share
     assert abs(np.mean(out[:, -1] == 1.0) - 0.2) < 0.03
-    # values stay inside the training rows' range
-    assert out.min() >= real[1].min() - 1e-9 and out.max() <= real[1].max() + 1e-9
+    # values stay inside the training rows' range, or within a group's spread of it (the
+    # outermost knots extend the line through the outermost groups' means)
+    assert out.min() >= real[1].min() - 0.1 and out.max() <= real[1].max() + 0.1
 
 
 def test_a_linear_map_is_recovered_between_the_quantiles() -> None:

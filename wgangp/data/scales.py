@@ -7,7 +7,9 @@ the inverse maps every value back into the fitted rows' range, so a marginal's t
 from the data, not from the generator's extrapolation. ``MixedScale`` applies one of them to every
 column and then maps some columns through their quantiles: a column with point masses (20% of the
 frauds are for exactly 1.00) comes back with them, since the inverse maps a whole interval of the
-normal scale onto each repeated value. Each scale is stored as plain numbers (JSON).
+normal scale onto each repeated value. Each scale is stored as plain numbers (JSON). Quantiles of
+training rows are knots that are means of groups of rows (:mod:`wgangp.data.knots`), never one
+row's value: the JSON ships inside a bundle other people read (docs/privacy.md).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from wgangp.data.knots import DEFAULT_MIN_ROWS, grouped_knots
 from wgangp.data.numbers import short_number
 
 #: Quantiles a ``quantile`` scale keeps per column (fewer when fitted on fewer rows).
@@ -87,6 +90,13 @@ class QuantileScale:
         scale._fitted = fitted
         return scale
 
+    @classmethod
+    def fit_grouped(cls, x: np.ndarray, min_rows: int = DEFAULT_MIN_ROWS) -> QuantileScale:
+        """Knots that are means of groups of >= ``min_rows`` rows (:mod:`wgangp.data.knots`):
+        the fit for training rows, whose values a shared bundle must not hold."""
+        references, quantiles = grouped_knots(x, min_rows, MAX_QUANTILES)
+        return cls(quantiles.tolist(), references.tolist())
+
     def forward(self, x: np.ndarray) -> np.ndarray:
         return self._transformer().transform(x)
 
@@ -133,8 +143,10 @@ class MixedScale:
         self.base, self.quantile, self.columns = base, quantile, [int(c) for c in columns]
 
     @classmethod
-    def fit(cls, base: Scale, x: np.ndarray, columns: list[int]) -> MixedScale:
-        return cls(base, QuantileScale.fit(x[:, columns]), columns)
+    def fit(
+        cls, base: Scale, x: np.ndarray, columns: list[int], min_rows: int = DEFAULT_MIN_ROWS
+    ) -> MixedScale:
+        return cls(base, QuantileScale.fit_grouped(x[:, columns], min_rows), columns)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         z = np.array(self.base.forward(x), dtype=np.float64)
@@ -183,13 +195,19 @@ def scale_from_dict(payload: dict[str, Any]) -> Scale:
     raise ValueError(f"a scale has keys {sorted(payload)}")
 
 
-def fit_scale(kind: str, x: np.ndarray, quantile_columns: list[int] | None = None) -> Scale:
+def fit_scale(
+    kind: str,
+    x: np.ndarray,
+    quantile_columns: list[int] | None = None,
+    min_rows: int = DEFAULT_MIN_ROWS,
+) -> Scale:
     """Fit the scale ``kind`` (``preprocess.scaling``) on the rows ``x``, then map the columns
-    ``quantile_columns`` through their quantiles (``preprocess.quantile_columns``)."""
+    ``quantile_columns`` through their quantiles (``preprocess.quantile_columns``); every
+    quantile knot is the mean of >= ``min_rows`` rows (``ship.min_atom_rows``)."""
     if kind == "standard":
         base: Scale = StandardScale.fit(x)
     elif kind == "quantile":
-        return QuantileScale.fit(x)  # every column through its quantiles already
+        return QuantileScale.fit_grouped(x, min_rows)  # every column through its quantiles
     elif kind == "gmm":
         from wgangp.data.mixture_scale import GaussianMixtureScale
 
@@ -198,4 +216,4 @@ def fit_scale(kind: str, x: np.ndarray, quantile_columns: list[int] | None = Non
         base = StandardScale.identity(x.shape[1])
     else:
         raise ValueError(f"unknown scaling {kind!r}")
-    return MixedScale.fit(base, x, quantile_columns) if quantile_columns else base
+    return MixedScale.fit(base, x, quantile_columns, min_rows) if quantile_columns else base

@@ -9,12 +9,14 @@ from normal ones (V14 of frauds is centred near -7), and a scale fitted on all r
 in the far tails of the networks' space. Stored as JSON, never pickled.
 
 What ``inverse_transform`` promises a user of the generated rows: every value is finite; Time lies
-in the training rows' range, rounded to seconds; Amount lies in ``[0, amount_max]``, the largest
-training Amount, rounded to cents. A generator can extrapolate in the networks' space, and the
-inverse of ``log1p`` turns a small overshoot into a huge amount (``expm1(20)`` is 4.85e8 against a
-real maximum near 25,700): a fraud team augmenting its data never wants an amount larger than any
-it has seen, so the overshoot is clipped to it. V1..V28 are left as generated (unbounded in the
-data too). Files written before ``amount_max`` existed keep the old cap, ``expm1(20)``.
+in the training rows' range (its ends: the means of the earliest and of the latest few rows),
+rounded to seconds; Amount lies in ``[0, amount_max]``, the mean of the largest few training
+amounts (no one's own amount, docs/privacy.md), rounded to cents. A generator can extrapolate in
+the networks' space, and the inverse of ``log1p`` turns a small overshoot into a huge amount
+(``expm1(20)`` is 4.85e8 against a real maximum near 25,700): a fraud team augmenting its data
+never wants an amount larger than any it has seen, so the overshoot is clipped to it. V1..V28
+are left as generated (unbounded in the data too). Files written before ``amount_max`` existed
+keep the old cap, ``expm1(20)``.
 
 Every fitted parameter and every transformed row is checked finite (a DataError naming the
 column), and a non-finite ``preprocessing.json`` is refused on load: a model trained or served
@@ -32,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import PreprocessConfig
+from wgangp.data.knots import DEFAULT_MIN_ROWS, extreme_mean
 from wgangp.data.numbers import short_number
 from wgangp.data.scales import Scale, StandardScale, fit_scale, scale_from_dict
 from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
@@ -87,19 +90,25 @@ class TabularTransformer:
     def fitted(self) -> bool:
         return self.mean is not None or self.scales is not None
 
-    def fit(self, frame: pd.DataFrame) -> TabularTransformer:
-        """Fit on ``frame`` (the training split); DataError if a parameter comes out non-finite."""
+    def fit(self, frame: pd.DataFrame, min_rows: int = DEFAULT_MIN_ROWS) -> TabularTransformer:
+        """Fit on ``frame`` (the training split); DataError if a parameter comes out non-finite.
+
+        No stored number is one row's value (docs/privacy.md): quantile knots and the Time and
+        Amount bounds are means of at least ``min_rows`` rows (``ship.min_atom_rows``).
+        """
         x = self._forward_units(frame)
         columns = [FEATURES.index(name) for name in self.quantile_columns]
         if self.per_class:
             labels = frame[LABEL].to_numpy()
-            fitted = {str(c): fit_scale(self.scaling, x[labels == c], columns) for c in CLASSES}
+            fitted = {
+                str(c): fit_scale(self.scaling, x[labels == c], columns, min_rows) for c in CLASSES
+            }
         else:
-            fitted = {ALL_ROWS: fit_scale(self.scaling, x, columns)}
+            fitted = {ALL_ROWS: fit_scale(self.scaling, x, columns, min_rows)}
         self._set_scales(fitted)
-        self.time_min = float(frame[TIME].min())
-        self.time_max = float(frame[TIME].max())
-        self.amount_max = float(frame[AMOUNT].max())
+        self.time_min = extreme_mean(frame[TIME].to_numpy(), min_rows, largest=False)
+        self.time_max = extreme_mean(frame[TIME].to_numpy(), min_rows, largest=True)
+        self.amount_max = extreme_mean(frame[AMOUNT].to_numpy(), min_rows, largest=True)
         bad = self._nonfinite()
         if bad:
             column, values = bad[0]

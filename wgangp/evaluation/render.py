@@ -93,6 +93,25 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         ],
         ["privacy"],
     ),
+    (
+        "Privacy: SDMetrics' membership and attribute inference",
+        "dcr_overfitting_protection (DCROverfittingProtection): min(1, 2 x the share of "
+        "synthetic frauds closer to held-out test frauds than to as many training frauds); 1 = "
+        "no closer to the training rows than to unseen ones. disclosure_protection "
+        "(DisclosureProtection, CAP): an attacker knowing a training fraud's Time and Amount "
+        "guesses its V14 from the synthetic frauds, 10 bins each; 1 = no better than chance. "
+        "The table gives the held-out real frauds' disclosure protection as the reference. "
+        "Higher is better; `_smote` and `_copula` judge the baselines' rows the same way.",
+        [
+            "dcr_overfitting_protection",
+            "dcr_overfitting_protection_smote",
+            "dcr_overfitting_protection_copula",
+            "disclosure_protection",
+            "disclosure_protection_smote",
+            "disclosure_protection_copula",
+        ],
+        ["privacy_sdmetrics"],
+    ),
 ]
 
 TITLE = "Evaluation of the synthetic frauds"

@@ -23,6 +23,7 @@ from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_frauds
 from wgangp.evaluation.detection import detection_metrics
 from wgangp.evaluation.fidelity import fidelity_metrics
+from wgangp.evaluation.library_privacy import library_privacy
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
 from wgangp.evaluation.privacy import near_copy_share, privacy_metrics
 from wgangp.evaluation.render import render_html, render_markdown
@@ -204,6 +205,12 @@ def _evaluate(
         if name != "control":
             suffix = f"_{name}" if name else ""
             metrics[f"near_copies{suffix}"] = near_copy_share(rows, train_x, test_x)
+    if settings.sdmetrics:
+        others = {name: rows for name, rows in generated.items() if name != "control"}
+        library, tables["privacy_sdmetrics"] = library_privacy(
+            others, train_x, test_x, seed=detection_seed
+        )
+        metrics |= library
     timings["privacy"] = time.perf_counter() - start
 
     start = time.perf_counter()

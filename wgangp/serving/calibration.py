@@ -6,8 +6,10 @@ networks' space, every generated column goes through its own empirical quantiles
 large generated draw) and back through the quantiles of that class's training rows. Each column's
 marginal then is the training rows' marginal, repeated values included, while every generated row
 keeps its per-column ranks, so the dependence between columns stays the generator's. Each map is
-monotone and per column; both quantile sets are scikit-learn ``QuantileTransformer`` fits
-(:class:`wgangp.data.scales.QuantileScale`) stored as plain numbers (JSON) beside the generator.
+monotone and per column. The generated quantiles are a scikit-learn ``QuantileTransformer`` fit;
+the training rows' are knots that are means of groups of rows (:mod:`wgangp.data.knots`), so the
+file holds no training value (docs/privacy.md). Both are
+:class:`wgangp.data.scales.QuantileScale`, stored as plain numbers (JSON) beside the generator.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from wgangp.data.knots import DEFAULT_MIN_ROWS
 from wgangp.data.scales import QuantileScale, scale_from_dict
 from wgangp.data.schema import CLASSES, FEATURES
 from wgangp.data.transform import RETRAIN
@@ -35,13 +38,16 @@ class MarginalCalibration:
 
     @classmethod
     def fit(
-        cls, generated: dict[int, np.ndarray], real: dict[int, np.ndarray]
+        cls,
+        generated: dict[int, np.ndarray],
+        real: dict[int, np.ndarray],
+        min_rows: int = DEFAULT_MIN_ROWS,
     ) -> MarginalCalibration:
         """Fit on rows in the networks' space, keyed by class: a large generated draw and the
-        training rows of that class."""
+        training rows of that class (knots that are means of >= ``min_rows`` of them)."""
         return cls(
             {label: QuantileScale.fit(rows) for label, rows in generated.items()},
-            {label: QuantileScale.fit(rows) for label, rows in real.items()},
+            {label: QuantileScale.fit_grouped(rows, min_rows) for label, rows in real.items()},
         )
 
     def apply(self, x: np.ndarray, label: int) -> np.ndarray:

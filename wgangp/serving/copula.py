@@ -5,8 +5,10 @@ quantiles onto a normal (scikit-learn's ``QuantileTransformer``,
 :class:`wgangp.data.scales.QuantileScale`); the copula keeps one covariance of those scores and
 draws correlated normals mapped back through the same quantiles. It never copies a row: only
 per-column quantiles and a 30 x 30 covariance per class are stored, as plain numbers (JSON) beside
-the generator. A synthesizer draws a share of its rows from it (:mod:`wgangp.serving.mixture`);
-the evaluation draws it on its own, as a baseline.
+the generator; a synthesizer's quantiles are knots that are means of groups of training rows
+(:mod:`wgangp.data.knots`), so the file holds no training value (docs/privacy.md). A synthesizer
+draws a share of its rows from it (:mod:`wgangp.serving.mixture`); the evaluation draws it on its
+own, as a baseline, with every training row's value (as a user's own copula would).
 """
 
 from __future__ import annotations
@@ -34,10 +36,16 @@ class GaussianCopula:
     covariance: dict[int, np.ndarray]
 
     @classmethod
-    def fit(cls, real: dict[int, np.ndarray]) -> GaussianCopula:
+    def fit(cls, real: dict[int, np.ndarray], min_rows: int | None = None) -> GaussianCopula:
         """Fit on the rows of each class (the training rows, in the networks' space for a
-        synthesizer's copula)."""
-        marginals = {label: QuantileScale.fit(rows) for label, rows in real.items()}
+        synthesizer's copula). With ``min_rows`` each marginal's knots are means of groups of
+        that many rows (what ships); without, every row's value (the evaluation's baseline)."""
+        marginals = {
+            label: QuantileScale.fit(rows)
+            if min_rows is None
+            else QuantileScale.fit_grouped(rows, min_rows)
+            for label, rows in real.items()
+        }
         covariance = {
             label: np.cov(marginals[label].forward(rows), rowvar=False)
             for label, rows in real.items()

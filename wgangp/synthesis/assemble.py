@@ -50,8 +50,9 @@ def assemble(
     if ship.calibrate_marginals:
         noise_seed = seed + CALIBRATION_SEED_OFFSET
         generated = {c: synthesizer.generate(CALIBRATION_ROWS, c, noise_seed) for c in classes}
-        synthesizer = replace(synthesizer, calibration=MarginalCalibration.fit(generated, real))
+        calibration = MarginalCalibration.fit(generated, real, ship.min_atom_rows)
+        synthesizer = replace(synthesizer, calibration=calibration)
     if ship.copula_share:
-        mixture = CopulaMixture(GaussianCopula.fit(real), ship.copula_share)
+        mixture = CopulaMixture(GaussianCopula.fit(real, ship.min_atom_rows), ship.copula_share)
         synthesizer = replace(synthesizer, mixture=mixture)
     return synthesizer

@@ -41,7 +41,9 @@ def fit_networks(
 ) -> Fit:
     """Fit the transform on ``data.train`` and train on it to ``trainer.steps``, logging through
     ``loop_run``; the step selection probes ``data.val`` when it has frauds enough."""
-    transformer = TabularTransformer.from_config(cfg.preprocess).fit(data.train)
+    transformer = TabularTransformer.from_config(cfg.preprocess).fit(
+        data.train, min_rows=cfg.ship.min_atom_rows
+    )
     rows = ClassBalancedRows(
         transformer.transform(data.train),
         data.train[LABEL].to_numpy(),

@@ -1,0 +1,82 @@
+"""Quantile knots of training rows: means of groups of >= k rows, atoms kept, no rare value."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+from wgangp.data.knots import extreme_mean, grouped_knots
+from wgangp.data.scales import QuantileScale
+
+K = 5
+
+
+def _column(n: int, seed: int) -> np.ndarray:
+    """Amount-like: cents, a third at exactly 1.00, a tenth at 0.00, a long tail."""
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.lognormal(3.0, 1.5, n), 2)
+    values[: n // 3] = 1.0
+    values[n // 3 : n // 3 + n // 10] = 0.0
+    return values
+
+
+def _rare(values: np.ndarray) -> np.ndarray:
+    distinct, counts = np.unique(values, return_counts=True)
+    return distinct[counts < K]
+
+
+def _hits(values: np.ndarray, stored: np.ndarray) -> np.ndarray:
+    """The ``values`` some stored number equals (within a float round trip's rounding)."""
+    stored = np.asarray(stored, np.float64).ravel()
+    close = (
+        np.abs(values[:, None] - stored[None, :]) <= 1e-9 * np.maximum(1, np.abs(values))[:, None]
+    )
+    return values[close.any(axis=1)]
+
+
+@pytest.mark.parametrize("n", [10, 11, 207, 5000])
+def test_no_knot_is_a_value_fewer_than_k_rows_hold(n: int) -> None:
+    rows = np.column_stack([_column(n, 0), np.arange(n, dtype=float), _column(n, 1) * 3.7])
+    references, quantiles = grouped_knots(rows, K, 1000)
+    assert np.all(np.diff(references) > 0) and references[0] == 0 and references[-1] == 1
+    assert np.all(np.diff(quantiles, axis=0) >= 0)
+    atoms = 0
+    for column in range(rows.shape[1]):
+        assert not len(_hits(_rare(rows[:, column]), quantiles[:, column]))
+        atoms += len(np.unique(rows[:, column])) - len(_rare(rows[:, column]))
+    assert len(references) <= min(998, max(2, n // K)) + 2 + 2 * atoms  # groups, ends, atoms' edges
+
+
+def test_one_knot_per_row_is_what_it_replaces() -> None:
+    """The scikit-learn fit the bundle used to ship stores every row (the reason for this)."""
+    values = _column(207, 0)[:, None]
+    rare = _rare(values[:, 0])
+    assert len(_hits(rare, np.asarray(QuantileScale.fit(values).quantiles))) == len(rare)
+
+
+def test_atoms_come_back_at_their_share() -> None:
+    values = _column(600, 2)[:, None]
+    scale = QuantileScale.fit_grouped(values, K)
+    draws = scale.inverse(np.random.default_rng(0).standard_normal((40_000, 1)))[:, 0]
+    assert np.mean(draws == 1.0) == pytest.approx(1 / 3, abs=0.01)
+    assert np.mean(draws == 0.0) == pytest.approx(1 / 10, abs=0.01)
+    assert not len(_hits(_rare(values[:, 0]), np.unique(draws)))
+
+
+def test_few_rows_get_two_knots_and_a_warning(caplog) -> None:
+    rows = np.random.default_rng(0).normal(size=(7, 3))
+    with caplog.at_level(logging.WARNING):
+        references, quantiles = grouped_knots(rows, K, 1000)
+    assert list(references) == [0.0, 1.0] and quantiles.shape == (2, 3)
+    assert "fewer than 2 x 5" in caplog.text
+    assert not len(_hits(rows.ravel(), quantiles))
+
+
+def test_bounds_are_means_of_the_k_most_extreme_rows_and_no_ones_value() -> None:
+    values = np.arange(100.0)
+    top, bottom = extreme_mean(values, K, largest=True), extreme_mean(values, K, largest=False)
+    assert 95 < top < 99 and 0 < bottom < 4
+    assert top not in set(values) and bottom not in set(values)
+    assert extreme_mean(np.r_[np.zeros(6), values], K, largest=False) == 0.0  # an atom stays

@@ -1,0 +1,144 @@
+"""Quantile knots that hold no training value: each knot is the mean of a group of >= k rows.
+
+A quantile table fitted with one entry per training row (scikit-learn's ``QuantileTransformer``
+with ``n_quantiles`` = rows) stores every row's value of every column, and a bundle is shared
+with people who must not read the training customers' amounts and times (docs/privacy.md). Here
+each column's sorted values are cut into consecutive groups of at least ``min_rows`` rows (at
+most ``max_knots`` groups) and each group is stored as its mean, the k-anonymous aggregate of
+statistical disclosure control (microaggregation). A group whose rows all share one value (the
+frauds' Amount 1.00) stores that value exactly: many rows hold it, so it names no one. A mean that
+lands on a value fewer than ``min_rows`` rows hold moves halfway to the next distinct value of its
+group, so it equals none. Two more knots extend the line through the outermost groups to the
+probabilities 0 and 1: the generated tails keep spreading instead of piling up on one value.
+
+Knots never decrease (groups are consecutive in sorted order and every knot stays within its
+group's range) and the references are shared by all columns, as a ``QuantileTransformer``'s are.
+A class with fewer than ``2 * min_rows`` rows has no two such groups: it gets two knots, its mean
+-/+ sqrt(3) standard deviations (the uniform with its mean and variance), and a warning, since
+so few rows cannot be hidden in groups of ``min_rows``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: The default k: no stored number comes from fewer training rows (``ship.min_atom_rows``).
+DEFAULT_MIN_ROWS = 5
+#: Two values closer than this (relative, at least 1e-9 absolute) count as equal.
+SAME = 1e-9
+
+
+def grouped_knots(x: np.ndarray, min_rows: int, max_knots: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(references, quantiles)`` of the rows ``x`` (rows, columns): ``references`` in [0, 1]
+    increasing, ``quantiles`` (knots, columns) non-decreasing per column."""
+    x = np.asarray(x, np.float64)
+    n = len(x)
+    if min_rows < 2:
+        raise ValueError(f"min_rows must be >= 2 (got {min_rows})")
+    if n < 2 * min_rows:
+        log.warning(
+            "%d rows of a class are fewer than 2 x %d: its quantile tables are its mean -/+ "
+            "sqrt(3) sd, which so few rows can reveal",
+            n,
+            min_rows,
+        )
+        spread = np.sqrt(3.0) * x.std(axis=0)
+        return np.array([0.0, 1.0]), np.vstack([x.mean(axis=0) - spread, x.mean(axis=0) + spread])
+    groups = max(2, min(max_knots - 2, n // min_rows))
+    sizes = np.full(groups, n // groups) + (np.arange(groups) < n % groups)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    centres = (bounds[:-1] + bounds[1:] - 1) / 2 / (n - 1)
+    columns = [np.sort(column) for column in x.T]
+    atoms = [_atoms(column, min_rows) for column in columns]
+    edges = [r for found in atoms for _, low, high in found for r in (low, high)]
+    references = np.unique(np.concatenate([[0.0], centres, [1.0], edges]))
+    quantiles = np.column_stack(
+        [
+            _column_knots(column, found, bounds, centres, references, min_rows)
+            for column, found in zip(columns, atoms, strict=True)
+        ]
+    )
+    return references, quantiles
+
+
+def _atoms(values: np.ndarray, min_rows: int) -> list[tuple[float, float, float]]:
+    """``(value, first, last)`` for each value >= ``min_rows`` sorted rows share, with the
+    probabilities of its first and last rank."""
+    distinct, first, counts = np.unique(values, return_index=True, return_counts=True)
+    last = len(values) - 1
+    return [
+        (float(v), i / last, (i + c - 1) / last)
+        for v, i, c in zip(distinct, first, counts, strict=True)
+        if c >= min_rows
+    ]
+
+
+def _column_knots(
+    values: np.ndarray,
+    atoms: list[tuple[float, float, float]],
+    bounds: np.ndarray,
+    centres: np.ndarray,
+    references: np.ndarray,
+    min_rows: int,
+) -> np.ndarray:
+    """One sorted column's knots at ``references``: the line through its groups' means (extended
+    to 0 and 1), its atoms over the whole share of the scale their rows hold."""
+    distinct, counts = np.unique(values, return_counts=True)
+    rare = distinct[counts < min_rows]
+    means = []
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        group = values[start:stop]
+        low, high = group[0], group[-1]
+        mean = low if low == high else float(np.clip(group.mean(), low, high))
+        means.append(_off_rare(mean, rare, distinct, up=True))  # stays within the group
+    means = np.asarray(means)
+    slope_low = (means[1] - means[0]) / (centres[1] - centres[0])
+    slope_high = (means[-1] - means[-2]) / (centres[-1] - centres[-2])
+    first = means[0] - slope_low * centres[0]
+    last = means[-1] + slope_high * (1 - centres[-1])
+    at = np.concatenate([[0.0], centres, [1.0]])
+    line = np.interp(references, at, np.concatenate([[first], means, [last]]))
+    knots = np.array(
+        [_off_rare(v, rare, distinct, up=r > 0) for r, v in zip(references, line, strict=True)]
+    )
+    for value, low, high in atoms:
+        knots[(references >= low) & (references <= high)] = value
+    return np.maximum.accumulate(knots)  # a mean beside a short atom may sit past it
+
+
+def _holds(rare: np.ndarray, value: float) -> bool:
+    """Whether ``value`` equals one of the sorted values ``rare``."""
+    if not len(rare):
+        return False
+    i = np.searchsorted(rare, value)
+    near = rare[max(i - 1, 0) : i + 1]
+    return bool(np.any(np.abs(near - value) <= SAME * np.maximum(1.0, np.abs(near))))
+
+
+def _off_rare(value: float, rare: np.ndarray, distinct: np.ndarray, *, up: bool) -> float:
+    """``value``, or when it equals a rare value, the midpoint between that value and the next
+    distinct one (above when ``up``, else below; the other side at the column's edge). Nothing
+    lies strictly between two neighbouring distinct values, so the midpoint is no one's."""
+    if not _holds(rare, value):
+        return float(value)
+    i = int(np.argmin(np.abs(distinct - value)))
+    if len(distinct) == 1:
+        return float(distinct[0] + (1 if up else -1) * max(1.0, abs(distinct[0])))
+    j = i + 1 if up else i - 1
+    if not 0 <= j < len(distinct):
+        j = i - 1 if up else i + 1
+    return float((distinct[i] + distinct[j]) / 2)
+
+
+def extreme_mean(values: np.ndarray, min_rows: int, *, largest: bool) -> float:
+    """The mean of the ``min_rows`` largest (or smallest) ``values``: a bound that is no one's
+    value (moved inward, halfway to the next distinct value, when it equals a rare one)."""
+    ordered = np.sort(np.asarray(values, np.float64))
+    group = ordered[-min_rows:] if largest else ordered[:min_rows]
+    bound = float(group[0] if group[0] == group[-1] else np.clip(group.mean(), group[0], group[-1]))
+    distinct, counts = np.unique(ordered, return_counts=True)
+    return _off_rare(bound, distinct[counts < min_rows], distinct, up=not largest)
