@@ -55,15 +55,18 @@ def test_inverse_keeps_amount_and_time_in_the_training_range(frame, log_amount: 
     assert back[TIME].between(frame[TIME].min(), frame[TIME].max()).all()
 
 
-def test_files_without_amount_max_keep_the_old_cap(frame) -> None:
-    """Format 1 (before amount_max) still loads; format 2 tells older readers it is new."""
+@pytest.mark.parametrize("earlier", [f"wgangp.preprocessing/{v}" for v in range(1, 6)])
+def test_files_of_earlier_versions_are_refused_with_the_retrain_line(frame, earlier) -> None:
+    """Earlier formats stored training values in their quantile tables: retrain, in one line."""
     payload = json.loads(TabularTransformer().fit(frame).to_json())
-    assert payload["format"] == "wgangp.preprocessing/2"
-    del payload["amount_max"]
-    payload["format"] = "wgangp.preprocessing/1"
-    legacy = TabularTransformer.from_json(json.dumps(payload))
-    back = legacy.inverse_transform(np.full((2, len(FEATURES)), 1e3, np.float32))
-    assert back[AMOUNT].max() == round(math.expm1(20.0), 2)
+    assert payload["format"] == "wgangp.preprocessing/6"
+    payload["format"] = earlier
+    with pytest.raises(DataError) as err:
+        TabularTransformer.from_json(json.dumps(payload), source="p.json")
+    assert str(err.value) == (
+        f"p.json is not a wgangp.preprocessing/6 document (found {earlier!r}); it was not "
+        "written by wgangp's training or was edited: retrain to get a new one"
+    )
 
 
 def _with(frame, column: str, rows: list[int], value: float):
@@ -116,7 +119,7 @@ def test_transform_refuses_rows_that_scale_to_inf(frame) -> None:
         (lambda p: p["std"].__setitem__(3, "x"), "holds parameters that are not numbers"),
         (lambda p: p.__setitem__("extra", 1), "has unknown key(s) extra"),
         (lambda p: p.__setitem__("mean", [0.0]), "has 1 means and 30 scales, not 30"),
-        (lambda p: p.__setitem__("format", "x/9"), "is not a wgangp.preprocessing/1 or "),
+        (lambda p: p.__setitem__("format", "x/9"), "is not a wgangp.preprocessing/6 document"),
     ],
 )
 def test_load_refuses_a_broken_file_in_one_line(frame, tmp_path, edit, expected) -> None:
@@ -188,12 +191,14 @@ def test_a_per_class_transform_needs_labels_to_invert(frame) -> None:
 
 
 @pytest.mark.parametrize(("scaling", "per_class"), [("quantile", True), ("standard", True)])
-def test_format_3_round_trip_and_broken_file(frame, tmp_path, scaling, per_class) -> None:
-    """Quantile or per-class scales are version 3; a shared standard one stays version 2."""
+def test_per_class_scales_round_trip_and_a_broken_file_is_refused(
+    frame, tmp_path, scaling, per_class
+) -> None:
+    """Quantile or per-class scales round-trip; a broken scale is refused."""
     transformer = TabularTransformer(scaling=scaling, per_class=per_class).fit(frame)
     path = transformer.save(tmp_path / "preprocessing.json")
     payload = json.loads(path.read_text())
-    assert payload["format"] == "wgangp.preprocessing/3" and set(payload["scales"]) == {"0", "1"}
+    assert set(payload["scales"]) == {"0", "1"}
     loaded = TabularTransformer.load(path)
     np.testing.assert_array_equal(loaded.transform(frame), transformer.transform(frame))
     first = next(iter(payload["scales"]["1"].values()))
@@ -241,12 +246,11 @@ def test_quantile_columns_bring_repeated_amounts_back_exact(many_frauds) -> None
     np.testing.assert_array_equal(back[AMOUNT] == 1.0, frauds[AMOUNT].to_numpy() == 1.0)
 
 
-def test_quantile_columns_are_version_4_and_checked_on_load(many_frauds, tmp_path) -> None:
+def test_quantile_columns_are_saved_and_checked_on_load(many_frauds, tmp_path) -> None:
     frame = many_frauds
     transformer = TabularTransformer(per_class=True, quantile_columns=[AMOUNT]).fit(frame)
     path = transformer.save(tmp_path / "preprocessing.json")
     payload = json.loads(path.read_text())
-    assert payload["format"] == "wgangp.preprocessing/4"
     assert payload["quantile_columns"] == [AMOUNT]
     assert set(payload["scales"]["1"]) == {"base", "quantile", "columns"}
     loaded = TabularTransformer.load(path)

@@ -15,8 +15,7 @@ amounts (no one's own amount, docs/privacy.md), rounded to cents. A generator ca
 the networks' space, and the inverse of ``log1p`` turns a small overshoot into a huge amount
 (``expm1(20)`` is 4.85e8 against a real maximum near 25,700): a fraud team augmenting its data
 never wants an amount larger than any it has seen, so the overshoot is clipped to it. V1..V28
-are left as generated (unbounded in the data too). Files written before ``amount_max`` existed
-keep the old cap, ``expm1(20)``.
+are left as generated (unbounded in the data too).
 
 Every fitted parameter and every transformed row is checked finite (a DataError naming the
 column), and a non-finite ``preprocessing.json`` is refused on load: a model trained or served
@@ -40,20 +39,11 @@ from wgangp.data.scales import Scale, StandardScale, fit_scale, scale_from_dict
 from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
 from wgangp.errors import DataError
 
-#: Version 2 added ``amount_max``, version 3 ``scales`` (quantile or per-class scales), version 4
-#: ``quantile_columns``, version 5 mixture scales (``gmm``): a version refuses a newer file in its
-#: one line instead of a TypeError or a misread scale.
-#: Each file is written in the oldest version that holds it, so older versions keep reading the
-#: files they can use.
-_FORMAT_2 = "wgangp.preprocessing/2"
-_FORMAT_3 = "wgangp.preprocessing/3"
-_FORMAT_4 = "wgangp.preprocessing/4"
-_FORMAT = "wgangp.preprocessing/5"
-_READABLE = ("wgangp.preprocessing/1", _FORMAT_2, _FORMAT_3, _FORMAT_4, _FORMAT)
+#: The one format this version writes and reads; a file of another (an earlier wgangp's, whose
+#: quantile tables held training values) is refused with the retrain line.
+_FORMAT = "wgangp.preprocessing/6"
 #: The key of a scale shared by both classes in ``scales``.
 ALL_ROWS = "all"
-#: The cap of ``log1p(Amount)`` for files without ``amount_max`` (exp(20) ~ 4.85e8).
-_LEGACY_LOG_AMOUNT_CAP = 20.0
 _FIX_ROWS = "fix or drop the rows with extreme {column} values"
 
 
@@ -64,17 +54,17 @@ class TabularTransformer:
     scaling: str = "standard"  # standard | quantile | gmm | none
     log_amount: bool = True
     per_class: bool = False
-    #: Feature names mapped through their quantiles whatever ``scaling`` is (version 4).
+    #: Feature names mapped through their quantiles whatever ``scaling`` is.
     quantile_columns: list[str] = field(default_factory=list)
-    #: A standard scale shared by both classes (the version-2 fields) ...
+    #: A standard scale shared by both classes ...
     mean: list[float] | None = None
     std: list[float] | None = None
     #: ... or every other kind: ``{"all": scale}`` or ``{"0": scale, "1": scale}``.
     scales: dict[str, dict] | None = None
     time_min: float = 0.0
     time_max: float = 0.0
-    #: The largest Amount of the rows fitted on: generated amounts never exceed it.
-    amount_max: float | None = None
+    #: About the largest Amount fitted on (a mean of the largest rows): the generated ones' cap.
+    amount_max: float = 0.0
 
     @classmethod
     def from_config(cls, preprocess: PreprocessConfig) -> TabularTransformer:
@@ -146,10 +136,9 @@ class TabularTransformer:
         values = self._by_class(np.asarray(x, dtype=np.float64), labels, "inverse")
         frame = pd.DataFrame(values, columns=list(FEATURES))
         amount = frame[AMOUNT].to_numpy()
-        top = np.inf if self.amount_max is None else self.amount_max
+        top = self.amount_max
         if self.log_amount:
-            log_top = _LEGACY_LOG_AMOUNT_CAP if self.amount_max is None else np.log1p(top)
-            amount = np.expm1(np.clip(amount, 0.0, log_top))
+            amount = np.expm1(np.clip(amount, 0.0, np.log1p(top)))
         frame[AMOUNT] = np.clip(np.round(amount, 2), 0.0, top)  # cents, within [0, amount_max]
         frame[TIME] = np.round(np.clip(frame[TIME].to_numpy(), self.time_min, self.time_max))
         if labels is not None:
@@ -157,19 +146,7 @@ class TabularTransformer:
         return frame
 
     def to_json(self) -> str:
-        payload = asdict(self)
-        if self.scaling == "gmm":
-            payload = {"format": _FORMAT, **payload}
-            del payload["mean"], payload["std"]
-        elif self.quantile_columns:
-            payload = {"format": _FORMAT_4, **payload}
-            del payload["mean"], payload["std"]
-        elif self.scales is None:  # version 2: readable by the versions before scales
-            payload = {"format": _FORMAT_2, **payload}
-            del payload["per_class"], payload["scales"], payload["quantile_columns"]
-        else:
-            payload = {"format": _FORMAT_3, **payload}
-            del payload["mean"], payload["std"], payload["quantile_columns"]
+        payload = {"format": _FORMAT, **asdict(self)}
         # allow_nan=False: never write Infinity or NaN (not JSON; fit refuses them before this)
         return json.dumps(payload, indent=2, allow_nan=False)
 
@@ -180,8 +157,9 @@ class TabularTransformer:
             payload = json.loads(text)
         except ValueError as err:
             raise DataError(f"{source} is not valid JSON ({err}); {RETRAIN}") from None
-        if not isinstance(payload, dict) or payload.pop("format", None) not in _READABLE:
-            raise DataError(f"{source} is not a {' or '.join(_READABLE)} document; {RETRAIN}")
+        found = payload.pop("format", None) if isinstance(payload, dict) else None
+        if found != _FORMAT:
+            raise DataError(f"{source} is not a {_FORMAT} document (found {found!r}); {RETRAIN}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(payload) - known)
         if unknown:
@@ -244,7 +222,7 @@ class TabularTransformer:
                     found.append((FEATURES[i], shown))
         ranges = {
             TIME: {"min": self.time_min, "max": self.time_max},
-            AMOUNT: {"max": self.amount_max if self.amount_max is not None else 0.0},
+            AMOUNT: {"max": self.amount_max},
         }
         for column, values in ranges.items():
             if column not in {name for name, _ in found} and not all(
