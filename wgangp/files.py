@@ -44,20 +44,23 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def write_error(path: Path, err: OSError, existed: bool) -> FileWriteError:
+def write_error(path: Path, err: OSError, existed: bool, name: str | None = None) -> FileWriteError:
     """The one line of a failed write: which file, why, and what is still there."""
     why = err.strerror or str(err) or type(err).__name__
     if err.errno == errno.ENOSPC:
         why = "no space left on the device"
     kept = "the previous file is kept unchanged" if existed else "nothing was written"
-    return FileWriteError(f"cannot write {path} ({why}); {kept}; free space or write elsewhere")
+    return FileWriteError(
+        f"cannot write {name or path} ({why}); {kept}; free space or choose a writable location"
+    )
 
 
 @contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
+def atomic_path(path: Path, name: str | None = None) -> Iterator[Path]:
     """Yield a temporary path to write ``path``'s new content to; on leaving, it replaces
     ``path``. Any error removes the temporary file and leaves ``path`` as it was; an
-    :class:`OSError` becomes a :class:`FileWriteError`."""
+    :class:`OSError` becomes a :class:`FileWriteError` (``name``: how its line names the file).
+    """
     path = Path(path)
     existed = path.exists()
     tmp = _temporary(path)
@@ -67,7 +70,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
         os.replace(tmp, path)
     except OSError as err:
         _remove(tmp)
-        raise write_error(path, err, existed) from None
+        raise write_error(path, err, existed, name) from None
     except BaseException:
         _remove(tmp)
         raise
@@ -75,9 +78,9 @@ def atomic_path(path: Path) -> Iterator[Path]:
         _fsync(path.parent)
 
 
-def write_with(path: Path, writer: Callable[[Path], object]) -> Path:
+def write_with(path: Path, writer: Callable[[Path], object], name: str | None = None) -> Path:
     """``writer(tmp)`` writes the content; it lands at ``path`` only once complete."""
-    with atomic_path(path) as tmp:
+    with atomic_path(path, name) as tmp:
         writer(tmp)
     return Path(path)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from wgangp.cli import command_args, key_values
 from wgangp.errors import WgangpError, report_error
+from wgangp.files import write_with
 from wgangp.serving.bundle import local_bundle
 from wgangp.tracking.store import existing_store
 
@@ -122,16 +123,10 @@ def check_writable(path: Path) -> None:
 
 
 def write_rows(frame, path: Path, file_format: str) -> Path:
-    try:
-        if file_format == "parquet":
-            frame.to_parquet(path, index=False)
-        else:
-            frame.to_csv(path, index=False)
-    except OSError as err:
-        raise SampleArgumentError(
-            f"cannot write output={path} ({err.strerror or err}); choose a writable location"
-        ) from None
-    return path
+    """Write the rows complete or not at all: a failure (a full disk) keeps the previous file."""
+    if file_format == "parquet":
+        return write_with(path, lambda tmp: frame.to_parquet(tmp, index=False), f"output={path}")
+    return write_with(path, lambda tmp: frame.to_csv(tmp, index=False), f"output={path}")
 
 
 def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | None:

@@ -40,6 +40,7 @@ from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import FEATURES, FRAUD, LABEL
 from wgangp.data.transform import TabularTransformer
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
+from wgangp.files import write_text, write_with
 from wgangp.synthesis.assemble import assemble
 from wgangp.tracking.tracker import Tracker
 
@@ -116,9 +117,10 @@ class BestGenerator:
         if self.selection is not None:
             record.update(step=self.selection.step, score=self.selection.score)
             if self._dirty and self.weights is not None:
-                np.savez(self.weights_path, *self.weights)
+                weights = self.weights
+                write_with(self.weights_path, lambda tmp: np.savez(tmp, *weights))
                 self._dirty = False
-        self.record_path.write_text(json.dumps(record))
+        write_text(self.record_path, json.dumps(record))
 
     def restore(self) -> None:
         """Read what :meth:`persist` wrote (a resumed run); nothing when there is none."""

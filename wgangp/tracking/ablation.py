@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from wgangp.errors import TrackingError
+from wgangp.files import write_text, write_with
 
 #: The metric logged once at the end of training; its step is the number of steps completed.
 _SUMMARY_METRIC = "train.wall_time_s"
@@ -173,6 +174,6 @@ def write_report(rows: Sequence[RunRow], out_dir: Path, title: str) -> tuple[Pat
     out_dir.mkdir(parents=True, exist_ok=True)
     markdown = render(frame, title)
     md_path, csv_path = out_dir / "ablation_report.md", out_dir / "ablation_report.csv"
-    md_path.write_text(markdown)
-    frame.to_csv(csv_path, index=False)
+    write_text(md_path, markdown)
+    write_with(csv_path, lambda tmp: frame.to_csv(tmp, index=False))
     return md_path, csv_path, markdown

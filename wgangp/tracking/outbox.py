@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from wgangp.errors import TrackingError
+from wgangp.files import write_text
 from wgangp.tracking.secrets import redact
 from wgangp.tracking.store import check_reachable, use_http_retry_defaults, use_tracking_uri
 
@@ -77,9 +77,7 @@ class Outbox:
             if not remaining:
                 self.path.unlink(missing_ok=True)
                 return
-            tmp = self.path.with_suffix(".jsonl.tmp")
-            tmp.write_text("".join(json.dumps(e, default=str) + "\n" for e in remaining))
-            os.replace(tmp, self.path)
+            write_text(self.path, "".join(json.dumps(e, default=str) + "\n" for e in remaining))
 
 
 def is_refusal(err: BaseException) -> bool:

@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 from wgangp.config import Config, flatten
 from wgangp.errors import ConfigError, WgangpError
+from wgangp.files import write_text
 
 log = logging.getLogger("wgangp.resume")
 
@@ -143,9 +144,7 @@ class CheckpointDir:
     def write_record(self, record: RunRecord) -> None:
         """Atomically replace ``run.json`` (a crash never leaves half a file)."""
         record.updated = datetime.now(UTC).isoformat(timespec="seconds")
-        tmp = self.record_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(record.__dict__, indent=2) + "\n")
-        os.replace(tmp, self.record_path)
+        write_text(self.record_path, json.dumps(record.__dict__, indent=2) + "\n")
 
     def has_checkpoint(self) -> bool:
         return (self.path / "checkpoint").is_file()

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from wgangp.files import write_with
 from wgangp.step.train_step import METRICS
 
 
@@ -40,18 +41,15 @@ class MetricHistory:
         self.rows = list(frame.loc[:, list(METRICS)].to_numpy(np.float32))
         self._persisted = len(self.rows)
         # The journal now holds exactly these rows (a crash may have left later ones).
-        self.frame().to_csv(journal, index=False)
+        self.save_csv(journal)
         return len(self.rows)
 
     def persist(self, journal: Path) -> None:
-        """Append the rows not yet in ``journal`` (call before saving a checkpoint)."""
-        new = self.frame().iloc[self._persisted :]
-        if new.empty:
+        """Rewrite ``journal`` with every row so far (call before saving a checkpoint); it is
+        replaced whole, so an interrupted write leaves the previous journal, never a torn one."""
+        if len(self.rows) == self._persisted and Path(journal).is_file():
             return
-        header = not Path(journal).is_file()
-        with Path(journal).open("a", encoding="utf-8") as handle:
-            new.to_csv(handle, index=False, header=header)
-            handle.flush()
+        self.save_csv(journal)
         self._persisted = len(self.rows)
 
     def add(self, start_step: int, block: np.ndarray) -> list[tuple[int, dict[str, float]]]:
@@ -98,8 +96,8 @@ class MetricHistory:
         return frame
 
     def save_csv(self, path: Path) -> Path:
-        self.frame().to_csv(path, index=False)
-        return path
+        frame = self.frame()
+        return write_with(Path(path), lambda tmp: frame.to_csv(tmp, index=False))
 
     def plot(self, path: Path) -> Path:
         import matplotlib
@@ -121,6 +119,8 @@ class MetricHistory:
             ax.grid(alpha=0.3)
         axes[0].legend()
         fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        try:
+            write_with(Path(path), lambda tmp: fig.savefig(tmp, dpi=100))
+        finally:
+            plt.close(fig)
         return path

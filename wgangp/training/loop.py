@@ -8,9 +8,13 @@ so a resumed run, which logs only the steps after its checkpoint, has no gap and
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
+import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
@@ -18,6 +22,7 @@ from tqdm.auto import tqdm
 
 from wgangp.config import TrainerConfig
 from wgangp.errors import NonFiniteError
+from wgangp.files import FileWriteError
 from wgangp.step.train_step import METRICS, ChunkResult, TrainStep
 from wgangp.synthesis.selection import StepSelector
 from wgangp.training.averaging import GeneratorAverage
@@ -163,10 +168,35 @@ class HostLoop:
         self.history.persist(self.run.checkpoints.history_path)
         if self.selector:
             self.selector.best.persist()
-        path = self.manager.save(checkpoint_number=step)
+        path = self.save_checkpoint(step)
         self.run.record.step = step
         self.run.checkpoints.write_record(self.run.record)
         return path
+
+    def save_checkpoint(self, step: int) -> str:
+        """``manager.save``; a full disk or a read-only folder is one line naming what is kept
+        (TensorFlow writes under temporary names and renames, so earlier checkpoints stay)."""
+        try:
+            return self.manager.save(checkpoint_number=step)
+        except (tf.errors.OpError, OSError) as err:
+            folder = self.run.checkpoints.path
+            for leftover in folder.glob(f"ckpt-{step}[._]*"):
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+            kept = self.manager.latest_checkpoint
+            what = (
+                f"{Path(kept).name} is kept; free space or set trainer.checkpoint_dir=..., then "
+                "rerun with trainer.resume=true"
+                if kept
+                else "no earlier checkpoint exists; free space or set trainer.checkpoint_dir=..."
+            )
+            reason = getattr(err, "message", None) or getattr(err, "strerror", None) or str(err)
+            if "No space left" in str(reason) or getattr(err, "errno", None) == errno.ENOSPC:
+                reason = "no space left on the device"
+            raise FileWriteError(
+                f"cannot write the checkpoint of step {step} in {folder} "
+                f"({str(reason).splitlines()[0][:160]}); {what}"
+            ) from None
 
     def finish(
         self, step: int, steps_done: int, elapsed: float, last: ChunkResult | None
@@ -199,7 +229,7 @@ class HostLoop:
         """Record the first non-finite quantity and keep the last good weights; then raise
         (``on_nan=raise``) or mark ``outcome`` as stopped (``on_nan=stop``)."""
         step, source = failed.bad_step, failed.bad_source
-        good = self.manager.save(checkpoint_number=outcome.step)  # the guard kept good weights
+        good = self.save_checkpoint(outcome.step)  # the guard kept good weights
         report = investigate(self.train_step, step, source)
         report.update(
             {

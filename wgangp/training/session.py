@@ -21,6 +21,7 @@ from omegaconf import OmegaConf
 from wgangp.config import Config, flatten
 from wgangp.data.prepare import PreparedData
 from wgangp.errors import NonFiniteError, WgangpError, report_error
+from wgangp.files import write_text
 from wgangp.tracking.outbox import OUTBOX_FILE
 from wgangp.tracking.secrets import redact, scrub_secrets
 from wgangp.tracking.store import open_tracking_uri
@@ -205,7 +206,7 @@ class TrackedRun:
         this job continues a run (a resumed run keeps the params of its first launch)."""
         output = self.dirs.output
         resolved = OmegaConf.structured(self.cfg)
-        (output / "config_resolved.yaml").write_text(redact(OmegaConf.to_yaml(resolved)))
+        write_text(output / "config_resolved.yaml", redact(OmegaConf.to_yaml(resolved)))
         if not self.resumed:
             self.tracker.log_params(flatten(self.cfg))
         self.tracker.log_artifact(output / "config_resolved.yaml", "config")
