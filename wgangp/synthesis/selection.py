@@ -126,12 +126,23 @@ class BestGenerator:
         """Read what :meth:`persist` wrote (a resumed run); nothing when there is none."""
         if not self.record_path.exists():
             return
-        record = json.loads(self.record_path.read_text())
-        self.smoothed = record.get("smoothed")
-        if "step" in record and self.weights_path.exists():
-            with np.load(self.weights_path) as saved:
-                self.weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
-            self.selection = Selection(int(record["step"]), float(record["score"]))
+        try:
+            record = json.loads(self.record_path.read_text())
+            smoothed = record.get("smoothed")
+            if "step" in record and self.weights_path.exists():
+                with np.load(self.weights_path) as saved:
+                    weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+                selection = Selection(int(record["step"]), float(record["score"]))
+            else:
+                weights, selection = None, None
+        except Exception as err:  # a damaged file: json, zip and numpy errors alike
+            log.warning(
+                "the kept best generator beside the checkpoints is damaged (%s: %s); the step "
+                "selection starts over from the resumed step", type(err).__name__, err,
+            )  # fmt: skip
+            self.forget()
+            return
+        self.smoothed, self.weights, self.selection = smoothed, weights, selection
 
     def forget(self) -> None:
         """A run that starts over: no best from an earlier attempt."""

@@ -21,11 +21,12 @@ import tensorflow as tf
 from tqdm.auto import tqdm
 
 from wgangp.config import TrainerConfig
-from wgangp.errors import NonFiniteError
+from wgangp.errors import DataError, NonFiniteError
 from wgangp.files import FileWriteError
 from wgangp.step.train_step import METRICS, ChunkResult, TrainStep
 from wgangp.synthesis.selection import StepSelector
 from wgangp.training.averaging import GeneratorAverage
+from wgangp.training.checkpoints import fresh_start_advice
 from wgangp.training.forensics import investigate, write_forensics
 from wgangp.training.history import MetricHistory
 from wgangp.training.interrupts import Interrupted
@@ -38,6 +39,37 @@ log = logging.getLogger("wgangp.train")
 TRACKING_FLUSH_S = 60.0
 # TensorFlow's checkpoint writer logs "Sharding callback duration" at INFO through absl.
 logging.getLogger("absl").setLevel(logging.WARNING)
+
+
+def recover_checkpoint_list(directory: Path) -> None:
+    """Rebuild TensorFlow's list of checkpoints (the ``checkpoint`` file) from the ``ckpt-N``
+    files present when it is unreadable: TensorFlow would ignore it and start from scratch."""
+    if not (directory / "checkpoint").is_file():
+        return
+    try:
+        state = tf.train.get_checkpoint_state(str(directory))
+    except ValueError:
+        state = None
+    if state is not None and state.model_checkpoint_path:
+        return
+    steps = sorted(
+        int(p.name[5:-6]) for p in directory.glob("ckpt-*.index") if p.name[5:-6].isdigit()
+    )
+    if not steps:
+        return
+    paths = [f"ckpt-{step}" for step in steps]
+    times = [(directory / f"{p}.index").stat().st_mtime for p in paths]
+    tf.compat.v1.train.update_checkpoint_state(
+        str(directory),
+        paths[-1],
+        all_model_checkpoint_paths=paths,
+        all_model_checkpoint_timestamps=times,  # without them the manager lists none
+        last_preserved_timestamp=min(times) - 1.0,
+    )
+    log.warning(
+        "the checkpoint list in %s was unreadable; rebuilt it from %s",
+        directory, ", ".join(paths),
+    )  # fmt: skip
 
 
 @dataclass
@@ -83,6 +115,8 @@ class HostLoop:
         self.state = train_step.checkpoint()
         if average is not None:
             self.state.generator_average = average.model
+        if tc.resume:
+            recover_checkpoint_list(run.checkpoints.path)
         self.manager = tf.train.CheckpointManager(
             self.state, str(run.checkpoints.path), max_to_keep=tc.keep_checkpoints
         )
@@ -128,9 +162,8 @@ class HostLoop:
     def start(self) -> int:
         """Restore the latest checkpoint when resuming; else start with an empty journal."""
         run, train_step = self.run, self.train_step
-        if self.tc.resume and self.manager.latest_checkpoint:
-            latest = self.manager.latest_checkpoint
-            self.state.restore(latest).assert_existing_objects_matched()
+        latest = self.restore_newest_intact() if self.tc.resume else None
+        if latest is not None:
             restored = int(train_step.step.numpy())
             self.history.restore(run.checkpoints.history_path, restored)
             self.history.skip_through = self.tracker.last_logged_step()
@@ -143,6 +176,28 @@ class HostLoop:
             if self.selector:
                 self.selector.best.forget()
         return int(train_step.step.numpy())
+
+    def restore_newest_intact(self) -> str | None:
+        """Restore the newest checkpoint that reads back whole; a damaged one (a truncated
+        file, a torn write) is skipped with a warning and the one before it is used."""
+        damaged = []
+        for path in reversed(self.manager.checkpoints):
+            try:
+                self.state.restore(path).assert_existing_objects_matched()
+            except Exception as err:  # TensorFlow's readers raise IndexError, OpError, ...
+                first = (str(err).splitlines() or [type(err).__name__])[0][:160]
+                log.warning("checkpoint %s is damaged (%s); trying the one before", path, first)
+                damaged.append(Path(path).name)
+                continue
+            if damaged:
+                self.tracker.set_tags({"resumed.skipped_damaged": ",".join(damaged)})
+            return path
+        if damaged:
+            raise DataError(
+                f"no intact checkpoint in {self.run.checkpoints.path} (damaged: "
+                f"{', '.join(damaged)}); {fresh_start_advice(self.run.checkpoints.path)}"
+            )
+        return None
 
     def stop(self, step: int) -> None:
         """A signal asked the run to stop: keep a checkpoint at ``step`` and say so."""

@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 
 from wgangp.config import Config, flatten
 from wgangp.data.prepare import PreparedData
-from wgangp.errors import NonFiniteError, WgangpError, report_error
+from wgangp.errors import DataError, NonFiniteError, WgangpError, report_error
 from wgangp.files import write_text
 from wgangp.tracking.outbox import OUTBOX_FILE
 from wgangp.tracking.secrets import redact, scrub_secrets
@@ -31,7 +31,9 @@ from wgangp.training.checkpoints import (
     CheckpointDir,
     RunRecord,
     config_key,
+    fresh_start_advice,
     open_checkpoint_dir,
+    trajectory_params,
 )
 from wgangp.training.interrupts import Interrupted, Interruption
 from wgangp.training.runtime import environment_tags, git_commit
@@ -131,6 +133,7 @@ class TrackedRun:
             experiment=tracker.experiment,
             output_dir=str(self.dirs.output),
             config_key=config_key(cfg),
+            params=trajectory_params(cfg),
         )
         try:
             self._close_stale(stale)
@@ -148,6 +151,7 @@ class TrackedRun:
             self.record.run_id = tracker.run_id
             if self.previous is not None:
                 self.record.step = self.previous.step
+                self.record.data_digest = self.previous.data_digest
             self.checkpoints.write_record(self.record)
             if tracker.run_id:
                 log.info("MLflow run %s; checkpoints in %s", tracker.run_id, self.checkpoints.path)
@@ -191,11 +195,23 @@ class TrackedRun:
         return None
 
     def log_data(self, data: PreparedData) -> None:
-        """Where the rows came from, and how many exact duplicates the split kept together."""
+        """Where the rows came from, their digest, and how many exact duplicates the split kept
+        together. A resumed run must split the same table as its first launch."""
+        previous = self.previous
+        if previous is not None and previous.data_digest and previous.data_digest != data.digest:
+            raise DataError(
+                f"trainer.resume=true, but the table {data.origin} is not the one the checkpoints "
+                f"in {self.checkpoints.path} were trained on (digest {previous.data_digest}, now "
+                f"{data.digest}): it was edited or replaced; restore it, or "
+                f"{fresh_start_advice(self.checkpoints.path)}"
+            )
+        self.record.data_digest = data.digest
+        self.checkpoints.write_record(self.record)
         self.tracker.set_tags(
             {
                 "data.source": data.source,
                 "data.origin": data.origin,
+                "data.digest": data.digest,
                 "data.duplicate_rows": str(data.duplicate_rows),
             }
         )
