@@ -35,6 +35,18 @@ HTTP_RETRY_DEFAULTS = {
 }
 
 
+def _sqlite_file(path: Path, launch_dir: Path) -> Path:
+    """The database a plain path most likely meant: the file itself (a store that exists, or a
+    ``.db`` name), ``mlflow.db`` inside a folder, else the name plus ``.db``."""
+    path = path if path.is_absolute() else launch_dir / path
+    path = path.resolve()
+    if path.is_file() or path.suffix in (".db", ".sqlite", ".sqlite3"):
+        return path
+    if path.is_dir():
+        return path / "mlflow.db"
+    return path.with_name(path.name + ".db")
+
+
 def resolve_tracking_uri(uri: str | None, launch_dir: Path) -> str:
     """``tracking.uri``, else ``$MLFLOW_TRACKING_URI``, else a sqlite file in the launch dir."""
     if uri:
@@ -49,7 +61,7 @@ def resolve_tracking_uri(uri: str | None, launch_dir: Path) -> str:
     if "://" not in chosen and not chosen.startswith("databricks"):
         raise TrackingError(
             f"tracking URI {chosen!r} is a plain path, which MLflow 3 refuses; "
-            f"use sqlite:///{Path(chosen).resolve()}.db or http://host:port"
+            f"use sqlite:///{_sqlite_file(Path(chosen), launch_dir)} or http://host:port"
         )
     scheme = urllib.parse.urlsplit(chosen).scheme.split("+")[0].lower() or chosen  # databricks
     if scheme not in SCHEMES:
