@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import hydra
 from omegaconf import DictConfig
 
-from wgangp.cli import check_output_dir, check_overrides
+from wgangp.cli import check_no_credentials, check_output_dir, check_overrides
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
 from wgangp.training.interrupts import Interrupted
@@ -141,6 +141,7 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
 def main() -> None:
     """Console entry: check override keys against the schema first (one clear line), then run."""
     try:
+        check_no_credentials(sys.argv[1:])
         check_overrides(sys.argv[1:])
         check_output_dir(sys.argv[1:])
     except WgangpError as err:

@@ -7,6 +7,7 @@ directory, like every other path a user types.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import fcntl
 import logging
@@ -95,8 +96,20 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
     """Fail fast with the fix when an HTTP tracking server does not answer."""
     if not is_http(uri):
         return
+    parts = urllib.parse.urlsplit(uri)
+    request = urllib.request.Request(f"{uri.rstrip('/')}/health")
+    if parts.username is not None:  # urllib would take user:password@ for part of the host
+        netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+        bare = urllib.parse.urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
+        token = (
+            f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        )
+        request = urllib.request.Request(
+            f"{bare}/health",
+            headers={"Authorization": f"Basic {base64.b64encode(token.encode()).decode()}"},
+        )
     try:
-        with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()
     except (urllib.error.URLError, OSError, ValueError) as err:
         reason = getattr(err, "reason", err)

@@ -316,6 +316,10 @@ class TrackedRun:
             self.record.status = previous.status  # a failed relaunch leaves the run resumable
         with contextlib.suppress(OSError):
             self.checkpoints.write_record(self.record)
+        meta = self.dirs.hydra_meta
+        if meta is not None and meta.is_dir():  # also when the run failed before log_config
+            with contextlib.suppress(OSError):
+                scrub_secrets(meta)
         if previous is None and status != "FINISHED":
             self.checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
         self.checkpoints.release()
