@@ -396,3 +396,20 @@ def test_a_damaged_kept_best_generator_is_forgotten_not_a_crash(
     again.restore()
     assert again.selection is None and again.weights is None
     assert not path.exists()
+
+
+def test_a_torn_metrics_journal_loses_only_its_torn_row_and_says_so(tmp_path: Path, caplog) -> None:
+    from wgangp.step.train_step import METRICS
+    from wgangp.training.history import MetricHistory
+
+    journal = tmp_path / "history.csv"
+    first = MetricHistory(log_every=2)
+    first.add(0, np.ones((4, len(METRICS)), np.float32))
+    first.persist(journal)
+    text = journal.read_text()
+    journal.write_text(text[: len(text) - 6])  # the last row cut mid-way
+    resumed = MetricHistory(log_every=2)
+    with caplog.at_level("WARNING", logger="wgangp.resume"):
+        assert resumed.restore(journal, upto_step=4) == 3
+    assert "holds 3 of the 4 steps before the checkpoint (damaged)" in caplog.text
+    assert not resumed.frame().isna().any().any()

@@ -7,6 +7,7 @@ step (:meth:`MetricHistory.restore`), so its curves have every step exactly once
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import pandas as pd
 
 from wgangp.files import write_with
 from wgangp.step.train_step import METRICS
+
+log = logging.getLogger("wgangp.resume")
 
 
 class MetricHistory:
@@ -34,9 +37,20 @@ class MetricHistory:
         """Reload the rows of steps ``<= upto_step`` from ``journal``; returns how many."""
         if upto_step <= 0 or not Path(journal).is_file():
             return 0
-        frame = pd.read_csv(journal)
+        try:
+            frame = pd.read_csv(journal, on_bad_lines="skip")
+            frame = frame.dropna(subset=["step", *METRICS[-1:]])  # a torn last row: dropped
+        except (ValueError, KeyError, OSError) as err:  # an empty or foreign file
+            log.warning("ignoring the unreadable metrics journal %s (%s)", journal, err)
+            frame = pd.DataFrame(columns=["step", *METRICS])
         frame = frame[frame["step"] <= upto_step].drop_duplicates("step", keep="last")
         frame = frame.sort_values("step")
+        if len(frame) != upto_step:
+            log.warning(
+                "the metrics journal %s holds %d of the %d steps before the checkpoint (damaged); "
+                "metrics.csv will miss the others (the MLflow curves keep them)",
+                journal, len(frame), upto_step,
+            )  # fmt: skip
         self.steps = [int(s) for s in frame["step"]]
         self.rows = list(frame.loc[:, list(METRICS)].to_numpy(np.float32))
         self._persisted = len(self.rows)
