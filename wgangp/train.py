@@ -116,7 +116,7 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
 
     hydra_cfg = HydraConfig.get()
     sweeping = hydra_cfg.mode == RunMode.MULTIRUN
-    job = (str(hydra_cfg.job.num), list(hydra_cfg.overrides.task))
+    job = (str(hydra_cfg.job.num), list(hydra_cfg.overrides.task)) if sweeping else ("", [])
     try:
         result = train(cfg)
     except WgangpError as err:
