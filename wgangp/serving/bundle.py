@@ -30,6 +30,8 @@ META_FILE = "synthesizer.json"
 CALIBRATION_FILE = "calibration.json"
 COPULA_FILE = "copula.json"
 MANIFEST_FILE = "manifest.json"
+#: Every file a bundle can hold.
+BUNDLE_FILES = (GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, CALIBRATION_FILE, COPULA_FILE)
 #: The bundle's format, recorded in its manifest: a loader refuses any other.
 BUNDLE_FORMAT = "wgangp.bundle/1"
 #: What a user can do about a damaged bundle.
@@ -70,8 +72,8 @@ def write_manifest(directory: Path) -> Path:
 
 
 def check_manifest(directory: Path) -> None:
-    """Every file the manifest lists is present with its size and checksum, and no other file
-    is there; else one line naming the file."""
+    """Every file the manifest lists is present with its size and checksum, and no other bundle
+    file is there; else one line naming the file."""
     directory = Path(directory)
     path = directory / MANIFEST_FILE
     try:
@@ -102,10 +104,10 @@ def check_manifest(directory: Path) -> None:
                 f"{file} does not match its checksum in {MANIFEST_FILE} (edited or damaged); "
                 f"{REEXPORT}"
             )
+    # A run's artifact folder may also hold its pyfunc model's files (MLmodel, ...): only a
+    # bundle file the save did not write would change what is sampled.
     extra = sorted(
-        p.name
-        for p in directory.iterdir()
-        if p.is_file() and _sealed(p.name) and p.name not in expected
+        name for name in BUNDLE_FILES if name not in expected and (directory / name).exists()
     )
     if extra:
         raise DamagedBundleError(
