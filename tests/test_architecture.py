@@ -1,7 +1,7 @@
 """The package's layout holds: imports point one way, from the entry points down to the model.
 
-Layers, lowest first: ``errors``/``config``, ``tracking``, ``data``, ``model``, then ``step``
-(the compiled training step) beside ``serving`` (the shipped model), ``evaluation``,
+Layers, lowest first: ``errors``/``config``/``files``, ``tracking``, ``data``, ``model``, then
+``step`` (the compiled training step) beside ``serving`` (the shipped model), ``evaluation``,
 ``synthesis`` (select, assemble, export), ``training`` (the run's lifecycle), ``cli``, then the
 ``python -m`` entry modules. A module may import its own layer and the ones below, never one
 above; and no two modules import each other, directly or around a cycle.
@@ -17,6 +17,7 @@ PACKAGE = REPO / "wgangp"
 LAYERS = {
     "errors": 0,
     "config": 0,
+    "files": 0,
     "tracking": 1,
     "data": 2,
     "model": 3,

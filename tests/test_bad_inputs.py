@@ -402,6 +402,7 @@ def _broken_bundle(directory: Path, problem: str) -> Path:
     from wgangp.data.schema import FEATURES
     from wgangp.data.transform import TabularTransformer
     from wgangp.model.networks import build_generator
+    from wgangp.serving.bundle import write_manifest
     from wgangp.serving.synthesizer import Synthesizer
 
     generator = build_generator(4, len(FEATURES), [8])
@@ -413,6 +414,7 @@ def _broken_bundle(directory: Path, problem: str) -> Path:
         payload = json.loads(path.read_text())
         payload["std"][3] = float("inf")
         path.write_text(json.dumps(payload))  # writes Infinity, as json.dumps did for the old code
+        write_manifest(bundle)  # sealed, as the old code's save would have
     return bundle
 
 

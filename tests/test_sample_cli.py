@@ -211,3 +211,38 @@ def test_real_cli_subprocess(trained, tmp_path):
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr
     assert bad.stderr.strip().splitlines()[-1].startswith("wgangp: error: cannot write output=")
+
+
+def test_more_rows_than_the_machine_holds_are_refused_before_loading(monkeypatch, capsys):
+    from wgangp import sample as sample_module
+
+    monkeypatch.setattr(sample_module, "available_memory", lambda: 2_000_000_000)
+    assert main(["model_uri=/nonexistent", "n=10000000", "output=-"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == (
+        "wgangp: error: n=10000000 rows need about 13.0 GB of memory and 2.0 GB are available; "
+        "draw at most about 1538000 rows per call (several calls with different seed= values) "
+        "or use a larger machine"
+    )
+
+
+def test_a_reader_that_stops_early_is_no_error(tmp_path):
+    """``wgangp.sample ... | head -2``: no traceback, exit 0."""
+    from wgangp.data.schema import FEATURES
+    from wgangp.data.simulated import simulate_creditcard
+    from wgangp.data.transform import TabularTransformer
+    from wgangp.model.networks import build_generator
+    from wgangp.serving.synthesizer import Synthesizer
+
+    transformer = TabularTransformer().fit(simulate_creditcard(500, seed=0))
+    bundle = Synthesizer(build_generator(4, len(FEATURES), [8]), transformer, 4).save(
+        tmp_path / "synthesizer"
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    command = [sys.executable, "-m", "wgangp.sample", f"model_uri={bundle}", "n=200000"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout.readline().startswith(b"Time,V1,")
+    proc.stdout.close()  # as head does after its lines
+    err = proc.stderr.read().decode()
+    assert proc.wait(300) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err

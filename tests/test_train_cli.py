@@ -154,3 +154,24 @@ def test_real_rows(tmp_path: Path, real_sample: Path) -> None:
     assert run.data.tags["data.origin"].endswith("creditcard_real_sample.csv.gz")
     history = client.get_metric_history(run.info.run_id, "train/critic_loss")
     assert len(history) == 3 and all(np.isfinite(m.value) for m in history)
+
+
+def test_a_sweep_with_a_failed_job_runs_every_job_then_exits_non_zero(tmp_path: Path) -> None:
+    """Hydra itself exits 0 whatever its jobs did: the sweep's last line names the failed job."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    overrides = [o for o in TINY if not o.startswith("trainer.batch_size=")]
+    cmd = [sys.executable, "-m", "wgangp.train", "-m", *overrides, f"tracking.uri={uri}"]
+    cmd += ["trainer.batch_size=100000,32", "tracking.log_model=false"]
+    cmd += [f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == (
+        "wgangp: error: 1 of 2 sweep job(s) failed: #0 (trainer.batch_size=100000); each job's "
+        "line above says why (its MLflow run is FAILED)"
+    )
+    runs = MlflowClient(uri).search_runs(
+        [MlflowClient(uri).get_experiment_by_name("wgangp").experiment_id]
+    )
+    assert sorted(r.info.status for r in runs) == ["FAILED", "FINISHED"]  # the second job ran

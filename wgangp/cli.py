@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import sys
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -141,6 +142,25 @@ def _check_override_types(argv: Iterable[str], keys: set[str], groups: set[str])
         except OmegaConfBaseException as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise ConfigError(f"invalid config value in override '{arg}': {first}") from None
+
+
+def check_no_credentials(argv: Iterable[str]) -> None:
+    """Refuse a password inside ``tracking.uri=scheme://user:password@host`` before Hydra starts:
+    Hydra writes the overrides as typed into the run's ``.hydra`` folder at once."""
+    for arg in argv:
+        key, _, value = arg.lstrip("+~").partition("=")
+        if key != "tracking.uri" or not value:
+            continue
+        parts = urllib.parse.urlsplit(value.strip("'\""))
+        if parts.password:
+            host = parts.hostname or ""
+            port = f":{parts.port}" if parts.port else ""
+            raise ConfigError(
+                f"tracking.uri carries a password ({parts.scheme}://{parts.username}:***@{host}"
+                f"{port}), which would be written to the run's files and your shell history; "
+                f"set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD in the environment "
+                f"and use tracking.uri={parts.scheme}://{host}{port}{parts.path}"
+            )
 
 
 def check_output_dir(argv: Iterable[str], cwd: str | None = None) -> None:

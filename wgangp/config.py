@@ -8,6 +8,7 @@ key fails at composition; values are checked in ``__post_init__``, which runs wh
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -244,9 +245,10 @@ class TrackingConfig:
         if self.register_as is not None:
             name = self.register_as
             _require(
-                bool(name.strip()) and not any(c in name for c in "/:@"),
+                re.fullmatch(r"[A-Za-z0-9._-]+", name) is not None,
                 "tracking.register_as",
-                f"{name!r} must be a non-empty model name without '/', ':' or '@'",
+                f"{name!r} must be a non-empty model name without '/', ':' or '@', of letters, "
+                "digits, '.', '_' and '-' only (models:/NAME@champion must carry it)",
             )
             _require(
                 self.enabled and self.log_model,

@@ -7,6 +7,10 @@ artifacts.
 
     python -m wgangp.evaluate --run <run id | runs:/<id>> [--data PATH] [--seed N]
                               [--n-synthetic N] [--seeds N] [--tracking-uri URI] [--out DIR]
+
+The run keeps the digest of the table it split (tag ``data.digest``): a table edited or replaced
+since would split differently, and rows the run trained on would be scored as held out, so the
+evaluation is refused unless ``--new-split`` says to go on (it then says so, loudly).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import yaml
 from omegaconf import OmegaConf
 
 from wgangp.config import Config, to_config
-from wgangp.errors import WgangpError, report_error
+from wgangp.errors import DataError, WgangpError, report_error
 from wgangp.tracking.names import EVAL, metric
 
 log = logging.getLogger("wgangp.evaluate")
@@ -70,6 +74,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--out", type=Path, help="where to write the report (default: a temp dir)")
     parser.add_argument("--no-log", action="store_true", help="do not log back into the run")
+    parser.add_argument(
+        "--new-split",
+        action="store_true",
+        help="evaluate even if the table is not the one the run split (the test rows are then "
+        "not held out from training)",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser.parse_args(argv)
 
@@ -120,6 +130,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     seed = cfg.seed if args.seed is None else args.seed
 
     data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir)
+    new_split = check_same_table(run_id, tags.get("data.digest"), data, args.new_split)
     if cfg.trainer.refit:  # the generator trained on the validation rows too: so do baselines
         data = data.with_validation_rows()
     synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
@@ -135,6 +146,9 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     if not args.no_log:
         import time
 
+        if new_split:
+            client.set_tag(run_id, "evaluation.split", new_split)
+
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
@@ -147,6 +161,30 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         if key in result.metrics:
             print(f"  {key:24s} {result.metrics[key]:.4f}")
     return result.metrics
+
+
+def check_same_table(run_id: str, digest: str | None, data, new_split: bool) -> str | None:
+    """Refuse a table whose digest is not the run's (one line); with ``new_split``, go on and
+    return what to record about it (None: the run's own split)."""
+    if not digest:
+        log.warning(
+            "run %s records no table digest (trained before digests were kept): cannot check "
+            "that %s is the table it split", run_id, data.origin,
+        )  # fmt: skip
+        return None
+    if digest == data.digest:
+        return None
+    what = (
+        f"run {run_id} split a table with digest {digest}, but {data.origin} now has digest "
+        f"{data.digest} (edited, replaced or another file)"
+    )
+    if not new_split:
+        raise DataError(
+            f"{what}: its 'test' rows would include rows the run trained on; evaluate on the "
+            "table the run split, or pass --new-split to score a new split anyway"
+        )
+    log.warning("NEW SPLIT: %s; the test rows are NOT held out from training (--new-split)", what)
+    return f"new: table digest {data.digest}, not the run's {digest}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from wgangp.cli import command_args, key_values
 from wgangp.errors import WgangpError, report_error
+from wgangp.files import write_with
 from wgangp.serving.bundle import local_bundle
 from wgangp.tracking.store import existing_store
 
@@ -33,8 +34,11 @@ log = logging.getLogger("wgangp.sample")
 
 #: File suffixes understood for ``output=`` and how each is written.
 FORMATS = {".csv": "csv", ".gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
-#: Upper bound on one request: 10M rows of 31 float columns is ~2.5 GB in memory.
+#: Upper bound on one request; what the machine can hold is checked too (:func:`check_memory`).
 MAX_ROWS = 10_000_000
+#: Peak memory per sampled row: noise, generator output, calibration, the frame and its writer
+#: (docs/reliability.md measures it).
+BYTES_PER_ROW = 1_300
 USAGE = (
     "usage: python -m wgangp.sample model_uri=<runs:/ID | models:/ID | models:/NAME@ALIAS | dir> "
     "[output=<file.csv|.parquet|->] [n=1000] [label=1] [seed=0] [tracking_uri=URI]"
@@ -121,17 +125,56 @@ def check_writable(path: Path) -> None:
         ) from None
 
 
-def write_rows(frame, path: Path, file_format: str) -> Path:
+def available_memory() -> int | None:
+    """Bytes this process can still allocate: the system's available memory, or the container's
+    limit minus its use when that is lower (None when neither can be read)."""
+    limits = []
     try:
-        if file_format == "parquet":
-            frame.to_parquet(path, index=False)
-        else:
-            frame.to_csv(path, index=False)
-    except OSError as err:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                limits.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        cap = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if cap != "max":
+            limits.append(int(cap) - int(used))
+    except (OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+def check_memory(n: int) -> None:
+    """Refuse, before the model loads, a draw the machine cannot hold (one line)."""
+    available = available_memory()
+    need = n * BYTES_PER_ROW
+    if available is not None and need > available:
+        most = max(1, available // BYTES_PER_ROW) // 1000 * 1000
         raise SampleArgumentError(
-            f"cannot write output={path} ({err.strerror or err}); choose a writable location"
-        ) from None
-    return path
+            f"n={n} rows need about {need / 1e9:.1f} GB of memory and {available / 1e9:.1f} GB "
+            f"are available; draw at most about {most} rows per call (several calls with "
+            "different seed= values) or use a larger machine"
+        )
+
+
+def write_rows(frame, path: Path, file_format: str) -> Path:
+    """Write the rows complete or not at all: a failure (a full disk) keeps the previous file."""
+    if file_format == "parquet":
+        return write_with(path, lambda tmp: frame.to_parquet(tmp, index=False), f"output={path}")
+    return write_with(path, lambda tmp: frame.to_csv(tmp, index=False), f"output={path}")
+
+
+def write_stdout(frame) -> None:
+    """CSV on stdout; a reader that stops early (``| head``) is no error."""
+    try:
+        frame.to_csv(sys.stdout, index=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python would report the pipe again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | None:
@@ -142,6 +185,7 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         request = SampleRequest(**{**request.__dict__, "output": launch_dir / request.output})
     if request.output is not None:
         check_writable(request.output)
+    check_memory(request.n)
     is_dir = Path(request.model_uri).expanduser().is_dir()
     tracking_uri = None if is_dir else existing_store(request.tracking_uri, launch_dir)
     started = time.perf_counter()
@@ -152,8 +196,7 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     synthesizer = Synthesizer.load(bundle)
     frame = synthesizer.sample(request.n, label=request.label, seed=request.seed)
     if request.output is None:
-        frame.to_csv(sys.stdout, index=False)
-        sys.stdout.flush()
+        write_stdout(frame)
     else:
         write_rows(frame, request.output, request.file_format)
     log.info(

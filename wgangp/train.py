@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 import hydra
 from omegaconf import DictConfig
 
-from wgangp.cli import check_output_dir, check_overrides
+from wgangp.cli import check_no_credentials, check_output_dir, check_overrides
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
 from wgangp.tracking import names
 from wgangp.training.interrupts import Interrupted
+from wgangp.training.sweep_outcomes import SweepFailed, close_ledger, open_ledger, record_job
 
 if TYPE_CHECKING:
     from wgangp.training.loop import LoopOutcome
@@ -125,13 +126,25 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
+    hydra_cfg = HydraConfig.get()
+    sweeping = hydra_cfg.mode == RunMode.MULTIRUN
+    job = (str(hydra_cfg.job.num), list(hydra_cfg.overrides.task)) if sweeping else ("", [])
     try:
         result = train(cfg)
     except WgangpError as err:
         report_error(err, debug=bool(cfg.get("debug", False)))
-        if HydraConfig.get().mode == RunMode.MULTIRUN and not isinstance(err, Interrupted):
+        if sweeping and not isinstance(err, Interrupted):
+            record_job(*job, failure=str(err))
             return None  # one job's failure is recorded in MLflow; the sweep goes on
         sys.exit(err.exit_code)  # a signal stops the whole sweep, not just this job
+    except Exception as err:
+        if not sweeping:
+            raise
+        log.exception("sweep job %s crashed (a bug: please report the traceback)", job[0])
+        record_job(*job, failure=f"{type(err).__name__}: {err}")
+        return None
+    if sweeping:
+        record_job(*job, failure=None if result.status == "FINISHED" else result.status)
     # A sweep's objective: the selected step's validation score, lower is better (None when the
     # run selects no step: select.every=0 or too few validation rows).
     return result.final_metrics.get(SELECTION_SCORE)
@@ -140,12 +153,21 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
 def main() -> None:
     """Console entry: check override keys against the schema first (one clear line), then run."""
     try:
+        check_no_credentials(sys.argv[1:])
         check_overrides(sys.argv[1:])
         check_output_dir(sys.argv[1:])
     except WgangpError as err:
         report_error(err)
         sys.exit(err.exit_code)
-    _hydra_entry()
+    ledger = open_ledger()
+    try:
+        _hydra_entry()
+        close_ledger(ledger)
+    except SweepFailed as err:
+        report_error(err)
+        sys.exit(err.exit_code)
+    finally:
+        ledger.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

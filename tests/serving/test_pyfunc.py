@@ -46,8 +46,13 @@ def test_requests_with_all_columns_and_missing_values():
         (pd.DataFrame({"n": [2.5]}), "n must be an integer"),
         (pd.DataFrame({"n": ["many"]}), "n must be an integer"),
         (pd.DataFrame({"n": [3], "label": [2]}), "label must be 0 or 1"),
-        (pd.DataFrame({"n": [3], "seed": [-4]}), "seed must be >= 0"),
-        (pd.DataFrame({"n": [600_000, 600_000]}), "at most 1000000"),
+        (pd.DataFrame({"n": [3], "seed": [-4]}), "seed must be in [0, 4294967295], got -4"),
+        (
+            pd.DataFrame({"n": [200_000, 200_000]}),
+            "400000 rows requested in one call; at most 250000",
+        ),
+        (pd.DataFrame({"n": [2**63]}, dtype=object), "9223372036854775808 rows requested in one"),
+        (pd.DataFrame({"n": [True]}), "n must be an integer, got True"),
     ],
 )
 def test_bad_requests_are_400_errors(frame, expected):
@@ -55,6 +60,31 @@ def test_bad_requests_are_400_errors(frame, expected):
         parse_requests(frame)
     assert expected in info.value.message
     assert info.value.get_http_status_code() == 400
+
+
+def test_a_large_answer_trims_the_heap_afterwards(monkeypatch):
+    """The server encodes the rows after predict returns: trimming goes on in the background."""
+    from wgangp.serving import memory, pyfunc
+    from wgangp.serving.pyfunc import SynthesizerModel
+
+    trims: list[float] = []
+    monkeypatch.setattr(memory, "_trim", lambda: trims.append(time.monotonic()))
+    monkeypatch.setattr(memory, "TRIM_EVERY_S", 0.01)
+    monkeypatch.setattr(memory, "TRIM_FOR_S", 0.2)
+    monkeypatch.setattr(pyfunc, "LARGE_ANSWER_ROWS", 10)
+
+    class Rows:
+        def sample(self, n, label, seed):
+            return pd.DataFrame({c: [0.0] * n for c in COLUMNS})
+
+    model = SynthesizerModel()
+    model.synthesizer = Rows()
+    model.predict(None, pd.DataFrame({"n": [5]}))
+    time.sleep(0.1)
+    assert trims == []
+    model.predict(None, pd.DataFrame({"n": [10]}))
+    time.sleep(0.5)
+    assert len(trims) >= 5 and memory._thread is None  # it ran, then stopped
 
 
 def test_model_spec_is_plain_json_and_restores_the_signature(tmp_path):
@@ -206,3 +236,8 @@ def test_rest_optional_columns_and_bad_request(served):
     status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 2, "label": 5}]})
     assert status == 400
     assert "label must be 0 or 1" in body["message"]
+    # the server no longer casts before the checks: 2.5 is not 2 rows, 2**63 is not negative
+    status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 2.5}]})
+    assert status == 400 and "n must be an integer, got 2.5" in body["message"]
+    status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 2**63}]})
+    assert status == 400 and "9223372036854775808 rows requested" in body["message"]

@@ -91,6 +91,20 @@ def test_cli_filter_and_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert "\n" not in err
 
 
+def test_cli_bad_filter_and_unwritable_output_are_one_line(tmp_path: Path, capsys) -> None:
+    uri = _store(tmp_path)
+    capsys.readouterr()
+    args = ["--tracking-uri", uri, "--experiment", "ablation"]
+    assert report.main([*args, "--filter", "params.seed = 'o'brien'"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("wgangp: error: MLflow refused the search filter") and "\n" not in err
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert report.main([*args, "--output-dir", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"wgangp: error: cannot create {blocker / 'sub'} (") and "\n" not in err
+
+
 @pytest.mark.slow
 def test_report_on_a_small_sweep(tmp_path: Path) -> None:
     """scripts/ablation_sweep.sh end to end at a tiny size: two norms x one seed, then the table."""

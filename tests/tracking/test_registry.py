@@ -86,6 +86,35 @@ def test_champion_moves_only_to_a_strictly_lower_score(registered) -> None:
     assert len(client.search_model_versions(f"name='{name}'")) == 5
 
 
+def test_runs_registering_at_the_same_instant_leave_the_best_as_champion(registered) -> None:
+    """No compare-and-set in the registry: each registrar re-reads until the alias is stable."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    uri, _, model = registered
+    name = "race"
+    scores = [0.50, 0.40, 0.45, 0.60]
+    clients = [MlflowClient(uri, registry_uri=uri) for _ in scores]
+    runs = []
+    for client in clients:  # the runs and their models exist first; the registrations race
+        experiment = client.get_experiment_by_name("wgangp").experiment_id
+        run_id = client.create_run(experiment).info.run_id
+        client.log_artifacts(run_id, str(model), "model")
+        runs.append(run_id)
+    with ThreadPoolExecutor(len(scores)) as pool:
+        results = list(
+            pool.map(
+                lambda i: register_run_model(
+                    clients[i], uri, runs[i], f"runs:/{runs[i]}/model", name, scores[i], 10, "x"
+                ),
+                range(len(scores)),
+            )
+        )
+    champion = clients[0].get_model_version_by_alias(name, CHAMPION)
+    assert champion.run_id == runs[1]  # the 0.40
+    assert results[1].champion
+    assert not results[3].champion  # the worst is never told it is champion
+
+
 def test_a_champion_selected_by_another_metric_stays(registered, caplog) -> None:
     uri, _, model = registered
     client = MlflowClient(uri, registry_uri=uri)
@@ -143,6 +172,8 @@ def test_a_missing_alias_or_model_is_one_line(registered, capsys, model_uri, say
     ("overrides", "says"),
     [
         (["tracking.register_as=a/b"], "without '/', ':' or '@'"),
+        (['tracking.register_as="o\'brien"'], "of letters, digits, '.', '_' and '-' only"),
+        (["tracking.register_as=x?y"], "(models:/NAME@champion must carry it)"),
         (["tracking.register_as=x", "tracking.log_model=false"], "needs tracking.enabled=true"),
         (["tracking.register_as=x", "tracking.enabled=false"], "needs tracking.enabled=true"),
     ],

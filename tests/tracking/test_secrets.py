@@ -83,3 +83,54 @@ def test_planted_secrets_appear_nowhere(tmp_path: Path) -> None:
         if value.encode() in blob
     ]
     assert leaks == []
+
+
+def test_a_password_in_tracking_uri_is_refused_before_hydra_writes_it(tmp_path: Path) -> None:
+    """Hydra writes the overrides into ``.hydra/`` as typed: the password never gets there."""
+    secret = secrets.token_hex(8)
+    uri = f"http://user:{secret}@127.0.0.1:{free_port()}"
+    command = [sys.executable, "-m", "wgangp.train", f"tracking.uri={uri}"]
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip()
+        .splitlines()[-1]
+        .startswith("wgangp: error: tracking.uri carries a password (http://user:***@127.0.0.1:")
+    )
+    assert "set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD" in proc.stderr
+    assert secret not in proc.stderr + proc.stdout
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert all(secret not in p.read_text(errors="replace") for p in written)
+
+
+def test_the_reachability_check_sends_credentials_from_the_uri() -> None:
+    """``MLFLOW_TRACKING_URI=http://user:password@host`` works: the check authenticates."""
+    import base64
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from wgangp.errors import TrackingError
+    from wgangp.tracking.store import check_reachable
+
+    expected = "Basic " + base64.b64encode(b"user:p@ss").decode()
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the handler's name
+            ok = self.path == "/health" and self.headers.get("Authorization") == expected
+            self.send_response(200 if ok else 401)
+            self.end_headers()
+            self.wfile.write(b"OK")
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        check_reachable(f"http://user:p%40ss@127.0.0.1:{port}")
+        with pytest.raises(TrackingError) as err:
+            check_reachable(f"http://user:wrong@127.0.0.1:{port}")
+        assert "wrong" not in str(err.value)
+    finally:
+        server.shutdown()

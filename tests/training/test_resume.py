@@ -250,3 +250,166 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None
     assert any("generator_optimizer/_variables" in name for name in resumed_vars)  # Adam slots
     for name, value in straight_vars.items():
         np.testing.assert_array_equal(resumed_vars[name], value, err_msg=name)
+
+
+# --- a resume never mixes runs: same settings and table, newest intact checkpoint -------------
+
+
+def test_logging_cadence_is_not_part_of_the_checkpoint_identity() -> None:
+    base = to_config(compose(COMMAND))
+    assert config_key(base) == config_key(to_config(compose([*COMMAND, "tracking.log_every=7"])))
+
+
+def test_a_resume_with_other_training_settings_is_refused_naming_the_keys(
+    tmp_path: Path,
+) -> None:
+    """With an explicit trainer.checkpoint_dir, another latent size or data file would land in
+    the same directory: the resume names what differs instead of mixing the two."""
+    from wgangp.training.checkpoints import trajectory_params
+
+    first = to_config(compose([*COMMAND, "trainer.checkpoint_dir=ck"]))
+    directory, _, _ = open_checkpoint_dir(first, tmp_path)
+    params = trajectory_params(first)
+    directory.write_record(RunRecord(run_id="abc", status="KILLED", step=50, params=params))
+    (directory.path / "checkpoint").write_text("")
+    directory.release()
+    changed = [*COMMAND, "trainer.checkpoint_dir=ck", "trainer.resume=true"]
+    with pytest.raises(ConfigError) as caught:
+        open_checkpoint_dir(to_config(compose([*changed, "model.latent_dim=4"])), tmp_path)
+    assert str(caught.value) == (
+        f"trainer.resume=true, but the checkpoints in {directory.path} were trained with other "
+        "settings: model.latent_dim (8 there, 4 now); resume with the same settings, or to start "
+        f"fresh, delete {directory.path} or set another trainer.checkpoint_dir=..., and drop "
+        "trainer.resume=true"
+    )
+    with pytest.raises(ConfigError, match=r"settings: data.name \(simulated there, creditcard"):
+        open_checkpoint_dir(to_config(compose([*changed, "data=creditcard"])), tmp_path)
+    again, previous, _ = open_checkpoint_dir(
+        to_config(compose([*changed, "tracking.log_every=5"])), tmp_path
+    )
+    assert previous is not None and previous.run_id == "abc"
+    again.release()
+
+
+def test_a_finished_run_is_not_reopened_by_a_resume(tmp_path: Path, caplog) -> None:
+    cfg = to_config(compose([*COMMAND, "trainer.resume=true"]))
+    directory, _, _ = open_checkpoint_dir(cfg, tmp_path)
+    directory.write_record(RunRecord(run_id="abc", status="FINISHED", step=STEPS))
+    (directory.path / "checkpoint").write_text("")
+    directory.release()
+    with caplog.at_level("INFO", logger="wgangp.resume"):
+        again, previous, stale = open_checkpoint_dir(cfg, tmp_path)
+    assert previous is None and stale is None and not again.has_checkpoint()
+    assert "finished, nothing to resume; starting a fresh run" in caplog.text
+    again.release()
+
+
+def _interrupt(checkpoint_dir: Path) -> None:
+    """Leave the record as a kill -9 would: the run still RUNNING."""
+    record = json.loads((checkpoint_dir / "run.json").read_text())
+    record["status"] = "RUNNING"
+    (checkpoint_dir / "run.json").write_text(json.dumps(record))
+
+
+@pytest.mark.slow
+def test_a_damaged_latest_checkpoint_falls_back_and_an_edited_table_is_refused(
+    tmp_path: Path, caplog
+) -> None:
+    """A truncated newest checkpoint: the one before is used. The table edited in place after
+    the first launch: the resume is refused in one line (the split would differ)."""
+    from wgangp.data.simulated import simulate_creditcard
+    from wgangp.errors import DataError
+    from wgangp.train import train
+
+    table = tmp_path / "table.csv"
+    simulate_creditcard(4000, seed=0).to_csv(table, index=False)
+    db = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    overrides = [
+        *COMMAND,
+        "data=creditcard",
+        f"data.path={table}",
+        "trainer.steps=6",
+        "trainer.steps_per_call=3",
+        "trainer.checkpoint_every=3",
+        "tracking.log_every=1",
+        "trainer.checkpoint_dir=ck",
+        f"tracking.uri={db}",
+    ]
+    first = train(to_config(compose(overrides)), output_dir=tmp_path / "o1", launch_dir=tmp_path)
+    assert first.status == "FINISHED"
+    ck = tmp_path / "ck"
+    _interrupt(ck)
+    (data_file,) = ck.glob("ckpt-6.data-*")
+    data_file.write_bytes(data_file.read_bytes()[:100])  # truncated
+    resume = [*overrides, "trainer.resume=true"]
+    with caplog.at_level("INFO"):
+        again = train(to_config(compose(resume)), output_dir=tmp_path / "o2", launch_dir=tmp_path)
+    assert again.status == "FINISHED" and again.run_id == first.run_id
+    assert "ckpt-6 is damaged" in caplog.text
+    assert f"resumed from {ck}/ckpt-3 at step 3" in caplog.text
+    steps = np.loadtxt(tmp_path / "o2" / "metrics.csv", delimiter=",", skiprows=1, usecols=0)
+    assert steps.tolist() == [1, 2, 3, 4, 5, 6]
+
+    _interrupt(ck)
+    frame = simulate_creditcard(4000, seed=0)
+    frame.iloc[:-10].to_csv(table, index=False)  # edited in place
+    with pytest.raises(DataError) as caught:
+        train(to_config(compose(resume)), output_dir=tmp_path / "o3", launch_dir=tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"trainer.resume=true, but the table {table} is not the one the ")
+    assert "it was edited or replaced; restore it, or to start fresh" in message
+    assert json.loads((ck / "run.json").read_text())["status"] == "RUNNING"  # still resumable
+
+
+def test_an_unreadable_checkpoint_list_is_rebuilt_from_the_files(tmp_path: Path) -> None:
+    """TensorFlow ignores a torn ``checkpoint`` file and would start from scratch."""
+    import tensorflow as tf
+
+    from wgangp.training.loop import recover_checkpoint_list
+
+    state = tf.train.Checkpoint(v=tf.Variable(1.0))
+    manager = tf.train.CheckpointManager(state, str(tmp_path), max_to_keep=3)
+    manager.save(3)
+    manager.save(6)
+    listing = tmp_path / "checkpoint"
+    listing.write_text(listing.read_text()[:40])  # torn mid-line
+    assert tf.train.CheckpointManager(state, str(tmp_path), max_to_keep=3).checkpoints == []
+    recover_checkpoint_list(tmp_path)
+    again = tf.train.CheckpointManager(state, str(tmp_path), max_to_keep=3)
+    assert [Path(p).name for p in again.checkpoints] == ["ckpt-3", "ckpt-6"]
+
+
+@pytest.mark.parametrize("damaged", ["best_generator.json", "best_generator.npz"])
+def test_a_damaged_kept_best_generator_is_forgotten_not_a_crash(
+    tmp_path: Path, damaged: str
+) -> None:
+    from wgangp.data.schema import FEATURES
+    from wgangp.model.networks import build_generator
+    from wgangp.synthesis.selection import BestGenerator
+
+    best = BestGenerator(build_generator(4, len(FEATURES), [8]), tmp_path)
+    best.offer(10, 0.7)
+    best.persist()
+    path = tmp_path / damaged
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    again = BestGenerator(best.generator, tmp_path)
+    again.restore()
+    assert again.selection is None and again.weights is None
+    assert not path.exists()
+
+
+def test_a_torn_metrics_journal_loses_only_its_torn_row_and_says_so(tmp_path: Path, caplog) -> None:
+    from wgangp.step.train_step import METRICS
+    from wgangp.training.history import MetricHistory
+
+    journal = tmp_path / "history.csv"
+    first = MetricHistory(log_every=2)
+    first.add(0, np.ones((4, len(METRICS)), np.float32))
+    first.persist(journal)
+    text = journal.read_text()
+    journal.write_text(text[: len(text) - 6])  # the last row cut mid-way
+    resumed = MetricHistory(log_every=2)
+    with caplog.at_level("WARNING", logger="wgangp.resume"):
+        assert resumed.restore(journal, upto_step=4) == 3
+    assert "holds 3 of the 4 steps before the checkpoint (damaged)" in caplog.text
+    assert not resumed.frame().isna().any().any()

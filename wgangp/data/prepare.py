@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from wgangp.config import DataConfig
+from wgangp.data.digest import table_digest
 from wgangp.data.loader import load_creditcard, load_simulated
 from wgangp.data.schema import LABEL
 from wgangp.data.split import rows_needed, stratified_split
@@ -32,6 +33,8 @@ class PreparedData:
     #: Rows that repeat an earlier row exactly (of them, frauds); each is in its original's split.
     duplicate_rows: int = 0
     duplicate_frauds: int = 0
+    #: :func:`~wgangp.data.digest.table_digest` of the validated table before the split.
+    digest: str = ""
 
     def describe(self) -> str:
         frauds = int(self.train[LABEL].sum())
@@ -88,6 +91,7 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         split.test,
         duplicate_rows=split.duplicate_rows,
         duplicate_frauds=split.duplicate_frauds,
+        digest=table_digest(loaded.frame),
     )
 
 

@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from wgangp.data.schema import FEATURES
 from wgangp.evaluation.fidelity import correlation_matrix, standardizer
+from wgangp.files import write_with
 
 REAL_COLOR = "#1f77b4"
 SYNTHETIC_COLOR = "#d62728"
@@ -22,8 +23,7 @@ SYNTHETIC_COLOR = "#d62728"
 
 def _save(figure: Figure, path: Path) -> Path:
     FigureCanvasAgg(figure)
-    figure.savefig(path, dpi=90, bbox_inches="tight")
-    return path
+    return write_with(Path(path), lambda tmp: figure.savefig(tmp, dpi=90, bbox_inches="tight"))
 
 
 def plot_marginals(real: pd.DataFrame, synthetic: pd.DataFrame, path: Path) -> Path:

@@ -28,6 +28,7 @@ from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_proj
 from wgangp.evaluation.privacy import near_copy_share, privacy_metrics
 from wgangp.evaluation.render import render_html, render_markdown
 from wgangp.evaluation.utility import summarize, utility_metrics, utility_per_seed
+from wgangp.files import write_text, write_with
 from wgangp.tracking.names import EVAL, in_section
 
 log = logging.getLogger(__name__)
@@ -63,17 +64,16 @@ class EvaluationResult:
         figures = [p.name for p in written]
         for name, table in self.tables.items():
             path = out_dir / f"{name}.csv"
-            table.to_csv(path, index=False)
+            write_with(path, lambda tmp, t=table: t.to_csv(tmp, index=False))
             written.append(path)
         metrics_path = out_dir / "metrics.csv"
-        pd.DataFrame({"metric": list(self.metrics), "value": list(self.metrics.values())}).to_csv(
-            metrics_path, index=False
-        )
+        metrics = pd.DataFrame({"metric": list(self.metrics), "value": list(self.metrics.values())})
+        write_with(metrics_path, lambda tmp: metrics.to_csv(tmp, index=False))
         written.append(metrics_path)
         markdown = out_dir / "report.md"
-        markdown.write_text(render_markdown(self.metrics, self.tables, figures), encoding="utf-8")
+        write_text(markdown, render_markdown(self.metrics, self.tables, figures))
         page = out_dir / "report.html"
-        page.write_text(render_html(self.metrics, self.tables, figures), encoding="utf-8")
+        write_text(page, render_html(self.metrics, self.tables, figures))
         return [*written, markdown, page]
 
 

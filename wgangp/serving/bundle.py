@@ -3,7 +3,10 @@
 A bundle is a directory (no pickle anywhere): ``generator.keras`` (Keras native format, loaded in
 safe mode), ``preprocessing.json``, ``calibration.json`` (only when the run calibrated the
 marginals), ``copula.json`` (only when a share of the rows comes from a Gaussian copula) and
-``synthesizer.json`` (latent size, columns, versions). A training run logs it as the artifact
+``synthesizer.json`` (latent size, columns, versions), sealed by ``manifest.json`` (the bundle's
+format and each file's size and SHA-256): the bundle is a unit, and a file edited, truncated,
+deleted or added after the save is refused at load (:func:`check_manifest`) before anything is
+parsed, in one line naming the file. A training run logs it as the artifact
 ``synthesizer`` and inside its pyfunc model ``synthesizer`` (under ``artifacts/synthesizer``).
 Nothing here imports Keras, so a wrong URI fails in a second.
 """
@@ -11,9 +14,12 @@ Nothing here imports Keras, so a wrong URI fails in a second.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 from pathlib import Path
 
 from wgangp.errors import WgangpError
+from wgangp.files import write_text
 from wgangp.tracking.store import use_tracking_uri
 
 #: The bundle's folder: the artifact path in a training run and the pyfunc model's artifact key.
@@ -23,8 +29,91 @@ PREPROCESSING_FILE = "preprocessing.json"
 META_FILE = "synthesizer.json"
 CALIBRATION_FILE = "calibration.json"
 COPULA_FILE = "copula.json"
+MANIFEST_FILE = "manifest.json"
+#: Every file a bundle can hold.
+BUNDLE_FILES = (GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, CALIBRATION_FILE, COPULA_FILE)
+#: The bundle's format, recorded in its manifest: a loader refuses any other.
+BUNDLE_FORMAT = "wgangp.bundle/1"
+#: What a user can do about a damaged bundle.
+REEXPORT = "the bundle is a unit: do not edit its files; download it again from its run, or retrain"
 #: The name of the pyfunc model inside a training run.
 MODEL_NAME = "synthesizer"
+
+
+class DamagedBundleError(WgangpError):
+    """A bundle whose files are not the ones its save wrote (edited, truncated, missing)."""
+
+    reason = "model"
+
+
+def _digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _sealed(name: str) -> bool:
+    """Files the manifest covers: all but itself and hidden ones (a file manager's litter)."""
+    return name != MANIFEST_FILE and not name.startswith(".")
+
+
+def write_manifest(directory: Path) -> Path:
+    """Seal a complete bundle: its format and every file's size and SHA-256 (call last)."""
+    directory = Path(directory)
+    files = {
+        path.name: {"bytes": path.stat().st_size, "sha256": _digest(path)}
+        for path in sorted(directory.iterdir())
+        if path.is_file() and _sealed(path.name)
+    }
+    manifest = {"format": BUNDLE_FORMAT, "files": files}
+    return write_text(directory / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
+
+
+def check_manifest(directory: Path) -> None:
+    """Every file the manifest lists is present with its size and checksum, and no other bundle
+    file is there; else one line naming the file."""
+    directory = Path(directory)
+    path = directory / MANIFEST_FILE
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        if manifest.get("format") != BUNDLE_FORMAT:
+            raise ValueError(f"format {manifest.get('format')!r}, not {BUNDLE_FORMAT}")
+        files = {str(name): dict(entry) for name, entry in manifest["files"].items()}
+        expected = {n: (int(e["bytes"]), str(e["sha256"])) for n, e in files.items()}
+    except FileNotFoundError:
+        raise DamagedBundleError(
+            f"{directory} has no {MANIFEST_FILE}, so its files cannot be checked (saved by an "
+            f"older version, or not a complete bundle); {REEXPORT}"
+        ) from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise DamagedBundleError(f"{path} is unreadable ({err}); {REEXPORT}") from None
+    for name, (size, sha) in sorted(expected.items()):
+        file = directory / name
+        if not file.is_file():
+            raise DamagedBundleError(f"{file} is missing from the bundle; {REEXPORT}")
+        actual = file.stat().st_size
+        if actual != size:
+            raise DamagedBundleError(
+                f"{file} has {actual} bytes, not the {size} it was saved with (truncated or "
+                f"edited); {REEXPORT}"
+            )
+        if _digest(file) != sha:
+            raise DamagedBundleError(
+                f"{file} does not match its checksum in {MANIFEST_FILE} (edited or damaged); "
+                f"{REEXPORT}"
+            )
+    # A run's artifact folder may also hold its pyfunc model's files (MLmodel, ...): only a
+    # bundle file the save did not write would change what is sampled.
+    extra = sorted(
+        name for name in BUNDLE_FILES if name not in expected and (directory / name).exists()
+    )
+    if extra:
+        raise DamagedBundleError(
+            f"{directory} holds {', '.join(extra)}, which its {MANIFEST_FILE} does not list "
+            f"(added after the save); {REEXPORT}"
+        )
 
 
 class ModelUriError(WgangpError):

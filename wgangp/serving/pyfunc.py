@@ -16,15 +16,22 @@ from pathlib import Path
 from typing import Any
 
 import mlflow.pyfunc
+import numpy as np
 import pandas as pd
 
 from wgangp.data.schema import COLUMNS, LABEL
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import BUNDLE, MODEL_NAME
+from wgangp.serving.memory import release_after_large_answer
 from wgangp.serving.synthesizer import Synthesizer
 
-#: Most rows one request (all input rows together) may ask for: keeps a REST call bounded.
-MAX_ROWS_PER_CALL = 1_000_000
+#: Most rows one request (all input rows together) may ask for: what the scoring server draws and
+#: encodes as JSON well inside its 60 s timeout on 2 cores (docs/reliability.md measures it).
+MAX_ROWS_PER_CALL = 250_000
+#: From this many rows on, the heap is trimmed after the answer (:mod:`.memory`).
+LARGE_ANSWER_ROWS = 50_000
+#: Seeds as ``wgangp.sample`` takes them.
+MAX_SEED = 2**32 - 1
 _MODEL_CODE = Path(__file__).with_name("model_code.py")
 
 
@@ -61,8 +68,8 @@ def parse_requests(model_input: pd.DataFrame) -> list[tuple[int, int, int]]:
             raise _bad_request(f"input row {i}: n must be >= 0, got {n}")
         if label not in (0, 1):
             raise _bad_request(f"input row {i}: label must be 0 or 1, got {label}")
-        if seed < 0:
-            raise _bad_request(f"input row {i}: seed must be >= 0, got {seed}")
+        if not 0 <= seed <= MAX_SEED:
+            raise _bad_request(f"input row {i}: seed must be in [0, {MAX_SEED}], got {seed}")
         requests.append((n, label, seed))
     total = sum(n for n, _, _ in requests)
     if total > MAX_ROWS_PER_CALL:
@@ -77,6 +84,10 @@ def _whole(value, name: str, row: int, default: int | None) -> int:
         if default is None:
             raise _bad_request(f"input row {row}: {name} is missing")
         return default
+    if isinstance(value, bool | np.bool_):
+        raise _bad_request(f"input row {row}: {name} must be an integer, got {value!r}")
+    if isinstance(value, int | np.integer):
+        return int(value)  # exact, however large (float() would round 2**63)
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -100,6 +111,8 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
             ]
         except WgangpError as err:  # a broken model (NaN rows): the server's fault, a 500
             raise _server_error(str(err)) from None
+        if sum(n for n, _, _ in requests) >= LARGE_ANSWER_ROWS:
+            release_after_large_answer()
         frames = [f for f in frames if len(f)]
         if not frames:
             return pd.DataFrame({c: pd.Series(dtype="float64") for c in COLUMNS}).astype(
@@ -112,12 +125,15 @@ def model_signature():
     """Input: n (required), label and seed (optional); output: the 31 table columns."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, Schema
+    from mlflow.types.schema import AnyType
 
+    # "any": a "long" column makes the server cast the JSON first (2.5 -> 2, 2**63 -> a negative
+    # number) and predict could not refuse them; parse_requests checks every value instead.
     inputs = Schema(
         [
-            ColSpec("long", "n"),
-            ColSpec("long", "label", required=False),
-            ColSpec("long", "seed", required=False),
+            ColSpec(AnyType(), "n"),
+            ColSpec(AnyType(), "label", required=False),
+            ColSpec(AnyType(), "seed", required=False),
         ]
     )
     outputs = Schema(

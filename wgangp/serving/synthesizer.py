@@ -4,7 +4,10 @@ Saved as a bundle directory (:mod:`wgangp.serving.bundle`): the generator in Ker
 (loaded in safe mode) and the transform, the marginal calibration (when the run fitted one,
 :mod:`wgangp.serving.calibration`), the Gaussian copula drawn for a share of the rows (when the run
 has one, :mod:`wgangp.serving.mixture`) and metadata as JSON; no pickle anywhere. What goes into
-it is decided in one place, :func:`wgangp.synthesis.assemble.assemble`.
+it is decided in one place, :func:`wgangp.synthesis.assemble.assemble`. The bundle is written as a
+unit (built beside the old one, swapped in when complete, sealed by a manifest of checksums) and
+loaded only when every file is the one saved and the generator fits the description: a damaged
+bundle never samples.
 
 Every row :meth:`Synthesizer.sample` returns is finite: a generator that puts out NaN or inf is
 broken, and its rows would poison whatever they are written to or augmented into, so sampling
@@ -25,15 +28,21 @@ import pandas as pd
 from wgangp.data.schema import COLUMNS, FEATURES, FRAUD
 from wgangp.data.transform import RETRAIN, TabularTransformer
 from wgangp.errors import WgangpError
+from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES
 from wgangp.serving.bundle import (
     BUNDLE,
     CALIBRATION_FILE,
     COPULA_FILE,
     GENERATOR_FILE,
+    MANIFEST_FILE,
     META_FILE,
     PREPROCESSING_FILE,
+    REEXPORT,
+    DamagedBundleError,
+    check_manifest,
     local_bundle,
+    write_manifest,
 )
 from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.copula import GaussianCopula
@@ -111,31 +120,33 @@ class Synthesizer:
         )
 
     def save(self, directory: Path) -> Path:
+        """Write the bundle as a unit: a failed save leaves the previous bundle as it was."""
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        self.generator.save(directory / GENERATOR_FILE)
-        self.transformer.save(directory / PREPROCESSING_FILE)
-        if self.calibration is not None:
-            self.calibration.save(directory / CALIBRATION_FILE)
-        else:  # a stale file from an earlier save here would calibrate this generator's rows
-            (directory / CALIBRATION_FILE).unlink(missing_ok=True)
-        if self.mixture is not None:
-            self.mixture.copula.save(directory / COPULA_FILE)
-        else:
-            (directory / COPULA_FILE).unlink(missing_ok=True)
-        meta = {
-            "format": _FORMAT,
-            "latent_dim": self.latent_dim,
-            "copula_share": self.mixture.share if self.mixture else 0.0,
-            "columns": list(COLUMNS),
-            "keras_version": keras.__version__,
-        }
-        (directory / META_FILE).write_text(json.dumps(meta, indent=2))
+        with atomic_directory(directory) as tmp:
+            self.generator.save(tmp / GENERATOR_FILE)
+            write_text(tmp / PREPROCESSING_FILE, self.transformer.to_json())
+            if self.calibration is not None:
+                write_text(tmp / CALIBRATION_FILE, self.calibration.to_json())
+            if self.mixture is not None:
+                write_text(tmp / COPULA_FILE, self.mixture.copula.to_json())
+            meta = {
+                "format": _FORMAT,
+                "latent_dim": self.latent_dim,
+                "copula_share": self.mixture.share if self.mixture else 0.0,
+                "columns": list(COLUMNS),
+                "keras_version": keras.__version__,
+            }
+            write_text(tmp / META_FILE, json.dumps(meta, indent=2))
+            write_manifest(tmp)
         return directory
 
     @classmethod
     def load(cls, directory: Path) -> Synthesizer:
+        """The bundle in ``directory``, checked file by file (one line names a bad one)."""
         directory = Path(directory)
+        sealed = (directory / MANIFEST_FILE).is_file()
+        if sealed:  # names the missing file of a damaged bundle
+            check_manifest(directory)
         missing = [
             f
             for f in (GENERATOR_FILE, PREPROCESSING_FILE, META_FILE)
@@ -146,20 +157,26 @@ class Synthesizer:
                 f"{directory} is not a wgangp synthesizer (missing {', '.join(missing)}); "
                 f"point at the '{BUNDLE}' artifact of a training run"
             )
+        if not sealed:
+            check_manifest(directory)
         meta = _meta(directory / META_FILE)
         # The JSON first: a bad preprocessing.json fails before the slow Keras load.
-        transformer = TabularTransformer.load(directory / PREPROCESSING_FILE)
+        transformer = _read(directory / PREPROCESSING_FILE, TabularTransformer.load)
+        if not transformer.fitted:
+            raise DamagedBundleError(
+                f"{directory / PREPROCESSING_FILE} holds an unfitted transform (no scales), "
+                f"so no row can be mapped back to the table's units; {RETRAIN}"
+            )
         calibration_file = directory / CALIBRATION_FILE
         calibration = (
-            MarginalCalibration.load(calibration_file) if calibration_file.exists() else None
+            _read(calibration_file, MarginalCalibration.load) if calibration_file.exists() else None
         )
         copula_file = directory / COPULA_FILE
         mixture = None
         if copula_file.exists():
-            mixture = CopulaMixture(GaussianCopula.load(copula_file), meta["copula_share"])
-        generator = keras.saving.load_model(
-            directory / GENERATOR_FILE, compile=False, safe_mode=True
-        )
+            copula = _read(copula_file, GaussianCopula.load)
+            mixture = CopulaMixture(copula, float(meta["copula_share"]))
+        generator = _generator(directory / GENERATOR_FILE, int(meta["latent_dim"]))
         return cls(
             generator=generator,
             transformer=transformer,
@@ -170,16 +187,62 @@ class Synthesizer:
         )
 
 
+def _read(path: Path, load):
+    """A JSON table of the bundle through its own loader; a loader's crash is one line too."""
+    try:
+        return load(path)
+    except WgangpError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as err:
+        raise DamagedBundleError(
+            f"{path} is not a usable {path.stem} table ({type(err).__name__}: "
+            f"{str(err)[:160]}); {RETRAIN}"
+        ) from None
+
+
+def _generator(path: Path, latent_dim: int) -> keras.Model:
+    """``generator.keras``, loaded in safe mode, with the inputs and output the bundle says."""
+    try:
+        generator = keras.saving.load_model(path, compile=False, safe_mode=True)
+    except Exception as err:  # Keras raises ValueError, OSError, zipfile and h5py errors alike
+        first = (str(err).splitlines() or [""])[0][:160]
+        raise DamagedBundleError(
+            f"{path} cannot be loaded as a Keras model ({type(err).__name__}: {first}); {REEXPORT}"
+        ) from None
+    try:
+        shapes = [tuple(t.shape) for t in generator.inputs] + [tuple(generator.outputs[0].shape)]
+    except (AttributeError, IndexError, TypeError):
+        shapes = []
+    expected = [(None, latent_dim), (None, N_CLASSES), (None, len(FEATURES))]
+    if shapes != expected:
+        got = ", ".join(str(s[-1]) if s else "?" for s in shapes) or "no inputs"
+        raise DamagedBundleError(
+            f"{path} takes and returns widths {got}, not the {latent_dim} (latent, from "
+            f"{META_FILE}), {N_CLASSES} (classes) and {len(FEATURES)} (features) of this "
+            f"bundle; {REEXPORT}"
+        )
+    return generator
+
+
 def _meta(path: Path) -> dict:
-    """``synthesizer.json``, checked: this format, a latent size, a copula share in [0, 1)."""
+    """``synthesizer.json``, checked: this format, a latent size, a copula share in [0, 1),
+    these columns."""
     try:
         meta = json.loads(path.read_text())
+        if not isinstance(meta, dict):
+            raise ValueError("not a JSON object")
         if meta.get("format") != _FORMAT:
             raise ValueError(f"format {meta.get('format')!r}, not {_FORMAT}")
-        if int(meta["latent_dim"]) < 1 or not 0 <= float(meta["copula_share"]) < 1:
-            raise ValueError("latent_dim or copula_share out of range")
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise WgangpError(
+        latent = meta["latent_dim"]
+        if isinstance(latent, bool) or not isinstance(latent, int) or latent < 1:
+            raise ValueError(f"latent_dim {latent!r} is not a whole number >= 1")
+        share = float(meta["copula_share"])
+        if not 0 <= share < 1:
+            raise ValueError(f"copula_share {share} is not in [0, 1)")
+        if meta.get("columns", list(COLUMNS)) != list(COLUMNS):
+            raise ValueError("columns are not the table's")
+    except (ValueError, KeyError, TypeError, AttributeError, OSError) as err:
+        raise DamagedBundleError(
             f"{path} is not a usable synthesizer description ({err}); {RETRAIN}"
         ) from None
     return meta

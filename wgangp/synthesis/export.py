@@ -8,6 +8,7 @@ from pathlib import Path
 
 from wgangp.config import Config
 from wgangp.data.schema import FRAUD
+from wgangp.files import write_with
 from wgangp.serving.bundle import BUNDLE
 from wgangp.serving.pyfunc import model_spec
 from wgangp.serving.synthesizer import Synthesizer
@@ -52,7 +53,8 @@ def export(
             )
     if cfg.trainer.sample_rows:
         # The first rows of a larger draw are the rows of the smaller one (same noise stream).
-        frauds.head(cfg.trainer.sample_rows).to_csv(output_dir / SAMPLES_FILE, index=False)
+        rows = frauds.head(cfg.trainer.sample_rows)
+        write_with(output_dir / SAMPLES_FILE, lambda tmp: rows.to_csv(tmp, index=False))
         tracker.log_artifact(output_dir / SAMPLES_FILE)
     return bundle
 

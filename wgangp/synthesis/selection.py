@@ -40,6 +40,7 @@ from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import FEATURES, FRAUD, LABEL
 from wgangp.data.transform import TabularTransformer
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
+from wgangp.files import write_text, write_with
 from wgangp.synthesis.assemble import assemble
 from wgangp.tracking.names import SELECTION_SCORE, VAL, VAL_SCORE, in_section, metric
 from wgangp.tracking.tracker import Tracker
@@ -118,20 +119,32 @@ class BestGenerator:
         if self.selection is not None:
             record.update(step=self.selection.step, score=self.selection.score)
             if self._dirty and self.weights is not None:
-                np.savez(self.weights_path, *self.weights)
+                weights = self.weights
+                write_with(self.weights_path, lambda tmp: np.savez(tmp, *weights))
                 self._dirty = False
-        self.record_path.write_text(json.dumps(record))
+        write_text(self.record_path, json.dumps(record))
 
     def restore(self) -> None:
         """Read what :meth:`persist` wrote (a resumed run); nothing when there is none."""
         if not self.record_path.exists():
             return
-        record = json.loads(self.record_path.read_text())
-        self.smoothed = record.get("smoothed")
-        if "step" in record and self.weights_path.exists():
-            with np.load(self.weights_path) as saved:
-                self.weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
-            self.selection = Selection(int(record["step"]), float(record["score"]))
+        try:
+            record = json.loads(self.record_path.read_text())
+            smoothed = record.get("smoothed")
+            if "step" in record and self.weights_path.exists():
+                with np.load(self.weights_path) as saved:
+                    weights = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+                selection = Selection(int(record["step"]), float(record["score"]))
+            else:
+                weights, selection = None, None
+        except Exception as err:  # a damaged file: json, zip and numpy errors alike
+            log.warning(
+                "the kept best generator beside the checkpoints is damaged (%s: %s); the step "
+                "selection starts over from the resumed step", type(err).__name__, err,
+            )  # fmt: skip
+            self.forget()
+            return
+        self.smoothed, self.weights, self.selection = smoothed, weights, selection
 
     def forget(self) -> None:
         """A run that starts over: no best from an earlier attempt."""

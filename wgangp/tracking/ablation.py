@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from wgangp.errors import TrackingError
+from wgangp.files import FileWriteError, write_text, write_with
 from wgangp.tracking.names import WALL_TIME, WASSERSTEIN
 
 #: The metric logged once at the end of training; its step is the number of steps completed.
@@ -83,9 +84,16 @@ def collect(
     rows: list[RunRow] = []
     token = None
     while True:
-        page = client.search_runs(
-            [found.experiment_id], filter_string, max_results=1000, page_token=token
-        )
+        try:
+            page = client.search_runs(
+                [found.experiment_id], filter_string, max_results=1000, page_token=token
+            )
+        except Exception as err:
+            first = (str(err).splitlines() or [type(err).__name__])[0][:200]
+            raise TrackingError(
+                f"MLflow refused the search filter {filter_string!r} ({first}); write it as "
+                "MLflow expects, e.g. \"tags.experiment = 'tf_norm_nan'\""
+            ) from None
         for run in page:
             params, tags, metrics = run.data.params, run.data.tags, run.data.metrics
             west = metrics.get(WASSERSTEIN)
@@ -171,9 +179,14 @@ def render(frame: pd.DataFrame, title: str) -> str:
 def write_report(rows: Sequence[RunRow], out_dir: Path, title: str) -> tuple[Path, Path, str]:
     """Write ``<out_dir>/ablation_report.{md,csv}``; returns both paths and the markdown."""
     frame = table(rows)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise FileWriteError(
+            f"cannot create {out_dir} ({err.strerror or err}); choose a writable --output-dir"
+        ) from None
     markdown = render(frame, title)
     md_path, csv_path = out_dir / "ablation_report.md", out_dir / "ablation_report.csv"
-    md_path.write_text(markdown)
-    frame.to_csv(csv_path, index=False)
+    write_text(md_path, markdown)
+    write_with(csv_path, lambda tmp: frame.to_csv(tmp, index=False))
     return md_path, csv_path, markdown

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from wgangp.errors import TrackingError
+from wgangp.files import write_text
 from wgangp.tracking.secrets import redact
 from wgangp.tracking.store import check_reachable, use_http_retry_defaults, use_tracking_uri
 
@@ -58,9 +58,13 @@ class Outbox:
         """The journal's entries in order; a torn last line (crash mid-write) is skipped."""
         if not self.path.is_file():
             return
-        with self.path.open(encoding="utf-8") as handle:
-            for line in handle:
-                line = line.strip()
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    line = raw.decode("utf-8").strip()
+                except UnicodeDecodeError:
+                    log.warning("skipping line %d of %s: not UTF-8 (damaged)", number, self.path)
+                    continue
                 if not line:
                     continue
                 try:
@@ -77,9 +81,20 @@ class Outbox:
             if not remaining:
                 self.path.unlink(missing_ok=True)
                 return
-            tmp = self.path.with_suffix(".jsonl.tmp")
-            tmp.write_text("".join(json.dumps(e, default=str) + "\n" for e in remaining))
-            os.replace(tmp, self.path)
+            write_text(self.path, "".join(json.dumps(e, default=str) + "\n" for e in remaining))
+
+
+#: The operations a kept call can be (what :func:`apply_entry` replays).
+OPERATIONS = (
+    "metrics",
+    "params",
+    "tags",
+    "delete_tags",
+    "artifact",
+    "model",
+    "register",
+    "terminate",
+)
 
 
 def is_refusal(err: BaseException) -> bool:
@@ -208,8 +223,23 @@ def sync_outbox(output_dir: Path, tracking_uri: str | None = None) -> int:
     """Replay ``output_dir``'s outbox into its store (or ``tracking_uri``); the calls sent."""
     from mlflow.tracking import MlflowClient
 
+    if not Path(output_dir).is_dir():
+        raise TrackingError(
+            f"{output_dir} is not a directory; pass the training run's output directory (the one "
+            f"holding {OUTBOX_FILE}, named in the run's last line)"
+        )
     outbox = Outbox(Path(output_dir) / OUTBOX_FILE)
     entries = list(outbox.entries())
+    for number, entry in enumerate(entries, start=1):
+        if (
+            not isinstance(entry, dict)
+            or entry.get("op") not in OPERATIONS
+            or not entry.get("run_id")
+        ):
+            raise TrackingError(
+                f"{outbox.path}: kept call {number} has no known operation or run id (edited or "
+                "damaged), so no retry can send it; remove that line and run this again"
+            )
     if not entries:
         log.info("nothing to sync: no kept tracking calls in %s", outbox.path)
         return 0

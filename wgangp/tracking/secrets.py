@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from wgangp.files import write_text
+
 #: Environment variables whose values must never be shown or logged.
 SECRET_ENV_VARS = (
     "KAGGLE_USERNAME",
@@ -46,4 +48,4 @@ def scrub_secrets(directory: Path) -> None:
             continue
         clean = redact(text)
         if clean != text:
-            path.write_text(clean, encoding="utf-8")
+            write_text(path, clean)

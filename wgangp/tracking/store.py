@@ -7,6 +7,7 @@ directory, like every other path a user types.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import fcntl
 import logging
@@ -35,6 +36,18 @@ HTTP_RETRY_DEFAULTS = {
 }
 
 
+def _sqlite_file(path: Path, launch_dir: Path) -> Path:
+    """The database a plain path most likely meant: the file itself (a store that exists, or a
+    ``.db`` name), ``mlflow.db`` inside a folder, else the name plus ``.db``."""
+    path = path if path.is_absolute() else launch_dir / path
+    path = path.resolve()
+    if path.is_file() or path.suffix in (".db", ".sqlite", ".sqlite3"):
+        return path
+    if path.is_dir():
+        return path / "mlflow.db"
+    return path.with_name(path.name + ".db")
+
+
 def resolve_tracking_uri(uri: str | None, launch_dir: Path) -> str:
     """``tracking.uri``, else ``$MLFLOW_TRACKING_URI``, else a sqlite file in the launch dir."""
     if uri:
@@ -49,7 +62,7 @@ def resolve_tracking_uri(uri: str | None, launch_dir: Path) -> str:
     if "://" not in chosen and not chosen.startswith("databricks"):
         raise TrackingError(
             f"tracking URI {chosen!r} is a plain path, which MLflow 3 refuses; "
-            f"use sqlite:///{Path(chosen).resolve()}.db or http://host:port"
+            f"use sqlite:///{_sqlite_file(Path(chosen), launch_dir)} or http://host:port"
         )
     scheme = urllib.parse.urlsplit(chosen).scheme.split("+")[0].lower() or chosen  # databricks
     if scheme not in SCHEMES:
@@ -83,8 +96,20 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
     """Fail fast with the fix when an HTTP tracking server does not answer."""
     if not is_http(uri):
         return
+    parts = urllib.parse.urlsplit(uri)
+    request = urllib.request.Request(f"{uri.rstrip('/')}/health")
+    if parts.username is not None:  # urllib would take user:password@ for part of the host
+        netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+        bare = urllib.parse.urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
+        token = (
+            f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        )
+        request = urllib.request.Request(
+            f"{bare}/health",
+            headers={"Authorization": f"Basic {base64.b64encode(token.encode()).decode()}"},
+        )
     try:
-        with urllib.request.urlopen(f"{uri.rstrip('/')}/health", timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()
     except (urllib.error.URLError, OSError, ValueError) as err:
         reason = getattr(err, "reason", err)

@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 from wgangp.config import Config, flatten
 from wgangp.errors import ConfigError, WgangpError
+from wgangp.files import write_text
 
 log = logging.getLogger("wgangp.resume")
 
@@ -36,21 +37,50 @@ RECORD_FILE = "run.json"
 HISTORY_FILE = "history.csv"
 LOCK_FILE = ".lock"
 #: Settings that do not change the weights a run ends with: not part of the directory key.
-TRAJECTORY_FREE = ("trainer.resume", "trainer.progress", "trainer.sample_rows", "debug")
+TRAJECTORY_FREE = (
+    "trainer.resume",
+    "trainer.progress",
+    "trainer.sample_rows",
+    "tracking.log_every",
+    "debug",
+)
 TRAJECTORY_FREE_PREFIXES = ("evaluate.",)
 #: Statuses of a run that stopped before its end and can be continued.
 INTERRUPTED = ("RUNNING", "KILLED")
 
 
-def config_key(cfg: Config) -> str:
-    """8 hex digits identifying the training trajectory a config describes."""
+def trajectory_params(cfg: Config) -> dict:
+    """The settings that decide the weights a run ends with, as plain JSON values."""
     params = {
         key: value
         for key, value in flatten(cfg).items()
         if key not in TRAJECTORY_FREE and not key.startswith(TRAJECTORY_FREE_PREFIXES)
     }
-    text = json.dumps(params, sort_keys=True, default=str)
+    return json.loads(json.dumps(params, sort_keys=True, default=str))
+
+
+def config_key(cfg: Config) -> str:
+    """8 hex digits identifying the training trajectory a config describes."""
+    text = json.dumps(trajectory_params(cfg), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def changed_settings(before: dict, now: dict) -> list[str]:
+    """``key (a there, b now)`` for each training setting that differs."""
+    keys = sorted(set(before) | set(now))
+    missing = "unset"
+    return [
+        f"{key} ({before.get(key, missing)} there, {now.get(key, missing)} now)"
+        for key in keys
+        if before.get(key, missing) != now.get(key, missing)
+    ]
+
+
+def fresh_start_advice(path: Path) -> str:
+    return (
+        f"to start fresh, delete {path} or set another trainer.checkpoint_dir=..., and drop "
+        "trainer.resume=true"
+    )
 
 
 def default_checkpoint_dir(cfg: Config, launch_dir: Path) -> Path:
@@ -77,6 +107,10 @@ class RunRecord:
     step: int = 0
     output_dir: str | None = None
     config_key: str | None = None
+    #: :func:`trajectory_params` of the run: a resume with other values is refused.
+    params: dict | None = None
+    #: The digest of the table the run split (set once the data is loaded).
+    data_digest: str | None = None
     updated: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
 
@@ -143,9 +177,7 @@ class CheckpointDir:
     def write_record(self, record: RunRecord) -> None:
         """Atomically replace ``run.json`` (a crash never leaves half a file)."""
         record.updated = datetime.now(UTC).isoformat(timespec="seconds")
-        tmp = self.record_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(record.__dict__, indent=2) + "\n")
-        os.replace(tmp, self.record_path)
+        write_text(self.record_path, json.dumps(record.__dict__, indent=2) + "\n")
 
     def has_checkpoint(self) -> bool:
         return (self.path / "checkpoint").is_file()
@@ -165,6 +197,25 @@ class CheckpointDir:
                 shutil.rmtree(child)
             else:
                 child.unlink()
+
+
+def _check_same_training(cfg: Config, record: RunRecord | None, path: Path) -> None:
+    """A resume continues the same training or none: other settings would mix two runs."""
+    if record is None or record.params is None:
+        if record is not None and record.config_key and record.config_key != config_key(cfg):
+            raise ConfigError(
+                f"trainer.resume=true, but the checkpoints in {path} were trained with other "
+                f"settings (config key {record.config_key}, now {config_key(cfg)}); "
+                f"{fresh_start_advice(path)}"
+            )
+        return
+    changed = changed_settings(record.params, trajectory_params(cfg))
+    if changed:
+        raise ConfigError(
+            f"trainer.resume=true, but the checkpoints in {path} were trained with other "
+            f"settings: {', '.join(changed)}; resume with the same settings, or "
+            f"{fresh_start_advice(path)}"
+        )
 
 
 class OpenedDir(NamedTuple):
@@ -189,7 +240,13 @@ def open_checkpoint_dir(cfg: Config, launch_dir: Path) -> OpenedDir:
         record = directory.read_record()
         interrupted = record is not None and record.status in INTERRUPTED
         if directory.has_checkpoint():
-            if cfg.trainer.resume:
+            if cfg.trainer.resume and record is not None and record.status == "FINISHED":
+                log.info(
+                    "trainer.resume=true: the run in %s (MLflow run %s) finished, nothing to "
+                    "resume; starting a fresh run", directory.path, record.run_id,
+                )  # fmt: skip
+            elif cfg.trainer.resume:
+                _check_same_training(cfg, record, directory.path)
                 return OpenedDir(directory, record, None)
             if interrupted:
                 raise ConfigError(

@@ -17,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from wgangp.data.schema import FEATURES
+from wgangp.files import write_text
 from wgangp.step.guard import NORM_GRADIENT
 from wgangp.step.train_step import TrainStep
 
@@ -168,5 +169,4 @@ def diagnose(report: dict[str, Any]) -> tuple[str, str]:
 
 
 def write_forensics(report: dict[str, Any], path: Path) -> Path:
-    path.write_text(json.dumps(report, indent=2, default=str))
-    return path
+    return write_text(path, json.dumps(report, indent=2, default=str))

@@ -7,14 +7,18 @@ step (:meth:`MetricHistory.restore`), so its curves have every step exactly once
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from wgangp.files import write_with
 from wgangp.step.train_step import METRICS
 from wgangp.tracking.names import TRAIN, in_section
+
+log = logging.getLogger("wgangp.resume")
 
 
 class MetricHistory:
@@ -34,25 +38,33 @@ class MetricHistory:
         """Reload the rows of steps ``<= upto_step`` from ``journal``; returns how many."""
         if upto_step <= 0 or not Path(journal).is_file():
             return 0
-        frame = pd.read_csv(journal)
+        try:
+            frame = pd.read_csv(journal, on_bad_lines="skip")
+            frame = frame.dropna(subset=["step", *METRICS[-1:]])  # a torn last row: dropped
+        except (ValueError, KeyError, OSError) as err:  # an empty or foreign file
+            log.warning("ignoring the unreadable metrics journal %s (%s)", journal, err)
+            frame = pd.DataFrame(columns=["step", *METRICS])
         frame = frame[frame["step"] <= upto_step].drop_duplicates("step", keep="last")
         frame = frame.sort_values("step")
+        if len(frame) != upto_step:
+            log.warning(
+                "the metrics journal %s holds %d of the %d steps before the checkpoint (damaged); "
+                "metrics.csv will miss the others (the MLflow curves keep them)",
+                journal, len(frame), upto_step,
+            )  # fmt: skip
         self.steps = [int(s) for s in frame["step"]]
         self.rows = list(frame.loc[:, list(METRICS)].to_numpy(np.float32))
         self._persisted = len(self.rows)
         # The journal now holds exactly these rows (a crash may have left later ones).
-        self.frame().to_csv(journal, index=False)
+        self.save_csv(journal)
         return len(self.rows)
 
     def persist(self, journal: Path) -> None:
-        """Append the rows not yet in ``journal`` (call before saving a checkpoint)."""
-        new = self.frame().iloc[self._persisted :]
-        if new.empty:
+        """Rewrite ``journal`` with every row so far (call before saving a checkpoint); it is
+        replaced whole, so an interrupted write leaves the previous journal, never a torn one."""
+        if len(self.rows) == self._persisted and Path(journal).is_file():
             return
-        header = not Path(journal).is_file()
-        with Path(journal).open("a", encoding="utf-8") as handle:
-            new.to_csv(handle, index=False, header=header)
-            handle.flush()
+        self.save_csv(journal)
         self._persisted = len(self.rows)
 
     def add(self, start_step: int, block: np.ndarray) -> list[tuple[int, dict[str, float]]]:
@@ -100,8 +112,8 @@ class MetricHistory:
         return frame
 
     def save_csv(self, path: Path) -> Path:
-        self.frame().to_csv(path, index=False)
-        return path
+        frame = self.frame()
+        return write_with(Path(path), lambda tmp: frame.to_csv(tmp, index=False))
 
     def plot(self, path: Path) -> Path:
         import matplotlib
@@ -123,6 +135,8 @@ class MetricHistory:
             ax.grid(alpha=0.3)
         axes[0].legend()
         fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        try:
+            write_with(Path(path), lambda tmp: fig.savefig(tmp, dpi=100))
+        finally:
+            plt.close(fig)
         return path

@@ -8,20 +8,26 @@ so a resumed run, which logs only the steps after its checkpoint, has no gap and
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
+import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
 from wgangp.config import TrainerConfig
-from wgangp.errors import NonFiniteError
+from wgangp.errors import DataError, NonFiniteError
+from wgangp.files import FileWriteError
 from wgangp.step.train_step import METRICS, ChunkResult, TrainStep
 from wgangp.synthesis.selection import StepSelector
 from wgangp.tracking import names
 from wgangp.training.averaging import GeneratorAverage
+from wgangp.training.checkpoints import fresh_start_advice
 from wgangp.training.forensics import investigate, write_forensics
 from wgangp.training.history import MetricHistory
 from wgangp.training.interrupts import Interrupted
@@ -34,6 +40,37 @@ log = logging.getLogger("wgangp.train")
 TRACKING_FLUSH_S = 60.0
 # TensorFlow's checkpoint writer logs "Sharding callback duration" at INFO through absl.
 logging.getLogger("absl").setLevel(logging.WARNING)
+
+
+def recover_checkpoint_list(directory: Path) -> None:
+    """Rebuild TensorFlow's list of checkpoints (the ``checkpoint`` file) from the ``ckpt-N``
+    files present when it is unreadable: TensorFlow would ignore it and start from scratch."""
+    if not (directory / "checkpoint").is_file():
+        return
+    try:
+        state = tf.train.get_checkpoint_state(str(directory))
+    except ValueError:
+        state = None
+    if state is not None and state.model_checkpoint_path:
+        return
+    steps = sorted(
+        int(p.name[5:-6]) for p in directory.glob("ckpt-*.index") if p.name[5:-6].isdigit()
+    )
+    if not steps:
+        return
+    paths = [f"ckpt-{step}" for step in steps]
+    times = [(directory / f"{p}.index").stat().st_mtime for p in paths]
+    tf.compat.v1.train.update_checkpoint_state(
+        str(directory),
+        paths[-1],
+        all_model_checkpoint_paths=paths,
+        all_model_checkpoint_timestamps=times,  # without them the manager lists none
+        last_preserved_timestamp=min(times) - 1.0,
+    )
+    log.warning(
+        "the checkpoint list in %s was unreadable; rebuilt it from %s",
+        directory, ", ".join(paths),
+    )  # fmt: skip
 
 
 @dataclass
@@ -79,6 +116,8 @@ class HostLoop:
         self.state = train_step.checkpoint()
         if average is not None:
             self.state.generator_average = average.model
+        if tc.resume:
+            recover_checkpoint_list(run.checkpoints.path)
         self.manager = tf.train.CheckpointManager(
             self.state, str(run.checkpoints.path), max_to_keep=tc.keep_checkpoints
         )
@@ -124,9 +163,8 @@ class HostLoop:
     def start(self) -> int:
         """Restore the latest checkpoint when resuming; else start with an empty journal."""
         run, train_step = self.run, self.train_step
-        if self.tc.resume and self.manager.latest_checkpoint:
-            latest = self.manager.latest_checkpoint
-            self.state.restore(latest).assert_existing_objects_matched()
+        latest = self.restore_newest_intact() if self.tc.resume else None
+        if latest is not None:
             restored = int(train_step.step.numpy())
             self.history.restore(run.checkpoints.history_path, restored)
             self.history.skip_through = self.tracker.last_logged_step()
@@ -139,6 +177,28 @@ class HostLoop:
             if self.selector:
                 self.selector.best.forget()
         return int(train_step.step.numpy())
+
+    def restore_newest_intact(self) -> str | None:
+        """Restore the newest checkpoint that reads back whole; a damaged one (a truncated
+        file, a torn write) is skipped with a warning and the one before it is used."""
+        damaged = []
+        for path in reversed(self.manager.checkpoints):
+            try:
+                self.state.restore(path).assert_existing_objects_matched()
+            except Exception as err:  # TensorFlow's readers raise IndexError, OpError, ...
+                first = (str(err).splitlines() or [type(err).__name__])[0][:160]
+                log.warning("checkpoint %s is damaged (%s); trying the one before", path, first)
+                damaged.append(Path(path).name)
+                continue
+            if damaged:
+                self.tracker.set_tags({"resumed.skipped_damaged": ",".join(damaged)})
+            return path
+        if damaged:
+            raise DataError(
+                f"no intact checkpoint in {self.run.checkpoints.path} (damaged: "
+                f"{', '.join(damaged)}); {fresh_start_advice(self.run.checkpoints.path)}"
+            )
+        return None
 
     def stop(self, step: int) -> None:
         """A signal asked the run to stop: keep a checkpoint at ``step`` and say so."""
@@ -164,10 +224,35 @@ class HostLoop:
         self.history.persist(self.run.checkpoints.history_path)
         if self.selector:
             self.selector.best.persist()
-        path = self.manager.save(checkpoint_number=step)
+        path = self.save_checkpoint(step)
         self.run.record.step = step
         self.run.checkpoints.write_record(self.run.record)
         return path
+
+    def save_checkpoint(self, step: int) -> str:
+        """``manager.save``; a full disk or a read-only folder is one line naming what is kept
+        (TensorFlow writes under temporary names and renames, so earlier checkpoints stay)."""
+        try:
+            return self.manager.save(checkpoint_number=step)
+        except (tf.errors.OpError, OSError) as err:
+            folder = self.run.checkpoints.path
+            for leftover in folder.glob(f"ckpt-{step}[._]*"):
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+            kept = self.manager.latest_checkpoint
+            what = (
+                f"{Path(kept).name} is kept; free space or set trainer.checkpoint_dir=..., then "
+                "rerun with trainer.resume=true"
+                if kept
+                else "no earlier checkpoint exists; free space or set trainer.checkpoint_dir=..."
+            )
+            reason = getattr(err, "message", None) or getattr(err, "strerror", None) or str(err)
+            if "No space left" in str(reason) or getattr(err, "errno", None) == errno.ENOSPC:
+                reason = "no space left on the device"
+            raise FileWriteError(
+                f"cannot write the checkpoint of step {step} in {folder} "
+                f"({str(reason).splitlines()[0][:160]}); {what}"
+            ) from None
 
     def finish(
         self, step: int, steps_done: int, elapsed: float, last: ChunkResult | None
@@ -202,7 +287,7 @@ class HostLoop:
         """Record the first non-finite quantity and keep the last good weights; then raise
         (``on_nan=raise``) or mark ``outcome`` as stopped (``on_nan=stop``)."""
         step, source = failed.bad_step, failed.bad_source
-        good = self.manager.save(checkpoint_number=outcome.step)  # the guard kept good weights
+        good = self.save_checkpoint(outcome.step)  # the guard kept good weights
         report = investigate(self.train_step, step, source)
         report.update(
             {

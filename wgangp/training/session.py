@@ -25,7 +25,8 @@ from omegaconf import OmegaConf
 from wgangp.config import Config, flatten
 from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import FRAUD, LABEL
-from wgangp.errors import NonFiniteError, WgangpError, report_error
+from wgangp.errors import DataError, NonFiniteError, WgangpError, report_error
+from wgangp.files import write_text
 from wgangp.tracking.note import RunNote, TrainedOn, data_label
 from wgangp.tracking.outbox import OUTBOX_FILE
 from wgangp.tracking.secrets import redact, scrub_secrets
@@ -36,7 +37,9 @@ from wgangp.training.checkpoints import (
     CheckpointDir,
     RunRecord,
     config_key,
+    fresh_start_advice,
     open_checkpoint_dir,
+    trajectory_params,
 )
 from wgangp.training.interrupts import Interrupted, Interruption
 from wgangp.training.runtime import environment_tags, git_commit
@@ -144,6 +147,7 @@ class TrackedRun:
             experiment=tracker.experiment,
             output_dir=str(self.dirs.output),
             config_key=config_key(cfg),
+            params=trajectory_params(cfg),
         )
         try:
             self._close_stale(stale)
@@ -164,6 +168,7 @@ class TrackedRun:
             self.record.run_id = tracker.run_id
             if self.previous is not None:
                 self.record.step = self.previous.step
+                self.record.data_digest = self.previous.data_digest
             self.checkpoints.write_record(self.record)
             if tracker.run_id:
                 log.info("MLflow run %s; checkpoints in %s", tracker.run_id, self.checkpoints.path)
@@ -207,13 +212,25 @@ class TrackedRun:
         return None
 
     def log_data(self, data: PreparedData) -> None:
-        """Where the rows came from, and how many exact duplicates the split kept together; the
-        description's first line. A run whose data fell back to simulated rows is renamed so."""
+        """Where the rows came from, their digest, and how many exact duplicates the split kept
+        together; the description's first line. A resumed run must split the same table as its
+        first launch; a run whose data fell back to simulated rows is renamed so."""
+        previous = self.previous
+        if previous is not None and previous.data_digest and previous.data_digest != data.digest:
+            raise DataError(
+                f"trainer.resume=true, but the table {data.origin} is not the one the checkpoints "
+                f"in {self.checkpoints.path} were trained on (digest {previous.data_digest}, now "
+                f"{data.digest}): it was edited or replaced; restore it, or "
+                f"{fresh_start_advice(self.checkpoints.path)}"
+            )
+        self.record.data_digest = data.digest
+        self.checkpoints.write_record(self.record)
         cfg = self.cfg
         self.tracker.set_tags(
             {
                 "data.source": data.source,
                 "data.origin": data.origin,
+                "data.digest": data.digest,
                 "data.duplicate_rows": str(data.duplicate_rows),
             }
         )
@@ -242,7 +259,7 @@ class TrackedRun:
         this job continues a run (a resumed run keeps the params of its first launch)."""
         output = self.dirs.output
         resolved = OmegaConf.structured(self.cfg)
-        (output / "config_resolved.yaml").write_text(redact(OmegaConf.to_yaml(resolved)))
+        write_text(output / "config_resolved.yaml", redact(OmegaConf.to_yaml(resolved)))
         if not self.resumed:
             self.tracker.log_params(flatten(self.cfg))
         self.tracker.log_artifact(output / "config_resolved.yaml", "config")
@@ -340,6 +357,10 @@ class TrackedRun:
             self.record.status = previous.status  # a failed relaunch leaves the run resumable
         with contextlib.suppress(OSError):
             self.checkpoints.write_record(self.record)
+        meta = self.dirs.hydra_meta
+        if meta is not None and meta.is_dir():  # also when the run failed before log_config
+            with contextlib.suppress(OSError):
+                scrub_secrets(meta)
         if previous is None and status != "FINISHED":
             self.checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
         self.checkpoints.release()
