@@ -27,7 +27,8 @@ from wgangp.data.numbers import short_number
 from wgangp.data.scales import fit_scale
 from wgangp.data.table_layout import Block, table_layout
 from wgangp.data.table_schema import ColumnSchema, TableSchema, Value
-from wgangp.data.table_transform_check import FORMAT, RETRAIN, checked_parts
+from wgangp.data.table_transform_check import FORMAT, checked_parts
+from wgangp.data.transform import parsed_json
 from wgangp.errors import ConfigError, DataError, NonFiniteError
 
 #: A class with fewer present values in a column uses that column's scale of all rows.
@@ -174,11 +175,7 @@ class TableTransform:
 
     @classmethod
     def from_json(cls, text: str, source: str = "table transform") -> TableTransform:
-        try:
-            raw = json.loads(text)
-        except ValueError as err:
-            raise DataError(f"{source} is not valid JSON ({err}); {RETRAIN}") from None
-        return cls.from_dict(raw, source)
+        return cls.from_dict(parsed_json(text, source), source)
 
     def _keys(self, frame: pd.DataFrame, source: str) -> np.ndarray:
         if self.label not in frame:

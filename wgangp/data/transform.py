@@ -28,6 +28,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -153,10 +154,7 @@ class TabularTransformer:
     @classmethod
     def from_json(cls, text: str, source: str = "preprocessing file") -> TabularTransformer:
         """Parse and check a saved transform; DataError (one line mentioning ``source``)."""
-        try:
-            payload = json.loads(text)
-        except ValueError as err:
-            raise DataError(f"{source} is not valid JSON ({err}); {RETRAIN}") from None
+        payload = parsed_json(text, source)
         found = payload.pop("format", None) if isinstance(payload, dict) else None
         if found != _FORMAT:
             raise DataError(f"{source} is not a {_FORMAT} document (found {found!r}); {RETRAIN}")
@@ -275,3 +273,11 @@ class TabularTransformer:
 
 #: The fix in every line refusing a saved file (this transform, a calibration).
 RETRAIN = "it was not written by wgangp's training or was edited: retrain to get a new one"
+
+
+def parsed_json(text: str, source: str) -> Any:
+    """A saved file's JSON; one DataError line naming ``source`` when it is not JSON."""
+    try:
+        return json.loads(text)
+    except ValueError as err:
+        raise DataError(f"{source} is not valid JSON ({err}); {RETRAIN}") from None

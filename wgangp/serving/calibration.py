@@ -14,17 +14,16 @@ file holds no training value (docs/privacy.md). Both are
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from wgangp.data.knots import DEFAULT_MIN_ROWS
-from wgangp.data.scales import QuantileScale, scale_from_dict
-from wgangp.data.schema import CLASSES, FEATURES
+from wgangp.data.scales import QuantileScale
 from wgangp.data.transform import RETRAIN
 from wgangp.errors import DataError
+from wgangp.serving.stored_tables import checked_quantiles, per_class_json, per_class_parts
 
 _FORMAT = "wgangp.calibration/1"
 
@@ -55,14 +54,13 @@ class MarginalCalibration:
         return self.real[label].inverse(self.generated[label].forward(x))
 
     def to_json(self) -> str:
-        classes = {
-            str(label): {
-                "generated": self.generated[label].to_dict(),
-                "real": self.real[label].to_dict(),
-            }
-            for label in sorted(self.generated)
-        }
-        return json.dumps({"format": _FORMAT, "classes": classes}, allow_nan=False)
+        return per_class_json(
+            _FORMAT,
+            {
+                label: {"generated": scale.to_dict(), "real": self.real[label].to_dict()}
+                for label, scale in self.generated.items()
+            },
+        )
 
     def save(self, path: Path) -> Path:
         path.write_text(self.to_json())
@@ -73,29 +71,10 @@ class MarginalCalibration:
         """A saved calibration, checked: both classes, 30 columns, finite quantiles; DataError
         (one line naming the file) otherwise."""
         try:
-            payload = json.loads(Path(path).read_text())
-            if payload.get("format") != _FORMAT:
-                raise ValueError(f"not a {_FORMAT} document")
-            classes = payload["classes"]
-            if set(classes) != {str(c) for c in CLASSES}:
-                raise ValueError(f"classes {sorted(classes)}")
+            parts = per_class_parts(path, _FORMAT)
             return cls(
-                {
-                    int(label): checked_quantiles(parts["generated"])
-                    for label, parts in classes.items()
-                },
-                {int(label): checked_quantiles(parts["real"]) for label, parts in classes.items()},
+                {label: checked_quantiles(part["generated"]) for label, part in parts.items()},
+                {label: checked_quantiles(part["real"]) for label, part in parts.items()},
             )
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise DataError(f"{path} is not a usable calibration ({err}); {RETRAIN}") from None
-
-
-def checked_quantiles(stored: dict) -> QuantileScale:
-    """A stored quantile scale (a calibration's or a copula's), 30 columns wide with finite
-    quantiles; ValueError otherwise."""
-    scale = scale_from_dict(stored)
-    if not isinstance(scale, QuantileScale) or scale.width() != len(FEATURES):
-        raise ValueError(f"quantiles not {len(FEATURES)} columns wide")
-    if scale.nonfinite_columns():
-        raise ValueError("non-finite quantiles")
-    return scale

@@ -13,17 +13,16 @@ own, as a baseline, with every training row's value (as a user's own copula woul
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from wgangp.data.scales import QuantileScale
-from wgangp.data.schema import CLASSES, FEATURES
+from wgangp.data.schema import FEATURES
 from wgangp.data.transform import RETRAIN
 from wgangp.errors import DataError
-from wgangp.serving.calibration import checked_quantiles
+from wgangp.serving.stored_tables import checked_quantiles, per_class_json, per_class_parts
 
 _FORMAT = "wgangp.copula/2"
 
@@ -60,14 +59,13 @@ class GaussianCopula:
         return self.marginals[label].inverse(normals @ factor.T)
 
     def to_json(self) -> str:
-        classes = {
-            str(label): {
-                "marginals": self.marginals[label].to_dict(),
-                "covariance": self.covariance[label].tolist(),
-            }
-            for label in sorted(self.marginals)
-        }
-        return json.dumps({"format": _FORMAT, "classes": classes}, allow_nan=False)
+        return per_class_json(
+            _FORMAT,
+            {
+                label: {"marginals": scale.to_dict(), "covariance": self.covariance[label].tolist()}
+                for label, scale in self.marginals.items()
+            },
+        )
 
     def save(self, path: Path) -> Path:
         path.write_text(self.to_json())
@@ -78,20 +76,10 @@ class GaussianCopula:
         """A saved copula, checked: both classes, 30 columns, finite numbers; DataError (one line
         naming the file) otherwise."""
         try:
-            payload = json.loads(Path(path).read_text())
-            if payload.get("format") != _FORMAT:
-                raise ValueError(f"not a {_FORMAT} document")
-            classes = payload["classes"]
-            if set(classes) != {str(c) for c in CLASSES}:
-                raise ValueError(f"classes {sorted(classes)}")
+            parts = per_class_parts(path, _FORMAT)
             return cls(
-                marginals={
-                    int(label): checked_quantiles(parts["marginals"])
-                    for label, parts in classes.items()
-                },
-                covariance={
-                    int(label): _covariance(parts["covariance"]) for label, parts in classes.items()
-                },
+                marginals={label: checked_quantiles(p["marginals"]) for label, p in parts.items()},
+                covariance={label: _covariance(p["covariance"]) for label, p in parts.items()},
             )
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise DataError(f"{path} is not a usable copula ({err}); {RETRAIN}") from None

@@ -1,0 +1,40 @@
+"""The per-class JSON documents of a bundle (``calibration.json``, ``copula.json``): written and
+read in one shape, ``{"format": ..., "classes": {"0": {...}, "1": {...}}}``, and their quantile
+tables checked on load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from wgangp.data.scales import QuantileScale, scale_from_dict
+from wgangp.data.schema import CLASSES, FEATURES
+
+
+def per_class_json(fmt: str, parts: dict[int, dict[str, Any]]) -> str:
+    """The document of format ``fmt`` holding ``parts`` (plain JSON values) for each class."""
+    classes = {str(label): parts[label] for label in sorted(parts)}
+    return json.dumps({"format": fmt, "classes": classes}, allow_nan=False)
+
+
+def per_class_parts(path: Path, fmt: str) -> dict[int, dict[str, Any]]:
+    """A saved document's parts by class: of format ``fmt``, for both classes; ValueError (or
+    KeyError, TypeError) otherwise, which the caller turns into one line naming the file."""
+    payload = json.loads(Path(path).read_text())
+    if payload.get("format") != fmt:
+        raise ValueError(f"not a {fmt} document")
+    classes = payload["classes"]
+    if set(classes) != {str(c) for c in CLASSES}:
+        raise ValueError(f"classes {sorted(classes)}")
+    return {int(label): parts for label, parts in classes.items()}
+
+
+def checked_quantiles(stored: dict) -> QuantileScale:
+    """A stored quantile scale, 30 columns wide with finite quantiles; ValueError otherwise."""
+    scale = scale_from_dict(stored)
+    if not isinstance(scale, QuantileScale) or scale.width() != len(FEATURES):
+        raise ValueError(f"quantiles not {len(FEATURES)} columns wide")
+    if scale.nonfinite_columns():
+        raise ValueError("non-finite quantiles")
+    return scale
