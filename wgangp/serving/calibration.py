@@ -21,9 +21,7 @@ import numpy as np
 
 from wgangp.data.knots import DEFAULT_MIN_ROWS
 from wgangp.data.scales import QuantileScale
-from wgangp.data.transform import RETRAIN
-from wgangp.errors import DataError
-from wgangp.serving.stored_tables import checked_quantiles, per_class_json, per_class_parts
+from wgangp.serving.stored_tables import checked_quantiles, load_per_class, per_class_json
 
 _FORMAT = "wgangp.calibration/1"
 
@@ -62,19 +60,16 @@ class MarginalCalibration:
             },
         )
 
-    def save(self, path: Path) -> Path:
-        path.write_text(self.to_json())
-        return path
-
     @classmethod
     def load(cls, path: Path) -> MarginalCalibration:
         """A saved calibration, checked: both classes, 30 columns, finite quantiles; DataError
         (one line naming the file) otherwise."""
-        try:
-            parts = per_class_parts(path, _FORMAT)
-            return cls(
+        return load_per_class(
+            path,
+            _FORMAT,
+            "calibration",
+            lambda parts: cls(
                 {label: checked_quantiles(part["generated"]) for label, part in parts.items()},
                 {label: checked_quantiles(part["real"]) for label, part in parts.items()},
-            )
-        except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise DataError(f"{path} is not a usable calibration ({err}); {RETRAIN}") from None
+            ),
+        )

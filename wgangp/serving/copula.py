@@ -20,9 +20,7 @@ import numpy as np
 
 from wgangp.data.scales import QuantileScale
 from wgangp.data.schema import FEATURES
-from wgangp.data.transform import RETRAIN
-from wgangp.errors import DataError
-from wgangp.serving.stored_tables import checked_quantiles, per_class_json, per_class_parts
+from wgangp.serving.stored_tables import checked_quantiles, load_per_class, per_class_json
 
 _FORMAT = "wgangp.copula/2"
 
@@ -67,22 +65,19 @@ class GaussianCopula:
             },
         )
 
-    def save(self, path: Path) -> Path:
-        path.write_text(self.to_json())
-        return path
-
     @classmethod
     def load(cls, path: Path) -> GaussianCopula:
         """A saved copula, checked: both classes, 30 columns, finite numbers; DataError (one line
         naming the file) otherwise."""
-        try:
-            parts = per_class_parts(path, _FORMAT)
-            return cls(
+        return load_per_class(
+            path,
+            _FORMAT,
+            "copula",
+            lambda parts: cls(
                 marginals={label: checked_quantiles(p["marginals"]) for label, p in parts.items()},
                 covariance={label: _covariance(p["covariance"]) for label, p in parts.items()},
-            )
-        except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise DataError(f"{path} is not a usable copula ({err}); {RETRAIN}") from None
+            ),
+        )
 
 
 def _covariance(stored: list) -> np.ndarray:

@@ -5,17 +5,33 @@ tables checked on load."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from wgangp.data.scales import QuantileScale, scale_from_dict
 from wgangp.data.schema import CLASSES, FEATURES
+from wgangp.data.transform import RETRAIN
+from wgangp.errors import DataError
+
+T = TypeVar("T")
 
 
 def per_class_json(fmt: str, parts: dict[int, dict[str, Any]]) -> str:
     """The document of format ``fmt`` holding ``parts`` (plain JSON values) for each class."""
     classes = {str(label): parts[label] for label in sorted(parts)}
     return json.dumps({"format": fmt, "classes": classes}, allow_nan=False)
+
+
+def load_per_class(
+    path: Path, fmt: str, what: str, build: Callable[[dict[int, dict[str, Any]]], T]
+) -> T:
+    """``build`` applied to a saved document's parts by class; one DataError line naming the file
+    when it is not a usable ``what`` (another format, a class missing, a bad table)."""
+    try:
+        return build(per_class_parts(path, fmt))
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise DataError(f"{path} is not a usable {what} ({err}); {RETRAIN}") from None
 
 
 def per_class_parts(path: Path, fmt: str) -> dict[int, dict[str, Any]]:
