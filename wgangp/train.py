@@ -143,8 +143,8 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
         log.exception("sweep job %s crashed (a bug: please report the traceback)", job[0])
         record_job(*job, failure=f"{type(err).__name__}: {err}")
         return None
-    if sweeping:
-        record_job(*job, failure=None if result.status == "FINISHED" else result.status)
+    if sweeping:  # trainer.on_nan=stop ended FAILED by choice: a measured outcome, no error
+        record_job(*job, failure=None)
     # A sweep's objective: the selected step's validation score, lower is better (None when the
     # run selects no step: select.every=0 or too few validation rows).
     return result.final_metrics.get(SELECTION_SCORE)

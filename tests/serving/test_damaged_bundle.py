@@ -157,3 +157,15 @@ def test_a_failed_save_keeps_the_previous_bundle(sound: Path, tmp_path: Path) ->
         model.save(bundle)
     assert {p.name: p.read_bytes() for p in bundle.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["synthesizer"]
+
+
+def test_a_save_never_replaces_a_folder_of_other_files(sound: Path, tmp_path: Path) -> None:
+    """The save swaps the whole folder in: one holding other files is refused, not wiped."""
+    from wgangp.errors import WgangpError
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    with pytest.raises(WgangpError, match="holds notes.txt, which are not a bundle's files"):
+        Synthesizer.load(sound).save(folder)
+    assert (folder / "notes.txt").read_text() == "keep me"

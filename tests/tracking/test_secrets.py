@@ -1,7 +1,8 @@
 """Secrets never reach params, tags, artifacts, files or logs; nothing unpickles user files.
 
 The slow test plants fake Kaggle and MLflow credentials in the environment (and a password inside
-the tracking URI, the way users paste it), trains through the CLI (the server is down, so
+``MLFLOW_TRACKING_URI``; typed into ``tracking.uri=`` it is refused before Hydra writes it down),
+trains through the CLI (the server is down, so
 ``tracking.required=false`` falls back to a local store), and greps every byte the run wrote:
 output and checkpoint dirs, the sqlite store, artifacts, stdout and stderr.
 """
@@ -52,16 +53,15 @@ def test_planted_secrets_appear_nowhere(tmp_path: Path) -> None:
         "MLFLOW_TRACKING_TOKEN": f"tok-{secrets.token_hex(12)}",
         "MLFLOW_TRACKING_PASSWORD": f"pw-{secrets.token_hex(12)}",
     }
-    env = {**os.environ, **planted, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    env.pop("MLFLOW_TRACKING_URI", None)
     uri = f"http://wgangp:{planted['MLFLOW_TRACKING_PASSWORD']}@127.0.0.1:{free_port()}"
+    env = {**os.environ, **planted, "TF_CPP_MIN_LOG_LEVEL": "3", "MLFLOW_TRACKING_URI": uri}
     done = subprocess.run(
         [
             sys.executable, "-m", "wgangp.train", "data=simulated", "data.simulated_rows=4000",
             "model.latent_dim=8", "model.generator.hidden=[16]", "model.critic.hidden=[16]",
             "trainer.batch_size=32", "trainer.steps=4", "trainer.steps_per_call=2",
             "trainer.checkpoint_every=2", "trainer.progress=false", "trainer.sample_rows=20",
-            "tracking.log_every=2", "evaluate.enabled=false", f"tracking.uri={uri}",
+            "tracking.log_every=2", "evaluate.enabled=false",
             "tracking.required=false", f"hydra.run.dir={tmp_path}/out",
         ],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,

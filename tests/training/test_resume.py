@@ -413,3 +413,40 @@ def test_a_torn_metrics_journal_loses_only_its_torn_row_and_says_so(tmp_path: Pa
         assert resumed.restore(journal, upto_step=4) == 3
     assert "holds 3 of the 4 steps before the checkpoint (damaged)" in caplog.text
     assert not resumed.frame().isna().any().any()
+
+
+def test_a_checkpoint_folder_on_a_full_disk_is_one_line(tmp_path: Path) -> None:
+    """TensorFlow's own write fails (RESOURCE_EXHAUSTED): one line, the run FAILED, no traceback."""
+    from mlflow.tracking import MlflowClient
+
+    from wgangp.files import FileWriteError
+    from wgangp.train import train
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40k", "tmpfs", str(small)]).returncode:
+        pytest.skip("this container cannot mount a tmpfs")
+    db = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    overrides = [
+        *COMMAND,
+        "trainer.steps=6",
+        "trainer.steps_per_call=3",
+        "trainer.checkpoint_every=3",
+        f"trainer.checkpoint_dir={small / 'ck'}",
+        f"tracking.uri={db}",
+    ]
+    try:
+        with pytest.raises(FileWriteError) as caught:
+            train(to_config(compose(overrides)), output_dir=tmp_path / "o", launch_dir=tmp_path)
+        assert str(caught.value) == (
+            f"cannot write the checkpoint of step 3 in {small / 'ck'} (no space left on the "
+            "device); no earlier checkpoint exists; free space or set trainer.checkpoint_dir=..."
+        )
+        client = MlflowClient(db)
+        (run,) = client.search_runs([client.get_experiment_by_name("wgangp").experiment_id])
+        assert run.info.status == "FAILED" and run.data.tags["failure.reason"] == "io"
+        assert list(small.glob("ck/ckpt-*")) == []  # no half-written checkpoint left
+    finally:
+        subprocess.run(["umount", str(small)], check=False)

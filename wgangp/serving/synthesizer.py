@@ -32,6 +32,7 @@ from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES
 from wgangp.serving.bundle import (
     BUNDLE,
+    BUNDLE_FILES,
     CALIBRATION_FILE,
     COPULA_FILE,
     GENERATOR_FILE,
@@ -122,6 +123,16 @@ class Synthesizer:
     def save(self, directory: Path) -> Path:
         """Write the bundle as a unit: a failed save leaves the previous bundle as it was."""
         directory = Path(directory)
+        foreign = sorted(
+            p.name
+            for p in (directory.iterdir() if directory.is_dir() else ())
+            if p.name not in (*BUNDLE_FILES, MANIFEST_FILE)
+        )
+        if foreign:  # the swap replaces the whole folder: never a folder of other files
+            raise WgangpError(
+                f"cannot save the synthesizer into {directory}: it holds {', '.join(foreign[:5])}, "
+                "which are not a bundle's files; save it into a new or empty folder"
+            )
         with atomic_directory(directory) as tmp:
             self.generator.save(tmp / GENERATOR_FILE)
             write_text(tmp / PREPROCESSING_FILE, self.transformer.to_json())

@@ -14,8 +14,8 @@ Two runs may register at the same instant, and the registry has no compare-and-s
 registrar computes the best version from every version's tags, sets the alias, and re-reads until
 the alias holds what it computed. Every version is tagged before its registrar computes, and the
 last alias write is always followed by its writer's re-read, which sees every version, so the best
-score always ends with the alias. Creating the registered model at once from two runs can fail on
-a unique constraint: the registration is retried.
+score always ends with the alias. Creating the registered model or the alias at once from two runs
+can fail on a unique constraint: the call is retried.
 """
 
 from __future__ import annotations
@@ -78,8 +78,13 @@ def register_run_model(
         target = _target(client, name, metric, version, champion, held_by)
         if target is None or target == held_by:
             break
-        client.set_registered_model_alias(name, CHAMPION, target)
-        moves = moves or target == version
+        try:
+            client.set_registered_model_alias(name, CHAMPION, target)
+        except Exception as err:  # another run created the alias at the same instant
+            if not _is_conflict(err):
+                raise
+        else:
+            moves = moves or target == version
         time.sleep(random.uniform(0.05, 0.2))  # then re-read: another run may have moved it
     final = _current_champion(client, name)
     is_champion = final is not None and str(final.version) == version
