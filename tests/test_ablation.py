@@ -87,7 +87,8 @@ def test_tf_norm_nan_fails_at_its_step_and_the_fix_runs_five_times_longer(tmp_pa
 
 @pytest.mark.slow
 def test_a_nan_job_does_not_abort_the_multirun(tmp_path: Path) -> None:
-    """Default on_nan=raise: the failing job is recorded, the next job still runs, exit 0."""
+    """Default on_nan=raise: the failing job is recorded, the next job still runs, and the sweep
+    ends non-zero with one line naming the failed job."""
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     done = run_train_cli(
         [
@@ -101,8 +102,12 @@ def test_a_nan_job_does_not_abort_the_multirun(tmp_path: Path) -> None:
         ],
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 2, done.stderr[-3000:]
     assert f"non-finite {NORM_GRADIENT} at generator step {REDUCED_NAN_STEP}" in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "wgangp: error: 1 of 2 sweep job(s) failed: #0 (gp.norm=tf_norm); each job's line above "
+        "says why (its MLflow run is FAILED)"
+    )
     runs = {r.data.params["gp.norm"]: r for r in _runs(uri)}
     assert runs["tf_norm"].info.status == "FAILED"
     assert runs["tf_norm"].data.tags["nan.step"] == str(REDUCED_NAN_STEP)
