@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pandas as pd
 import pytest
@@ -15,6 +16,7 @@ from mlflow import MlflowClient
 from support.tracked_runs import REGISTERED, ServerRuns
 
 from wgangp.data.schema import COLUMNS, LABEL
+from wgangp.tracking.store import use_tracking_uri
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -30,10 +32,16 @@ def _artifact_paths(client: MlflowClient, run_id: str, path: str | None = None) 
     return found
 
 
-def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns, monkeypatch):
-    # Listing the pyfunc model's folder resolves the logged model with a client on the default
-    # tracking URI (MLflow's ModelsArtifactRepository), so the default must be the server.
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", server_runs.url)
+@pytest.fixture
+def server_default(server_runs: ServerRuns) -> Iterator[None]:
+    """MLflow's default tracking URI is the server for the test, module global included (an
+    earlier in-process run may have set it, and it outranks ``$MLFLOW_TRACKING_URI``): listing
+    or loading a logged model resolves it with a client on the default URI."""
+    with use_tracking_uri(server_runs.url):
+        yield
+
+
+def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns, server_default):
     client = MlflowClient(server_runs.url)
     run = client.get_run(server_runs.run_ids["stable"])
     assert run.info.status == "FINISHED"
@@ -65,7 +73,7 @@ def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns, monkeypatc
     assert {"generator.keras", "config_resolved.yaml"} <= stored
 
 
-def test_stable_run_model_loads_and_samples_over_http(server_runs: ServerRuns, monkeypatch):
+def test_stable_run_model_loads_and_samples_over_http(server_runs: ServerRuns, server_default):
     import mlflow.pyfunc
 
     client = MlflowClient(server_runs.url)
@@ -74,7 +82,6 @@ def test_stable_run_model_loads_and_samples_over_http(server_runs: ServerRuns, m
     model = client.get_logged_model(model_uri.removeprefix("models:/"))
     assert model.source_run_id == run_id and model.name == "synthesizer"
 
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", server_runs.url)
     rows = mlflow.pyfunc.load_model(model_uri).predict(pd.DataFrame({"n": [7], "label": [1]}))
     assert list(rows.columns) == list(COLUMNS) and len(rows) == 7
     assert (rows[LABEL] == 1).all()
