@@ -85,6 +85,7 @@ def train(
                     return _stopped(run, fit.outcome, fit_steps=outcome.step)
                 outcome.final_metrics.update(refit_metrics(fit.outcome.final_metrics))
                 refit = trained_on(data, fit.outcome.step)
+            _log_post_processing(cfg, fit.transformer, tracker)
             synthesizer = assemble(
                 fit.generator,
                 fit.transformer,
@@ -110,6 +111,21 @@ def train(
         run.describe_end(outcome.step, headline(*selected, outcome.final_metrics), refit)
         log.info("%s; outputs in %s", outcome.describe(), output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
+
+
+def _log_post_processing(cfg: Config, transformer, tracker) -> None:
+    """Say once why a table with categorical or gappy columns ships without ``ship.*``."""
+    from wgangp.synthesis.assemble import discrete_columns
+
+    columns = discrete_columns(transformer)
+    if columns and (cfg.ship.calibrate_marginals or cfg.ship.copula_share):
+        log.info(
+            "ship: no calibration and no copula (ship.calibrate_marginals, ship.copula_share): "
+            "they map each column through its quantiles, and %s hold one-hots or missing "
+            "indicators; the rows come from the generator alone",
+            ", ".join(columns),
+        )
+        tracker.set_tags({"ship.post_processing": "off: categorical or missing-value columns"})
 
 
 def _stopped(run: TrackedRun, outcome: LoopOutcome, fit_steps: int | None = None) -> TrainResult:
