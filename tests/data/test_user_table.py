@@ -32,6 +32,9 @@ def test_which_files_are_a_users_table(tmp_path: Path) -> None:
     assert is_user_table(_data(kaggle, label="V1"), tmp_path)  # another label: a user's table
     assert is_user_table(_data(table, label="is_fraud"), tmp_path)
     assert is_user_table(_data(table), tmp_path)  # not Kaggle's header: its label is refused
+    near = tmp_path / "edited.csv"  # Kaggle's with a column added: a credit-card file to refuse
+    pd.read_csv(kaggle).assign(Merchant="x").to_csv(near, index=False)
+    assert not is_user_table(_data(near), tmp_path)
     assert not is_user_table(_data(tmp_path / "absent.csv"), tmp_path)  # the download fallback
     assert not is_user_table(DataConfig(name="simulated"), tmp_path)
 
