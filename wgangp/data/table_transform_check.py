@@ -1,7 +1,8 @@
 """Read a saved table transform back, checked: a wrong file is one line, never a misread scale.
 
-A transform loaded with a scale of the wrong width, a non-finite parameter or a fill outside its
-column's bounds would quietly turn every generated row into nonsense; each such problem is a
+A transform loaded with a scale of the wrong width, a non-finite parameter, finite ones no fit
+writes (a std of 0 or 1e300, unsorted quantiles), reversed bounds or a fill outside its column's
+bounds would quietly turn every generated row into nonsense; each such problem is a
 :class:`~wgangp.errors.DataError` naming the file, the column and the fix.
 """
 
@@ -129,6 +130,9 @@ def _scales(raw: Any, keys: set[str], where: str, source: str) -> dict[str, Scal
             _refuse(source, f"{where}: its scale of {key} is {width} columns wide, not 1")
         if bad:
             _refuse(source, f"{where}: its scale of {key} is non-finite ({bad[0]})")
+        senseless = scale.senseless_columns()
+        if senseless:
+            _refuse(source, f"{where}: its scale of {key} makes no sense ({senseless[0]})")
         scales[key] = scale
     return scales
 
