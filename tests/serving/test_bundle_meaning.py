@@ -101,7 +101,7 @@ CASES: dict[str, tuple[str, Edit, str, str]] = {
     "copula 1e300": (
         COPULA_FILE,
         _covariance(np.full((len(FEATURES), len(FEATURES)), 1e300)),
-        f"{COPULA} (class 1 covariance holds 1e+300, beyond 27.04, the largest a covariance of "
+        f"{COPULA} (class 1 covariance holds 1e+300, beyond 54.08, the largest a covariance of "
         "normal scores can hold)",
         RETRAIN,
     ),

@@ -79,7 +79,7 @@ def test_saved_and_loaded_it_draws_the_same(tmp_path: Path) -> None:
         ),
         (
             lambda p: _set(p, "covariance", np.full((WIDTH, WIDTH), 1e300).tolist()),
-            "(class 0 covariance holds 1e+300, beyond 27.04, the largest a covariance of normal "
+            "(class 0 covariance holds 1e+300, beyond 54.08, the largest a covariance of normal "
             "scores can hold)",
         ),
         (
@@ -150,3 +150,15 @@ def test_a_rank_deficient_covariance_of_a_real_fit_loads(tmp_path: Path) -> None
     path.write_text(copula.to_json())
     loaded = GaussianCopula.load(path)
     np.testing.assert_array_equal(loaded.covariance[1], copula.covariance[1])
+
+
+def test_a_class_of_two_rows_the_largest_variance_a_fit_writes_loads(tmp_path: Path) -> None:
+    """Two rows score at about -/+5.2 and np.cov divides by one: 2 x 5.2 squared, the bound."""
+    rng = np.random.default_rng(1)
+    copula = GaussianCopula.fit(
+        {0: rng.standard_normal((50, WIDTH)), 1: rng.normal(0, 9, (2, WIDTH))}
+    )
+    assert np.diag(copula.covariance[1]).max() > 54
+    path = tmp_path / "copula.json"
+    path.write_text(copula.to_json())
+    np.testing.assert_array_equal(GaussianCopula.load(path).covariance[1], copula.covariance[1])

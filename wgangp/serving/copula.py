@@ -25,8 +25,9 @@ from wgangp.serving.stored_tables import checked_quantiles, load_per_class, per_
 
 _FORMAT = "wgangp.copula/2"
 #: The normal scores lie within +-5.2 (scikit-learn's QuantileTransformer clips its normal output
-#: at ndtri(1e-7) = -5.1993), so no entry of their covariance exceeds 5.2 squared.
-MAX_VARIANCE = 5.2**2
+#: at ndtri(1e-7) = -5.1993) and np.cov divides by rows - 1, so no entry of their covariance
+#: exceeds rows / (rows - 1) * 5.2 squared: twice that for a class of two rows, the largest.
+MAX_VARIANCE = 2 * 5.2**2
 #: An eigenvalue below -PSD_TOLERANCE times the largest in magnitude is no rounding of np.cov.
 PSD_TOLERANCE = 1e-6
 
