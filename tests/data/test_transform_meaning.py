@@ -143,3 +143,10 @@ def test_a_mixture_scale_no_fit_writes_is_one_line(frame, tmp_path) -> None:
     assert _refused(path, far) == (
         f"{path} holds the scale of V4 with mixture parameter 1e+300 beyond 1e+15; {RETRAIN}"
     )
+
+
+def test_references_that_are_not_numbers_are_one_line(frame, tmp_path) -> None:
+    """References are read by the meaning check alone: text there is refused, not a traceback."""
+    path = _saved(frame, tmp_path, **PRODUCT)
+    edit = lambda p: p["scales"]["0"]["quantile"]["references"].__setitem__(3, "x")  # noqa: E731
+    assert _refused(path, edit) == f"{path} holds parameters that are not numbers; {RETRAIN}"

@@ -124,13 +124,13 @@ def _scales(raw: Any, keys: set[str], where: str, source: str) -> dict[str, Scal
         try:
             scale = scale_from_dict(payload)
             width, bad = scale.width(), scale.nonfinite_columns()
+            senseless = scale.senseless_columns() if width == 1 and not bad else {}
         except (TypeError, ValueError, KeyError, AttributeError):
             _refuse(source, f"{where}: its scale of {key} holds parameters that are not numbers")
         if width != 1:
             _refuse(source, f"{where}: its scale of {key} is {width} columns wide, not 1")
         if bad:
             _refuse(source, f"{where}: its scale of {key} is non-finite ({bad[0]})")
-        senseless = scale.senseless_columns()
         if senseless:
             _refuse(source, f"{where}: its scale of {key} makes no sense ({senseless[0]})")
         scales[key] = scale

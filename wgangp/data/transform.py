@@ -272,8 +272,11 @@ class TabularTransformer:
     def _check_meaning(self, source: str) -> None:
         """A loaded transform's finite numbers that no fit writes (a std of 0, unsorted knots, a
         negative Amount cap): one line naming the column, since each silently spoils its rows."""
-        for key, scale in self._scale_objects().items():
-            senseless = scale.senseless_columns()
+        try:
+            found = {key: scale.senseless_columns() for key, scale in self._scale_objects().items()}
+        except (TypeError, ValueError):  # references, which no earlier check reads
+            raise DataError(f"{source} holds parameters that are not numbers; {RETRAIN}") from None
+        for key, senseless in found.items():
             if senseless:
                 i, shown = next(iter(senseless.items()))
                 more = f" (and {len(senseless) - 1} more column(s))" if len(senseless) > 1 else ""
