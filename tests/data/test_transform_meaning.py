@@ -11,10 +11,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from wgangp.data.mixture_scale import GaussianMixtureScale
-from wgangp.data.schema import FEATURES
+from wgangp.data.schema import FEATURES, MAX_ABS_VALUE
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import RETRAIN, TabularTransformer
 from wgangp.errors import DataError
@@ -49,10 +50,10 @@ def _set(key: str, i: int, value: float) -> Callable[[dict], None]:
 @pytest.mark.parametrize(
     ("edit", "says"),
     [
-        (_set("std", 3, 0.0), "holds the scale of V3 with std 0, not in (0, 1e+15]"),
-        (_set("std", 3, -2.5), "holds the scale of V3 with std -2.5, not in (0, 1e+15]"),
-        (_set("std", 1, 1e300), "holds the scale of V1 with std 1e+300, not in (0, 1e+15]"),
-        (_set("mean", 0, -1e300), "holds the scale of Time with mean -1e+300 beyond 1e+15"),
+        (_set("std", 3, 0.0), "holds the scale of V3 with std 0, not in (0, 1e+16]"),
+        (_set("std", 3, -2.5), "holds the scale of V3 with std -2.5, not in (0, 1e+16]"),
+        (_set("std", 1, 1e300), "holds the scale of V1 with std 1e+300, not in (0, 1e+16]"),
+        (_set("mean", 0, -1e300), "holds the scale of Time with mean -1e+300 beyond 1e+16"),
         (
             lambda p: p.update(amount_max=-5.0),
             "holds amount_max -5, a negative cap for every generated Amount (amounts are >= 0)",
@@ -63,7 +64,7 @@ def _set(key: str, i: int, value: float) -> Callable[[dict], None]:
         ),
         (
             lambda p: p.update(time_max=1e300),
-            "holds time_max 1e+300, beyond 1e+15, larger than any value of the table",
+            "holds time_max 1e+300, beyond 1e+16, larger than any value of the table",
         ),
     ],
     ids=["std 0", "std negative", "std 1e300", "mean 1e300", "amount_max", "time", "time 1e300"],
@@ -103,7 +104,7 @@ def _swap_time_and_references(quantiles: list[list[float]], references: list[flo
         ),
         (
             lambda p: p["scales"]["0"]["base"]["std"].__setitem__(5, 0.0),
-            "holds class 0's scale of V5 with std 0, not in (0, 1e+15]",
+            "holds class 0's scale of V5 with std 0, not in (0, 1e+16]",
         ),
     ],
     ids=["unsorted", "swapped with references", "class std 0"],
@@ -141,7 +142,7 @@ def test_a_mixture_scale_no_fit_writes_is_one_line(frame, tmp_path) -> None:
     path.write_text(text)
     far = lambda p: p["scales"]["all"]["means"][4].__setitem__(0, 1e300)  # noqa: E731
     assert _refused(path, far) == (
-        f"{path} holds the scale of V4 with mixture parameter 1e+300 beyond 1e+15; {RETRAIN}"
+        f"{path} holds the scale of V4 with mixture parameter 1e+300 beyond 1e+16; {RETRAIN}"
     )
 
 
@@ -150,3 +151,24 @@ def test_references_that_are_not_numbers_are_one_line(frame, tmp_path) -> None:
     path = _saved(frame, tmp_path, **PRODUCT)
     edit = lambda p: p["scales"]["0"]["quantile"]["references"].__setitem__(3, "x")  # noqa: E731
     assert _refused(path, edit) == f"{path} holds parameters that are not numbers; {RETRAIN}"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"per_class": True, "quantile_columns": ["V5", "V6"]},
+        {"scaling": "quantile", "per_class": True},
+    ],
+    ids=["mixed", "quantile"],
+)
+def test_a_fit_on_values_at_the_validated_limit_loads(frame, tmp_path, options) -> None:
+    """Knots extended past the outermost groups reach beyond 1e15, the largest value validation
+    lets in (a constant column's by as much again): a real fit is never refused."""
+    rng = np.random.default_rng(0)
+    at_limit = frame.assign(V5=rng.uniform(-MAX_ABS_VALUE, MAX_ABS_VALUE, len(frame)))
+    at_limit["V6"] = MAX_ABS_VALUE
+    path = _saved(at_limit, tmp_path, **options)
+    scale = json.loads(path.read_text())["scales"]["0"]
+    knots = np.abs((scale if "scaling" in options else scale["quantile"])["quantiles"])
+    assert knots.max() > MAX_ABS_VALUE
+    TabularTransformer.load(path)

@@ -132,13 +132,13 @@ CASES: dict[str, tuple[str, Edit, str, str]] = {
     "preprocessing std 0": (
         PREPROCESSING_FILE,
         lambda p: p["scales"]["1"]["base"]["std"].__setitem__(1, 0.0),
-        "holds class 1's scale of V1 with std 0, not in (0, 1e+15]",
+        "holds class 1's scale of V1 with std 0, not in (0, 1e+16]",
         RETRAIN,
     ),
     "preprocessing std 1e300": (
         PREPROCESSING_FILE,
         lambda p: p["scales"]["0"]["base"]["std"].__setitem__(1, 1e300),
-        "holds class 0's scale of V1 with std 1e+300, not in (0, 1e+15]",
+        "holds class 0's scale of V1 with std 1e+300, not in (0, 1e+16]",
         RETRAIN,
     ),
     "preprocessing Time swapped": (

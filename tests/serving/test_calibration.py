@@ -105,7 +105,7 @@ def test_an_edited_file_is_refused_in_one_line(tmp_path: Path, edit) -> None:
         ),
         (
             lambda p: _set_first_quantile(p, -1e300),
-            "(class 0 real quantiles of Time: quantile -1e+300 beyond 1e+15)",
+            "(class 0 real quantiles of Time: quantile -1e+300 beyond 1e+16)",
         ),
         (
             lambda p: _edit_real(p, lambda t: t["references"].pop()),

@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from wgangp.data.numbers import short_number
-from wgangp.data.schema import MAX_ABS_VALUE
+from wgangp.data.scales import MAX_PARAMETER
 
 MAX_COMPONENTS = 10
 MIN_WEIGHT = 0.005
@@ -122,8 +122,8 @@ class GaussianMixtureScale:
             total = float(np.sum(w))
             if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
                 found[i] = f"mixture weights summing to {short_number(total)}, not 1"
-            elif (big := np.abs([*m, *s]).max()) > MAX_ABS_VALUE:
-                found[i] = f"mixture parameter {short_number(big)} beyond {MAX_ABS_VALUE:g}"
+            elif (big := np.abs([*m, *s]).max()) > MAX_PARAMETER:
+                found[i] = f"mixture parameter {short_number(big)} beyond {MAX_PARAMETER:g}"
         return found
 
     def width(self) -> int:

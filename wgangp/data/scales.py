@@ -12,7 +12,8 @@ training rows are knots that are means of groups of rows (:mod:`wgangp.data.knot
 row's value: the JSON ships inside a bundle other people read (docs/privacy.md).
 
 A stored scale is read back checked for meaning, not only finiteness (``senseless_columns``): a
-standard deviation of 0, negative or beyond 1e15, a mean beyond 1e15, quantiles out of order or
+standard deviation of 0, negative or beyond 1e16, a mean beyond 1e16 (ten times the largest value
+validation lets in), quantiles out of order or
 references not rising from 0 to 1 are numbers no fit writes, and each would quietly turn every
 generated value of its column into one constant or nonsense.
 """
@@ -29,6 +30,10 @@ from wgangp.data.schema import MAX_ABS_VALUE
 
 #: Quantiles a ``quantile`` scale keeps per column (fewer when fitted on fewer rows).
 MAX_QUANTILES = 1000
+#: No parameter fitted on values within MAX_ABS_VALUE (what validation lets in) goes past this:
+#: a std or mean stays within it, knots extended past the outermost groups
+#: (:mod:`wgangp.data.knots`) reach about twice it. A stored one beyond (1e300) is an edit.
+MAX_PARAMETER = 10 * MAX_ABS_VALUE
 
 
 class Scale(Protocol):
@@ -41,10 +46,10 @@ class Scale(Protocol):
 
 
 def beyond_limit(name: str, value: float) -> str | None:
-    """``name value`` when ``value`` is larger in magnitude than any value of a table can be."""
+    """``name value`` when ``value`` is larger in magnitude than any fit of a table writes."""
     return (
-        f"{name} {short_number(value)} beyond {MAX_ABS_VALUE:g}"
-        if abs(value) > MAX_ABS_VALUE
+        f"{name} {short_number(value)} beyond {MAX_PARAMETER:g}"
+        if abs(value) > MAX_PARAMETER
         else None
     )
 
@@ -86,8 +91,8 @@ class StandardScale:
         table holds, a mean beyond it: the inverse would make the column constant or absurd."""
         found = {}
         for i, (mean, std) in enumerate(zip(self.mean, self.std, strict=True)):
-            if not 0 < std <= MAX_ABS_VALUE:
-                found[i] = f"std {short_number(std)}, not in (0, {MAX_ABS_VALUE:g}]"
+            if not 0 < std <= MAX_PARAMETER:
+                found[i] = f"std {short_number(std)}, not in (0, {MAX_PARAMETER:g}]"
             elif problem := beyond_limit("mean", mean):
                 found[i] = problem
         return found

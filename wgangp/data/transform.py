@@ -38,8 +38,8 @@ import pandas as pd
 from wgangp.config import PreprocessConfig
 from wgangp.data.knots import DEFAULT_MIN_ROWS, extreme_mean
 from wgangp.data.numbers import short_number
-from wgangp.data.scales import Scale, StandardScale, fit_scale, scale_from_dict
-from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, MAX_ABS_VALUE, TIME
+from wgangp.data.scales import MAX_PARAMETER, Scale, StandardScale, fit_scale, scale_from_dict
+from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
 from wgangp.errors import DataError
 
 #: The one format this version writes and reads; a file of another (an earlier wgangp's, whose
@@ -286,9 +286,9 @@ class TabularTransformer:
                 )
         for name in ("time_min", "time_max", "amount_max"):
             value = getattr(self, name)
-            if abs(value) > MAX_ABS_VALUE:
+            if abs(value) > MAX_PARAMETER:
                 raise DataError(
-                    f"{source} holds {name} {short_number(value)}, beyond {MAX_ABS_VALUE:g}, "
+                    f"{source} holds {name} {short_number(value)}, beyond {MAX_PARAMETER:g}, "
                     f"larger than any value of the table; {RETRAIN}"
                 )
         if self.amount_max < 0:
