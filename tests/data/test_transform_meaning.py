@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from wgangp.data.mixture_scale import GaussianMixtureScale
+from wgangp.data.scales import QuantileScale
 from wgangp.data.schema import FEATURES, MAX_ABS_VALUE
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.transform import RETRAIN, TabularTransformer
@@ -172,3 +173,13 @@ def test_a_fit_on_values_at_the_validated_limit_loads(frame, tmp_path, options) 
     knots = np.abs((scale if "scaling" in options else scale["quantile"])["quantiles"])
     assert knots.max() > MAX_ABS_VALUE
     TabularTransformer.load(path)
+
+
+def test_a_knot_a_rounding_below_the_one_before_counts_as_sorted() -> None:
+    """np.nanpercentile (scikit-learn's quantiles) does not promise monotone knots to the bit."""
+    knots = [[0.0], [1e5], [1e5 - 1e-8], [2e5]]
+    assert not QuantileScale(knots, [0.0, 0.3, 0.6, 1.0]).senseless_columns()
+    knots[2] = [1e5 - 1.0]
+    assert QuantileScale(knots, [0.0, 0.3, 0.6, 1.0]).senseless_columns() == {
+        0: "quantiles not sorted (knot 3 of 4, 99999, below knot 2, 100000)"
+    }

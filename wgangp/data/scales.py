@@ -34,6 +34,10 @@ MAX_QUANTILES = 1000
 #: a std or mean stays within it, knots extended past the outermost groups
 #: (:mod:`wgangp.data.knots`) reach about twice it. A stored one beyond (1e300) is an edit.
 MAX_PARAMETER = 10 * MAX_ABS_VALUE
+#: How far a stored knot may fall below the one before it, relative to its column's largest, and
+#: still count as sorted: scikit-learn's quantiles are np.nanpercentile's, whose interpolation
+#: does not promise monotone results to the last bit (an edit moves knots by far more).
+ORDER_TOLERANCE = 1e-12
 
 
 class Scale(Protocol):
@@ -156,7 +160,8 @@ class QuantileScale:
             return dict.fromkeys(range(q.shape[1]), f"{shown}, not rising from 0 to 1")
         found = {}
         for i, column in enumerate(q.T):
-            falls = np.flatnonzero(np.diff(column) < 0)
+            slack = ORDER_TOLERANCE * float(np.abs(column).max())
+            falls = np.flatnonzero(np.diff(column) < -slack)
             if len(falls):
                 at = int(falls[0])
                 found[i] = (
