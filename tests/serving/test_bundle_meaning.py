@@ -26,7 +26,9 @@ from wgangp.serving.bundle import (
     BUNDLE,
     CALIBRATION_FILE,
     COPULA_FILE,
+    META_FILE,
     PREPROCESSING_FILE,
+    REEXPORT,
     write_manifest,
 )
 
@@ -152,6 +154,13 @@ CASES: dict[str, tuple[str, Edit, str, str]] = {
         lambda p: _reverse(p["scales"]["0"]["quantile"], 0),
         "holds class 0's scale of Amount with quantiles not sorted (knot 2 of ",
         RETRAIN,
+    ),
+    "copula share 0": (
+        META_FILE,
+        lambda p: p.__setitem__("copula_share", 0.0),
+        f"gives copula_share 0, but the bundle holds {COPULA_FILE}, which only a share in (0, 1) "
+        "draws from",
+        REEXPORT,
     ),
     "preprocessing amount_max": (
         PREPROCESSING_FILE,

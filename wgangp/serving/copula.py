@@ -13,7 +13,7 @@ own, as a baseline, with every training row's value (as a user's own copula woul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,8 @@ class GaussianCopula:
 
     marginals: dict[int, QuantileScale]
     covariance: dict[int, np.ndarray]
+    #: The file it was loaded from, for error lines ("" when fitted in-process).
+    source: str = field(default="", compare=False)
 
     @classmethod
     def fit(cls, real: dict[int, np.ndarray], min_rows: int | None = None) -> GaussianCopula:
@@ -81,6 +83,7 @@ class GaussianCopula:
             _FORMAT,
             "copula",
             lambda parts: cls(
+                source=str(path),
                 marginals={
                     label: checked_quantiles(p["marginals"], f"class {label} marginals")
                     for label, p in parts.items()
