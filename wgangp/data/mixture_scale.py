@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from wgangp.data.numbers import short_number
-from wgangp.data.scales import MAX_PARAMETER
+from wgangp.data.schema import MAX_PARAMETER
 
 MAX_COMPONENTS = 10
 MIN_WEIGHT = 0.005
@@ -115,8 +115,8 @@ class GaussianMixtureScale:
         return found
 
     def senseless_columns(self) -> dict[int, str]:
-        """Weights that do not sum to 1 (a fit normalizes them), a mean or sd beyond the largest
-        value a table holds: the CDF would no longer map the column onto a normal."""
+        """Weights that do not sum to 1 (a fit normalizes them), a mean or sd beyond
+        MAX_PARAMETER: the CDF would no longer map the column onto a normal."""
         found = {}
         for i, (w, m, s) in enumerate(zip(self.weights, self.means, self.sds, strict=True)):
             total = float(np.sum(w))

@@ -12,10 +12,10 @@ training rows are knots that are means of groups of rows (:mod:`wgangp.data.knot
 row's value: the JSON ships inside a bundle other people read (docs/privacy.md).
 
 A stored scale is read back checked for meaning, not only finiteness (``senseless_columns``): a
-standard deviation of 0, negative or beyond 1e16, a mean beyond 1e16 (ten times the largest value
-validation lets in), quantiles out of order or
-references not rising from 0 to 1 are numbers no fit writes, and each would quietly turn every
-generated value of its column into one constant or nonsense.
+standard deviation of 0, negative or beyond 1e16, a mean or knot beyond 1e16 (ten times the largest
+value validation lets in), knots out of order or references not rising from 0 to 1 are numbers no
+fit writes, and each would quietly turn every generated value of its column into one constant or
+nonsense.
 """
 
 from __future__ import annotations
@@ -26,14 +26,10 @@ import numpy as np
 
 from wgangp.data.knots import DEFAULT_MIN_ROWS, grouped_knots
 from wgangp.data.numbers import short_number
-from wgangp.data.schema import MAX_ABS_VALUE
+from wgangp.data.schema import MAX_PARAMETER
 
 #: Quantiles a ``quantile`` scale keeps per column (fewer when fitted on fewer rows).
 MAX_QUANTILES = 1000
-#: No parameter fitted on values within MAX_ABS_VALUE (what validation lets in) goes past this:
-#: a std or mean stays within it, knots extended past the outermost groups
-#: (:mod:`wgangp.data.knots`) reach about twice it. A stored one beyond (1e300) is an edit.
-MAX_PARAMETER = 10 * MAX_ABS_VALUE
 #: How far a stored knot may fall below the one before it, relative to its column's largest, and
 #: still count as sorted: scikit-learn's quantiles are np.nanpercentile's, whose interpolation
 #: does not promise monotone results to the last bit (an edit moves knots by far more).
@@ -50,7 +46,7 @@ class Scale(Protocol):
 
 
 def beyond_limit(name: str, value: float) -> str | None:
-    """``name value`` when ``value`` is larger in magnitude than any fit of a table writes."""
+    """``name value ...`` when ``value`` is larger in magnitude than any fit writes, else None."""
     return (
         f"{name} {short_number(value)} beyond {MAX_PARAMETER:g}"
         if abs(value) > MAX_PARAMETER
@@ -91,8 +87,8 @@ class StandardScale:
         return {int(i): f"mean {short_number(mean[i])}, std {short_number(std[i])}" for i in bad}
 
     def senseless_columns(self) -> dict[int, str]:
-        """A std of 0 or less (a fit keeps 1 for a constant column) or beyond the largest value a
-        table holds, a mean beyond it: the inverse would make the column constant or absurd."""
+        """A std of 0 or less (a fit keeps 1 for a constant column) or beyond MAX_PARAMETER, a
+        mean beyond it: the inverse would make the column constant or absurd."""
         found = {}
         for i, (mean, std) in enumerate(zip(self.mean, self.std, strict=True)):
             if not 0 < std <= MAX_PARAMETER:
@@ -151,8 +147,8 @@ class QuantileScale:
         }
 
     def senseless_columns(self) -> dict[int, str]:
-        """Knots out of order (the maps interpolate between sorted knots) or beyond the largest
-        value a table holds; references that do not rise from 0 to 1 spoil every column."""
+        """Knots out of order (the maps interpolate between sorted knots) or beyond MAX_PARAMETER;
+        references that do not rise from 0 to 1 spoil every column."""
         q = np.asarray(self.quantiles, np.float64)
         r = np.asarray(self.references, np.float64)
         if r[0] != 0 or r[-1] != 1 or (np.diff(r) < 0).any():

@@ -38,8 +38,8 @@ import pandas as pd
 from wgangp.config import PreprocessConfig
 from wgangp.data.knots import DEFAULT_MIN_ROWS, extreme_mean
 from wgangp.data.numbers import short_number
-from wgangp.data.scales import MAX_PARAMETER, Scale, StandardScale, fit_scale, scale_from_dict
-from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
+from wgangp.data.scales import Scale, StandardScale, fit_scale, scale_from_dict
+from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, MAX_PARAMETER, TIME
 from wgangp.errors import DataError
 
 #: The one format this version writes and reads; a file of another (an earlier wgangp's, whose
