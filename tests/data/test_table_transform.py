@@ -225,6 +225,17 @@ def _edited(path: list, value: object) -> dict:
         (["columns", 0, "scales", "nobody"], {"mean": [0.0], "std": [1.0]}, "has scales for"),
         (["columns", 0, "scales", "all"], {"mean": [0.0, 1.0], "std": [1.0]}, "-1 columns wide"),
         (["columns", 0, "scales", "all", "std"], ["x"], "not numbers"),
+        (
+            ["columns", 0, "scales", "all", "std"],
+            [0.0],
+            "column amount: its scale of all makes no sense (std 0, not in (0, 1e+16])",
+        ),
+        (
+            ["columns", 4, "scales", "good", "mean"],
+            [-1e300],
+            "column score: its scale of good makes no sense (mean -1e+300 beyond 1e+16)",
+        ),
+        (["columns", 0, "schema", "bounds"], [500.0, 1.0], "bounds are reversed (500.0 > 1.0)"),
         (["columns", 0, "fill"], 1e9, "outside its bounds"),
         (["columns", 1, "fill"], 2.5, "is integer but fills gaps with 2.5"),
         (["columns", 2, "fill"], "purple", "not one of its levels"),
