@@ -1,5 +1,10 @@
 """Run the whole evaluation: fidelity, detection, utility against SMOTE, privacy; write the report.
 
+Every part follows the table's schema (``schema``, Kaggle's credit-card table by default): the
+frames hold its feature columns under their own names and dtypes (categories as their levels,
+gaps as NaN) plus ``Class`` (1 = the rare class, the one synthesized); classifiers, distances and
+baselines see them through :mod:`wgangp.evaluation.encoding`.
+
 ``run_evaluation`` is deterministic: every random choice (synthetic draws, normal subsamples, folds,
 SMOTE, model seeds) derives from ``seed`` through numpy's ``SeedSequence``, so the same inputs and
 seed give the same metrics.
@@ -18,14 +23,16 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from wgangp.config import EvaluateConfig
-from wgangp.data.schema import COLUMNS, FEATURES, FRAUD, LABEL
+from wgangp.data.schema import FRAUD, LABEL
+from wgangp.data.table_schema import TableSchema
 from wgangp.errors import DataError
-from wgangp.evaluation.baselines import BASELINES, baseline_frauds
-from wgangp.evaluation.detection import detection_metrics
+from wgangp.evaluation.baselines import BASELINES, baseline_rows
+from wgangp.evaluation.detection import balanced_detection_metrics, detection_metrics
+from wgangp.evaluation.encoding import NUMBER_KINDS, TableEncoding, level_codes, seconds
 from wgangp.evaluation.fidelity import fidelity_metrics
 from wgangp.evaluation.library_privacy import library_privacy
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
-from wgangp.evaluation.privacy import near_copy_share, privacy_metrics
+from wgangp.evaluation.privacy import near_copy_share_rows, privacy_metrics
 from wgangp.evaluation.render import render_html, render_markdown
 from wgangp.evaluation.utility import summarize, utility_metrics, utility_per_seed
 from wgangp.files import write_text, write_with
@@ -45,6 +52,8 @@ class EvaluationResult:
     tables: dict[str, pd.DataFrame]
     #: "real_train_fraud", "real_test_fraud", "synthetic": kept for the figures of :meth:`write`.
     samples: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    #: The table the rows follow (Kaggle's credit-card table unless given).
+    schema: TableSchema = field(default_factory=TableSchema.creditcard, repr=False)
 
     def write(self, out_dir: Path) -> list[Path]:
         """Write figures (PNG), CSV tables, ``metrics.csv``, ``report.md`` and ``report.html``."""
@@ -54,11 +63,16 @@ class EvaluationResult:
         if self.samples:
             real = self.samples["real_test_fraud"]
             synthetic = self.samples["synthetic"]
-            written.append(plot_marginals(real, synthetic, out_dir / "marginals.png"))
-            written.append(plot_correlations(real, synthetic, out_dir / "correlations.png"))
+            schema = self.schema
+            written.append(plot_marginals(real, synthetic, out_dir / "marginals.png", schema))
+            written.append(plot_correlations(real, synthetic, out_dir / "correlations.png", schema))
             written.append(
                 plot_projection(
-                    self.samples["real_train_fraud"], real, synthetic, out_dir / "projection.png"
+                    self.samples["real_train_fraud"],
+                    real,
+                    synthetic,
+                    out_dir / "projection.png",
+                    schema,
                 )
             )
         figures = [p.name for p in written]
@@ -77,41 +91,97 @@ class EvaluationResult:
         return [*written, markdown, page]
 
 
-def check_frame(frame: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The frame's schema columns as float (label int); one-line DataError when unusable."""
+def check_frame(frame: pd.DataFrame, name: str, schema: TableSchema | None = None) -> pd.DataFrame:
+    """The frame's features (numbers as float64, datetimes as datetimes, categories as they
+    are) and the 0/1 label as int; one-line DataError when unusable."""
+    schema = schema or TableSchema.creditcard()
     if not isinstance(frame, pd.DataFrame):
         raise DataError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    columns = [c.name for c in schema.features]
+    missing = [c for c in [*columns, LABEL] if c not in frame.columns]
     if missing:
-        raise DataError(f"{name} lacks columns {missing[:5]}: pass frames with wgangp's 31 columns")
+        raise DataError(
+            f"{name} lacks columns {missing[:5]}: pass frames with the table's "
+            f"{len(columns)} feature columns and {LABEL}"
+        )
     try:
-        values = frame.loc[:, list(FEATURES)].astype(np.float64)
         labels = frame[LABEL].astype(np.int64)
     except (TypeError, ValueError) as err:
-        raise DataError(f"{name} has non-numeric values ({err}): pass numeric columns") from err
-    if not np.isfinite(values.to_numpy()).all():
-        raise DataError(f"{name} has NaN or infinite feature values: drop or fix those rows")
+        raise DataError(f"{name} has a non-numeric {LABEL} ({err}): pass 0/1 labels") from err
+    values = checked_features(frame, schema, f"{name} has")
     return values.assign(**{LABEL: labels.to_numpy()}).reset_index(drop=True)
 
 
-def checked_sampler(sample_fraud: FraudSampler) -> FraudSampler:
+def checked_features(frame: pd.DataFrame, schema: TableSchema, who: str) -> pd.DataFrame:
+    """The schema's features of ``frame``; NaN only in nullable columns, no inf, every category
+    one of its levels (``who`` starts each one-line DataError: "real_train has")."""
+    features = schema.features
+    if all(c.kind in ("continuous", "integer") and not c.nullable for c in features):
+        try:  # Kaggle's layout: one float matrix, as before schemas
+            values = frame.loc[:, [c.name for c in features]].astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise DataError(f"{who} non-numeric values ({err}): pass numeric columns") from err
+        if not np.isfinite(values.to_numpy()).all():
+            raise DataError(f"{who} NaN or infinite feature values: drop or fix those rows")
+        return values
+    out: dict[str, pd.Series] = {}
+    for column in features:
+        series = frame[column.name].reset_index(drop=True)
+        if column.kind in NUMBER_KINDS:
+            try:
+                if column.kind == "datetime":
+                    series = pd.to_datetime(series)
+                    numbers = seconds(series)
+                else:
+                    series = series.astype(np.float64)
+                    numbers = series.to_numpy()
+            except (TypeError, ValueError) as err:
+                raise DataError(
+                    f"{who} values in {column.name!r} that are not {column.kind} ({err})"
+                ) from err
+            if np.isinf(numbers).any():
+                raise DataError(f"{who} infinite values in {column.name!r}: drop or fix them")
+        elif column.kind == "categorical":
+            present = series.notna().to_numpy()
+            unknown = present & (level_codes(series, column) < 0)
+            if unknown.any():
+                value = series[unknown].iloc[0]
+                raise DataError(
+                    f"{who} {column.name!r} = {value!r}, not one of its levels "
+                    f"{list(column.levels or ())[:10]}"
+                )
+        if not column.nullable and series.isna().any():
+            raise DataError(
+                f"{who} NaN or gaps in {column.name!r}, which the schema says has none "
+                "(nullable: false)"
+            )
+        out[column.name] = series
+    return pd.DataFrame(out)
+
+
+def checked_sampler(sample_fraud: FraudSampler, schema: TableSchema | None = None) -> FraudSampler:
     """Wrap the sampler so a wrong shape, column or value fails with one clear line."""
+    schema = schema or TableSchema.creditcard()
+    features = [c.name for c in schema.features]
 
     def draw(n: int, seed: int) -> pd.DataFrame:
         rows = sample_fraud(int(n), int(seed))
         if not isinstance(rows, pd.DataFrame) or len(rows) != n:
             got = len(rows) if isinstance(rows, pd.DataFrame) else type(rows).__name__
             raise DataError(f"the fraud sampler returned {got} instead of a DataFrame of {n} rows")
-        missing = [c for c in FEATURES if c not in rows.columns]
+        missing = [c for c in features if c not in rows.columns]
         if missing:
             raise DataError(f"the fraud sampler's rows lack columns {missing[:5]}")
         if LABEL in rows.columns and not (rows[LABEL].astype(np.int64) == FRAUD).all():
             raise DataError("the fraud sampler returned rows with Class != 1; it must draw frauds")
-        values = rows.loc[:, list(FEATURES)].astype(np.float64)
-        if not np.isfinite(values.to_numpy()).all():
-            raise DataError(
-                "the fraud sampler returned NaN or infinite values: the generator diverged"
-            )
+        try:
+            values = checked_features(rows, schema, "the fraud sampler returned")
+        except DataError as err:
+            if "NaN or infinite" in str(err):
+                raise DataError(
+                    "the fraud sampler returned NaN or infinite values: the generator diverged"
+                ) from None
+            raise
         return values.assign(**{LABEL: FRAUD}).reset_index(drop=True)
 
     return draw
@@ -128,11 +198,14 @@ def run_evaluation(
     settings: EvaluateConfig,
     *,
     seed: int = 0,
+    schema: TableSchema | None = None,
 ) -> EvaluationResult:
-    """Evaluate the sampler's frauds against real rows; see the package modules for each metric."""
+    """Evaluate the sampler's rare-class rows against real rows of the table ``schema`` (default:
+    Kaggle's credit-card table); see the package modules for each metric."""
     settings.check()
+    schema = schema or TableSchema.creditcard()
     with threadpool_limits(limits=settings.threads):
-        return _evaluate(real_train, real_test, sample_fraud, settings, seed)
+        return _evaluate(real_train, real_test, sample_fraud, settings, seed, schema)
 
 
 def _evaluate(
@@ -141,19 +214,20 @@ def _evaluate(
     sample_fraud: FraudSampler,
     settings: EvaluateConfig,
     seed: int,
+    schema: TableSchema,
 ) -> EvaluationResult:
-    train = check_frame(real_train, "real_train")
-    test = check_frame(real_test, "real_test")
+    train = check_frame(real_train, "real_train", schema)
+    test = check_frame(real_test, "real_test", schema)
     train_fraud = train[train[LABEL] == FRAUD].reset_index(drop=True)
     test_fraud = test[test[LABEL] == FRAUD].reset_index(drop=True)
     n_test_normal = int((test[LABEL] != FRAUD).sum())
     if len(train_fraud) < 2 or len(test_fraud) < 2 or n_test_normal < 1:
         raise DataError(
-            f"the evaluation needs >= 2 frauds in real_train (has {len(train_fraud)}), >= 2 in "
-            f"real_test (has {len(test_fraud)}) and normals in real_test (has {n_test_normal}): "
-            "use a larger or stratified split"
+            f"the evaluation needs >= 2 rare-class rows in real_train (has {len(train_fraud)}), "
+            f">= 2 in real_test (has {len(test_fraud)}) and others in real_test (has "
+            f"{n_test_normal}): use a larger or stratified split"
         )
-    draw = checked_sampler(sample_fraud)
+    draw = checked_sampler(sample_fraud, schema)
     sample_seed, detection_seed, *repeat_seeds = derived_seeds(seed, 2 + settings.seeds)
     ratios = [float(r) for r in settings.augment_ratios]
     timings: dict[str, float] = {}
@@ -164,25 +238,27 @@ def _evaluate(
     start = time.perf_counter()
     synthetic = draw(settings.n_synthetic, sample_seed)
     fidelity, tables["fidelity_per_feature"] = fidelity_metrics(
-        test_fraud, synthetic, train_fraud, with_sdmetrics=settings.sdmetrics
+        test_fraud, synthetic, train_fraud, with_sdmetrics=settings.sdmetrics, schema=schema
     )
     metrics |= fidelity
     timings["fidelity"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    features = list(FEATURES)
-    train_x, test_x = (f.loc[:, features].to_numpy(np.float64) for f in (train_fraud, test_fraud))
-    normals = train.loc[train[LABEL] != FRAUD, features].to_numpy(np.float64)
-    generated = {"": synthetic.loc[:, features].to_numpy(np.float64), "control": train_x}
+    encoding = TableEncoding(schema, train)
+    train_normal = train[train[LABEL] != FRAUD].reset_index(drop=True)
+    frames = {"": synthetic, "control": train_fraud}
     for name in BASELINES:  # as many rows as the GAN's, fitted on the same training rows
-        generated[name] = baseline_frauds(
+        frames[name] = baseline_rows(
             name,
-            train_x,
-            normals[: settings.max_normal_rows],
+            train_fraud,
+            train_normal.iloc[: settings.max_normal_rows],
             len(synthetic),
+            encoding,
             smote_k_neighbors=settings.smote_k_neighbors,
             seed=detection_seed,
         )
+    generated = {name: encoding.model_matrix(rows) for name, rows in frames.items()}
+    test_x = encoding.model_matrix(test_fraud)
     timings["baselines"] = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -194,21 +270,30 @@ def _evaluate(
         seed=detection_seed,
     )
     metrics |= detection
+    balanced, tables["detection_balanced"] = balanced_detection_metrics(
+        test_x,
+        generated,
+        repeats=settings.c2st_repeats,
+        gbm_max_iter=settings.gbm_max_iter,
+        seed=detection_seed,
+    )
+    metrics |= balanced
     timings["detection"] = time.perf_counter() - start
 
     start = time.perf_counter()
     privacy, tables["privacy"] = privacy_metrics(
-        synthetic, train, test_fraud, copy_rtol=settings.copy_rtol
+        synthetic, train, test_fraud, copy_rtol=settings.copy_rtol, schema=schema
     )
     metrics |= privacy
-    for name, rows in generated.items():
-        if name != "control":
-            suffix = f"_{name}" if name else ""
-            metrics[f"near_copies{suffix}"] = near_copy_share(rows, train_x, test_x)
+    others = {name: rows for name, rows in frames.items() if name != "control"}
+    for name, rows in others.items():
+        suffix = f"_{name}" if name else ""
+        metrics[f"near_copies{suffix}"] = near_copy_share_rows(
+            rows, train_fraud, test_fraud, schema
+        )
     if settings.sdmetrics:
-        others = {name: rows for name, rows in generated.items() if name != "control"}
         library, tables["privacy_sdmetrics"] = library_privacy(
-            others, train_x, test_x, seed=detection_seed
+            others, train_fraud, test_fraud, seed=detection_seed, schema=schema
         )
         metrics |= library
     timings["privacy"] = time.perf_counter() - start
@@ -225,6 +310,7 @@ def _evaluate(
         target_precision=settings.target_precision,
         smote_k_neighbors=settings.smote_k_neighbors,
         gbm_max_iter=settings.gbm_max_iter,
+        schema=schema,
     )
     tables["utility"] = summarize(per_seed, float(settings.headline_ratio))
     tables["utility_per_seed"] = per_seed
@@ -250,6 +336,7 @@ def _evaluate(
             "real_test_fraud": test_fraud,
             "synthetic": synthetic,
         },
+        schema=schema,
     )
 
 
