@@ -10,7 +10,10 @@
   one-hot columns) through its empirical quantiles onto a normal scale (scikit-learn's
   ``QuantileTransformer``), one covariance of the transformed rows, multivariate normal draws
   mapped back, then decoded to valid rows (a category = the level of the largest one-hot score; a
-  gap where the indicator is above 0.5; integers rounded; bounds held). It keeps every marginal and
+  gap where the indicator is above 0.5; integers rounded; bounds held). Whole-number columns
+  (integers, indicators, one-hot) are first spread by uniform noise of width 1, which rounding
+  undoes: the transformer sends ties at a column's minimum or maximum to +-5.2 standard
+  deviations, which would inflate the covariance and the share of 1s. It keeps every marginal and
   the linear dependence, nothing more, and never copies a row.
 - Independent marginals: each column resampled on its own from the real rare-class training rows
   (gaps included). Every marginal is exact and every dependence between columns is gone: the
@@ -164,10 +167,22 @@ def baseline_rows(
     if name == "smote":
         return smote_rows(frauds, normals, n, encoding, k_neighbors=smote_k_neighbors, seed=seed)
     if name == "copula":
-        return encoding.decode(copula_frauds(encoding.model_matrix(frauds), n, seed=seed))
+        return copula_rows(frauds, n, encoding, seed=seed)
     if name == "independent":
         return independent_rows(frauds, n, encoding.schema, seed=seed)
     raise ValueError(f"unknown baseline {name!r}; choose one of {BASELINES}")
+
+
+def copula_rows(
+    frauds: pd.DataFrame, n: int, encoding: TableEncoding, *, seed: int
+) -> pd.DataFrame:
+    """The Gaussian copula's rows of the table (module doc)."""
+    matrix = encoding.model_matrix(frauds)
+    discrete = encoding.discrete_columns()
+    if discrete.any():
+        noise = np.random.default_rng([seed, 1]).uniform(-0.5, 0.5, matrix.shape)
+        matrix = matrix + noise * discrete
+    return encoding.decode(copula_frauds(matrix, n, seed=seed))
 
 
 def independent_rows(

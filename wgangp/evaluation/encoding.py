@@ -116,6 +116,15 @@ class TableEncoding:
             return numbers
         return np.hstack([numbers, self.indicators(frame), self.one_hot(frame)])
 
+    def discrete_columns(self) -> np.ndarray:
+        """Which :meth:`model_matrix` columns hold whole numbers only: integers, indicators and
+        one-hot columns."""
+        numbers = [c.kind == "integer" for c in self.numbers]
+        if not self.has_gaps_or_categories:
+            return np.array(numbers, dtype=bool)
+        width = sum(len(c.levels or ()) for c in self.categoricals)
+        return np.array(numbers + [True] * (len(self.nullable) + width), dtype=bool)
+
     def distance_matrix(self, frame: pd.DataFrame) -> np.ndarray:
         """The mixed-type distance space: a category mismatch counts 1 (module doc)."""
         numbers = (self.number_matrix(frame) - self.mean) / self.scale

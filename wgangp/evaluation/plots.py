@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from wgangp.data.table_schema import ColumnSchema, TableSchema
 from wgangp.evaluation.encoding import TableEncoding, level_codes, seconds
-from wgangp.evaluation.fidelity import correlation_matrix
+from wgangp.evaluation.fidelity import correlation_matrix, numeric_names
 from wgangp.files import write_with
 
 REAL_COLOR = "#1f77b4"
@@ -91,7 +91,7 @@ def plot_correlations(
     absolute difference."""
     real_corr = correlation_matrix(real, schema).to_numpy()
     synthetic_corr = correlation_matrix(synthetic, schema).to_numpy()
-    names = list(correlation_matrix(real.head(0), schema).columns)
+    names = numeric_names(schema)
     panels = [
         ("real test frauds", real_corr, "coolwarm", -1.0),
         ("synthetic frauds", synthetic_corr, "coolwarm", -1.0),
