@@ -14,9 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from wgangp.config import EvaluateConfig
+from wgangp.config import EvaluateConfig, SelectConfig
 from wgangp.data.schema import AMOUNT, COLUMNS, FEATURES, LABEL, TIME
+from wgangp.data.simulated import simulate_creditcard
 from wgangp.evaluation.suite import run_evaluation
+from wgangp.synthesis.selection import ValidationProbe
 
 RECORDED = Path(__file__).parent / "data" / "creditcard_metrics_before_schemas.json"
 
@@ -59,3 +61,22 @@ def test_every_recorded_metric_is_reproduced_bit_for_bit() -> None:
     assert len(recorded) > 100
     changed = {k: (v, metrics.get(k)) for k, v in recorded.items() if metrics.get(k) != v}
     assert not changed
+
+
+def test_the_validation_probe_gives_the_numbers_it_gave_before() -> None:
+    """Recorded from :class:`ValidationProbe` before it took a schema, on these very rows."""
+    table = simulate_creditcard(20_000, seed=3)
+    frauds = table[table[LABEL] == 1].reset_index(drop=True)
+
+    def sample(n: int, seed: int) -> pd.DataFrame:
+        rng = np.random.default_rng(seed)
+        rows = frauds.iloc[rng.integers(0, len(frauds), n)].reset_index(drop=True).copy()
+        rows[list(FEATURES)] += rng.normal(size=(n, 30))
+        return rows.loc[:, list(COLUMNS)]
+
+    probe = ValidationProbe(frauds.head(30), SelectConfig(samples=60, repeats=2), seed=0)
+    assert probe.score(sample, 7) == {
+        "val/c2st_auc_gbm": 0.3671133072174739,
+        "val/c2st_auc_gbm_std": 0.009088615859449228,
+        "val/ks_mean": 0.14277777777777778,
+    }

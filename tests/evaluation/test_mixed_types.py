@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from wgangp.config import EvaluateConfig
+from wgangp.config import EvaluateConfig, SelectConfig
 from wgangp.data.schema import LABEL
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.table_schema import ColumnSchema, TableSchema
@@ -20,6 +20,7 @@ from wgangp.evaluation.encoding import TableEncoding
 from wgangp.evaluation.fidelity import fidelity_metrics, total_variation
 from wgangp.evaluation.privacy import is_copy
 from wgangp.evaluation.suite import EvaluationResult, run_evaluation
+from wgangp.synthesis.selection import ValidationProbe
 
 LEVELS = ("a", "b", "c")
 SCHEMA = TableSchema(
@@ -232,3 +233,23 @@ def test_on_the_shared_credit_scoring_table(tmp_path: Path) -> None:
     assert metrics["eval/exact_copies"] > 250  # copies of training rows are found as copies
     assert metrics["eval/near_copies"] > 0.5
     assert {"marginals.png", "report.md"} <= {p.name for p in result.write(tmp_path)}
+
+
+def test_the_validation_probe_reads_a_mixed_table() -> None:
+    sc = SelectConfig(samples=60, repeats=2, gbm_max_iter=20)
+    probe = ValidationProbe(mixed_rows(0, 40, 5), sc, seed=0, schema=SCHEMA)
+    faithful = probe.score(rare_sampler, step=3)
+
+    def no_c(n: int, seed: int) -> pd.DataFrame:
+        return rare_sampler(n, seed).replace({"kind": {"c": "a"}})
+
+    wrong = probe.score(no_c, step=3)
+    assert set(faithful) == {
+        "val/c2st_auc_gbm",
+        "val/c2st_auc_gbm_std",
+        "val/ks_mean",
+        "val/tv_mean",
+    }
+    assert all(math.isfinite(v) for v in faithful.values())
+    assert faithful["val/tv_mean"] < 0.2 < 0.4 < wrong["val/tv_mean"]
+    assert faithful["val/c2st_auc_gbm"] < wrong["val/c2st_auc_gbm"]

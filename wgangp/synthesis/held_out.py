@@ -9,6 +9,7 @@ from pathlib import Path
 from wgangp.config import EvaluateConfig
 from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import FRAUD
+from wgangp.data.table_schema import TableSchema
 from wgangp.evaluation.suite import run_evaluation
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.tracking.tracker import Tracker
@@ -25,8 +26,10 @@ def evaluate_on_test(
     *,
     seed: int,
     step: int,
+    schema: TableSchema | None = None,
 ) -> dict[str, float]:
-    """Score the synthesizer's rare-class rows against the test split; logged at ``step``."""
+    """Score the synthesizer's rare-class rows against the test split; logged at ``step``.
+    ``schema`` is the table's (``data.table``); None: Kaggle's credit-card table."""
     started = time.perf_counter()
     result = run_evaluation(
         data.train,
@@ -34,6 +37,7 @@ def evaluate_on_test(
         lambda n, sample_seed: synthesizer.sample(n, label=FRAUD, seed=sample_seed),
         ec,
         seed=seed,
+        schema=schema,
     )
     eval_dir = output_dir / "evaluation"
     result.write(eval_dir)
