@@ -253,3 +253,52 @@ def test_the_validation_probe_reads_a_mixed_table() -> None:
     assert all(math.isfinite(v) for v in faithful.values())
     assert faithful["val/tv_mean"] < 0.2 < 0.4 < wrong["val/tv_mean"]
     assert faithful["val/c2st_auc_gbm"] < wrong["val/c2st_auc_gbm"]
+
+
+def dated_rows(n_other: int, n_rare: int, seed: int) -> pd.DataFrame:
+    """A datetime with gaps (the rare class a month later) and a two-level category."""
+    rng = np.random.default_rng(seed)
+    rare = np.r_[np.zeros(n_other, dtype=bool), np.ones(n_rare, dtype=bool)]
+    offsets = rng.integers(0, 300 * 86_400, len(rare)) + rare * 30 * 86_400
+    when = pd.Series(pd.Timestamp("2020-01-01") + pd.to_timedelta(offsets, unit="s"))
+    when[rng.random(len(rare)) < 0.1] = pd.NaT
+    kind = np.where(rng.random(len(rare)) < np.where(rare, 0.7, 0.3), "x", "y")
+    return pd.DataFrame({"when": when, "kind": kind, LABEL: rare.astype(int)})
+
+
+DATED = TableSchema(
+    columns=(
+        ColumnSchema("when", "datetime", bounds=("2020-01-01", "2020-12-31"), nullable=True),
+        ColumnSchema("kind", "categorical", levels=("x", "y")),
+        ColumnSchema("y", "categorical", levels=(0, 1)),
+    ),
+    label="y",
+    positive=1,
+)
+
+
+def test_a_datetime_and_a_category_alone_run_and_draw(tmp_path: Path) -> None:
+    result = run_evaluation(
+        dated_rows(800, 50, 1),
+        dated_rows(400, 25, 2),
+        lambda n, seed: dated_rows(0, n, seed % 2**31).drop(columns=[LABEL]),
+        settings(sdmetrics=False),
+        schema=DATED,
+    )
+    for name in ("ks_mean", "tv_mean", "gap_share_diff_mean", "exact_copies", "near_copies"):
+        assert math.isfinite(result.metrics[f"eval/{name}"]), name
+    assert "eval/corr_diff" not in result.metrics  # one numeric column: no pair to correlate
+    names = {p.name for p in result.write(tmp_path)}
+    assert {"marginals.png", "projection.png"} <= names and "correlations.png" not in names
+    copula = baseline_rows(
+        "copula",
+        dated_rows(0, 50, 3),
+        dated_rows(100, 0, 4),
+        200,
+        TableEncoding(DATED, dated_rows(100, 50, 3)),
+        smote_k_neighbors=5,
+        seed=0,
+    )
+    dates = copula["when"].dropna()
+    assert pd.api.types.is_datetime64_any_dtype(copula["when"])
+    assert dates.min() >= pd.Timestamp("2020-01-01") and dates.max() <= pd.Timestamp("2020-12-31")

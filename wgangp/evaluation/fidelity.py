@@ -121,6 +121,8 @@ def correlation_matrix(frame: pd.DataFrame, schema: TableSchema = CREDITCARD) ->
     """Pearson correlations of the numeric columns (pairwise-complete where there are gaps);
     undefined entries (a constant column) set to 0."""
     names = numeric_names(schema)
+    if not names:
+        return pd.DataFrame()
     values = (
         np.column_stack([seconds(frame[name]) for name in names])
         if names
@@ -212,8 +214,9 @@ def fidelity_metrics(
             "ks_max": float(ks.max()),
             "ks_complement": 1.0 - ks_mean,
             "wasserstein_mean": float(table["wasserstein_std"].mean()),
-            "corr_diff": correlation_difference(real_test_fraud, synthetic, schema),
         }
+        if len(numeric_names(schema)) > 1:
+            metrics["corr_diff"] = correlation_difference(real_test_fraud, synthetic, schema)
     if "tv" in table:
         tv = table["tv"].dropna()
         metrics |= {"tv_mean": float(tv.mean()), "tv_max": float(tv.max())}

@@ -29,7 +29,7 @@ from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
 from wgangp.evaluation.detection import balanced_detection_metrics, detection_metrics
 from wgangp.evaluation.encoding import NUMBER_KINDS, TableEncoding, level_codes, seconds
-from wgangp.evaluation.fidelity import fidelity_metrics
+from wgangp.evaluation.fidelity import fidelity_metrics, numeric_names
 from wgangp.evaluation.library_privacy import library_privacy
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
 from wgangp.evaluation.privacy import near_copy_share_rows, privacy_metrics
@@ -65,7 +65,11 @@ class EvaluationResult:
             synthetic = self.samples["synthetic"]
             schema = self.schema
             written.append(plot_marginals(real, synthetic, out_dir / "marginals.png", schema))
-            written.append(plot_correlations(real, synthetic, out_dir / "correlations.png", schema))
+            if len(numeric_names(schema)) > 1:
+                correlations = out_dir / "correlations.png"
+                written.append(plot_correlations(real, synthetic, correlations, schema))
+            else:
+                log.info("no correlations.png: the table has fewer than two numeric columns")
             written.append(
                 plot_projection(
                     self.samples["real_train_fraud"],
