@@ -57,13 +57,7 @@ class TableEncoding:
         self.categoricals = [c for c in features if c.kind == "categorical"]
         self.nullable = [c for c in features if c.nullable]
         raw = self._raw_numbers(reference)
-        with np.errstate(all="ignore"):
-            present = ~np.isnan(raw)
-            medians = np.array(
-                [np.median(raw[present[:, j], j]) if present[:, j].any() else 0.0
-                 for j in range(raw.shape[1])]
-            )  # fmt: skip
-        self.medians = medians
+        self.medians = np.array([_median(raw[:, j]) for j in range(raw.shape[1])])
         filled = self._fill(raw)
         self.mean = filled.mean(axis=0)
         scale = filled.std(axis=0)
@@ -180,3 +174,9 @@ class TableEncoding:
         if column.kind == "integer" and not np.isnan(values).any():
             return pd.Series(values.astype(np.int64))
         return pd.Series(values)
+
+
+def _median(values: np.ndarray) -> float:
+    """The median of the values present (0 for a column with none)."""
+    present = values[~np.isnan(values)]
+    return float(np.median(present)) if len(present) else 0.0

@@ -75,10 +75,14 @@ def n_added_for(ratio: float, n_real_frauds: int) -> int:
     return max(1, int(round(ratio * n_real_frauds)))
 
 
+def subsample_rows(n_rows: int, max_rows: int, rng: np.random.Generator) -> np.ndarray:
+    """At most ``max_rows`` row numbers of ``n_rows``, drawn without replacement, sorted."""
+    return np.sort(rng.choice(n_rows, min(max_rows, n_rows), replace=False))
+
+
 def normal_subsample(normals: np.ndarray, max_rows: int, rng: np.random.Generator) -> np.ndarray:
     """At most ``max_rows`` of ``normals``, drawn without replacement, in their original order."""
-    n = min(max_rows, len(normals))
-    return normals[np.sort(rng.choice(len(normals), n, replace=False))]
+    return normals[subsample_rows(len(normals), max_rows, rng)]
 
 
 def build_training_sets(
@@ -190,23 +194,21 @@ def utility_per_seed(
     rows = []
     for repeat, seed in enumerate(repeat_seeds):
         rng = np.random.default_rng(seed)
-        picked = np.sort(
-            rng.choice(len(all_normals), min(max_normal_rows, len(all_normals)), replace=False)
-        )  # as normal_subsample draws
+        picked = subsample_rows(len(all_normals), max_normal_rows, rng)
         normals = all_normals[picked]
         synthetic = encoding.model_matrix(draw_synthetic(n_needed, seed))
 
-        def make_baseline(name: str, n: int, seed: int, picked=picked) -> np.ndarray:
-            rows = baseline_rows(
+        def make_baseline(name: str, n: int, baseline_seed: int, picked=picked) -> np.ndarray:
+            made = baseline_rows(
                 name,
                 fraud_rows,
                 normal_rows.iloc[picked],
                 n,
                 encoding,
                 smote_k_neighbors=smote_k_neighbors,
-                seed=seed,
+                seed=baseline_seed,
             )
-            return encoding.model_matrix(rows)
+            return encoding.model_matrix(made)
 
         sets = build_training_sets(
             real_frauds,
