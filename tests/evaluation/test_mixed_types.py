@@ -302,3 +302,25 @@ def test_a_datetime_and_a_category_alone_run_and_draw(tmp_path: Path) -> None:
     dates = copula["when"].dropna()
     assert pd.api.types.is_datetime64_any_dtype(copula["when"])
     assert dates.min() >= pd.Timestamp("2020-01-01") and dates.max() <= pd.Timestamp("2020-12-31")
+
+
+def test_a_table_of_categories_only_gets_smoten_rows() -> None:
+    schema = TableSchema(
+        columns=(
+            ColumnSchema("kind", "categorical", levels=LEVELS, missing=1, nullable=True),
+            ColumnSchema("size", "categorical", levels=("s", "m", "l")),
+            ColumnSchema("is_bad", "categorical", levels=("no", "yes")),
+        ),
+        label="is_bad",
+        positive="yes",
+    )
+    rng = np.random.default_rng(0)
+    kind = rng.choice(np.array(["a", "b", "c"], dtype=object), 300)
+    kind[rng.random(300) < 0.2] = np.nan
+    frame = pd.DataFrame({"kind": kind, "size": rng.choice(["s", "m", "l"], 300)})
+    rare, other = frame.iloc[:60], frame.iloc[60:]
+    rows = baseline_rows(
+        "smote", rare, other, 100, TableEncoding(schema, frame), smote_k_neighbors=5, seed=0
+    )
+    assert rows["kind"].dropna().isin(LEVELS).all() and rows["size"].isin(["s", "m", "l"]).all()
+    assert len(rows) == 100
