@@ -140,6 +140,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         lambda n, s: synthesizer.sample(n, label=1, seed=s),
         settings,
         seed=seed,
+        schema=data.table,
     )
     out = args.out or Path(tempfile.mkdtemp(prefix=f"wgangp-eval-{run_id[:8]}-"))
     result.write(out)
