@@ -121,8 +121,8 @@ def _log_post_processing(cfg: Config, transformer, tracker) -> None:
     if columns and (cfg.ship.calibrate_marginals or cfg.ship.copula_share):
         log.info(
             "ship: no calibration and no copula (ship.calibrate_marginals, ship.copula_share): "
-            "they map each column through its quantiles, and %s hold one-hots or missing "
-            "indicators; the rows come from the generator alone",
+            "they map each column through its quantiles, which the one-hot and missing-indicator "
+            "columns of %s do not have; the rows come from the generator alone",
             ", ".join(columns),
         )
         tracker.set_tags({"ship.post_processing": "off: categorical or missing-value columns"})
