@@ -3,6 +3,7 @@ what the schema promises (valid levels, whole integers, bounds, dates, the label
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import mlflow
@@ -113,3 +114,43 @@ def test_each_shared_table_trains_and_ships_valid_rows(tmp_path: Path, name: str
     synthesizer = Synthesizer.load(result.synthesizer_dir)
     schema = TableSchema.load(result.synthesizer_dir / SCHEMA_FILE)
     check_rows(synthesizer.sample(1000, label=1, seed=0), schema, positive)
+
+
+def _numbers(node) -> list[float]:
+    if isinstance(node, dict):
+        return [x for k, v in node.items() if k not in AUDIT_STRUCTURE for x in _numbers(v)]
+    if isinstance(node, list):
+        return [x for v in node for x in _numbers(v)]
+    is_number = isinstance(node, int | float) and not isinstance(node, bool)
+    return [float(node)] if is_number else []
+
+
+#: Keys whose numbers are no fitted values: positions, widths, counts, the bundle's meta.
+AUDIT_STRUCTURE = {"start", "width", "label_at", "references", "latent_dim", "copula_share"}
+
+
+def test_the_bundle_of_a_table_stores_no_value_fewer_than_5_rows_hold(fraud_team_run) -> None:
+    """Every number of preprocessing.json and of the shipped schema's bounds: no training value
+    that fewer than ``ship.min_atom_rows`` (5) training rows hold (docs/privacy.md)."""
+    import yaml
+
+    from wgangp.config import DataConfig
+    from wgangp.data.prepare import prepare_data
+
+    result, _ = fraud_team_run
+    table = result.output_dir.parent / "transactions.csv"
+    data = prepare_data(
+        DataConfig(path=str(table), label="is_fraud", val_fraction=0.2),
+        seed=0,
+        launch_dir=table.parent,
+    )
+    bundle = result.synthesizer_dir
+    stored = _numbers(json.loads((bundle / "preprocessing.json").read_text()))
+    schema = yaml.safe_load((bundle / SCHEMA_FILE).read_text())
+    stored += [
+        b for c in schema["columns"] for b in c.get("bounds") or [] if not isinstance(b, str)
+    ]
+    for name in ("count", "amount"):
+        counts = data.train[name].dropna().astype(float).value_counts()
+        rare = set(counts[counts < 5].index)
+        assert not set(stored) & rare, f"{name}: {sorted(set(stored) & rare)[:5]}"
