@@ -114,18 +114,16 @@ def train(
 
 
 def _log_post_processing(cfg: Config, transformer, tracker) -> None:
-    """Say once why a table with categorical or gappy columns ships without ``ship.*``."""
-    from wgangp.synthesis.assemble import discrete_columns
+    """Say once that a user's table ships without the copula mixture (``ship.copula_share``)."""
+    from wgangp.data.table_transform import TableTransform
 
-    columns = discrete_columns(transformer)
-    if columns and (cfg.ship.calibrate_marginals or cfg.ship.copula_share):
+    if isinstance(transformer, TableTransform) and cfg.ship.copula_share:
         log.info(
-            "ship: no calibration and no copula (ship.calibrate_marginals, ship.copula_share): "
-            "they map each column through its quantiles, which the one-hot and missing-indicator "
-            "columns of %s do not have; the rows come from the generator alone",
-            ", ".join(columns),
+            "ship: no copula mixture on a user's table (ship.copula_share=%s applies to Kaggle's "
+            "file); the rows come from the generator, calibrated per column kind",
+            cfg.ship.copula_share,
         )
-        tracker.set_tags({"ship.post_processing": "off: categorical or missing-value columns"})
+        tracker.set_tags({"ship.copula": "off: a user's table"})
 
 
 def _stopped(run: TrackedRun, outcome: LoopOutcome, fit_steps: int | None = None) -> TrainResult:

@@ -47,12 +47,15 @@ def per_class_parts(path: Path, fmt: str) -> dict[int, dict[str, Any]]:
     return {int(label): parts for label, parts in classes.items()}
 
 
-def checked_quantiles(stored: dict, where: str) -> QuantileScale:
-    """A stored quantile table (``where`` names it, e.g. ``class 1 real quantiles``): 30 columns
-    wide, one knot per reference, finite, sorted, references from 0 to 1; ValueError naming the
-    table and column otherwise (an unsorted table silently doubles a column's spread)."""
+def checked_quantiles(
+    stored: dict, where: str, names: tuple[str, ...] | list[str] = FEATURES
+) -> QuantileScale:
+    """A stored quantile table (``where`` names it, e.g. ``class 1 real quantiles``): one column
+    per name of ``names`` (Kaggle's 30 features by default), one knot per reference, finite,
+    sorted, references from 0 to 1; ValueError naming the table and column otherwise (an
+    unsorted table silently doubles a column's spread)."""
     scale = scale_from_dict(stored)
-    width = len(FEATURES)
+    width = len(names)
     if not isinstance(scale, QuantileScale) or {len(row) for row in scale.quantiles} != {width}:
         raise ValueError(f"{where} are not quantiles {width} columns wide")
     knots, references = len(scale.quantiles), len(scale.references)
@@ -60,9 +63,9 @@ def checked_quantiles(stored: dict, where: str) -> QuantileScale:
         raise ValueError(f"{where} hold {knots} knots for {references} references")
     bad = scale.nonfinite_columns()
     if bad:
-        raise ValueError(f"{where} of {FEATURES[next(iter(bad))]}: non-finite quantiles")
+        raise ValueError(f"{where} of {names[next(iter(bad))]}: non-finite quantiles")
     senseless = scale.senseless_columns()
     if senseless:
         i, shown = next(iter(senseless.items()))
-        raise ValueError(f"{where} of {FEATURES[i]}: {shown}")
+        raise ValueError(f"{where} of {names[i]}: {shown}")
     return scale
