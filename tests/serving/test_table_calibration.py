@@ -52,9 +52,8 @@ def test_each_kind_gets_the_training_marginal(fitted) -> None:
     present = np.sort(real[real[:, 1] < 0.5, 0])
     for q in (0.1, 0.5, 0.9):  # the number's present values: knots of 5-row means
         assert abs(np.quantile(out[:, 0], q) - np.quantile(present, q)) < 0.15 * present.std()
-    # each map is monotone: a row keeps its rank and its most likely level
+    # the number's map is monotone: a row keeps its rank
     assert (np.diff(out[np.argsort(generated[:, 0]), 0]) >= 0).all()
-    assert (out[:, 2:5].argmax(axis=1) == generated[:, 2:5].argmax(axis=1)).mean() > 0.8
 
 
 def test_it_round_trips_and_an_edited_file_is_one_line(fitted, tmp_path) -> None:
