@@ -13,8 +13,9 @@ quantiles; a table's one-hots and missing indicators have none. So, in the netwo
 
 A number keeps its rank among the generated rows; a row's level probabilities keep their
 relation to its other columns up to one weight per level. The levels and gaps drawn afterwards
-(:func:`wgangp.data.table_layout.draw_discrete`) then reproduce the training shares. Stored as plain numbers (``calibration.json``): quantile knots,
-per-level weights and per-indicator shifts, no training row.
+(:func:`wgangp.data.table_layout.draw_discrete`) then reproduce the training shares. Stored as
+plain numbers (``calibration.json``): quantile knots, per-level weights and per-indicator
+shifts, no training row.
 """
 
 from __future__ import annotations
