@@ -120,8 +120,9 @@ def _log_post_processing(cfg: Config, transformer, tracker) -> None:
     if isinstance(transformer, TableTransform) and cfg.ship.copula_share:
         log.info(
             "ship: no copula mixture on a user's table (ship.copula_share=%s applies to Kaggle's "
-            "file); the rows come from the generator, calibrated per column kind",
+            "file); the rows come from the generator%s",
             cfg.ship.copula_share,
+            ", calibrated per column kind" if cfg.ship.calibrate_marginals else "",
         )
         tracker.set_tags({"ship.copula": "off: a user's table"})
 
