@@ -82,7 +82,7 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     # python -m wgangp.evaluate rebuilds the refit's split: baselines and copies see its rows.
     seen: dict[str, int] = {}
 
-    def recording_evaluation(train_rows, test_rows, sample, settings, seed):
+    def recording_evaluation(train_rows, test_rows, sample, settings, seed, schema=None):
         seen["train"], seen["test"] = len(train_rows), len(test_rows)
         raise SystemExit(0)
 
