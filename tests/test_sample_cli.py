@@ -247,6 +247,7 @@ def test_more_rows_than_the_machine_holds_are_refused_before_loading(monkeypatch
     )
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_is_no_error(tmp_path):
     """``wgangp.sample ... | head -2``: no traceback, exit 0."""
     from wgangp.data.schema import FEATURES

@@ -156,6 +156,7 @@ def test_real_rows(tmp_path: Path, real_sample: Path) -> None:
     assert len(history) == 3 and all(np.isfinite(m.value) for m in history)
 
 
+@pytest.mark.slow
 def test_a_sweep_with_a_failed_job_runs_every_job_then_exits_non_zero(tmp_path: Path) -> None:
     """Hydra itself exits 0 whatever its jobs did: the sweep's last line names the failed job."""
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"

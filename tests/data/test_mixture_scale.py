@@ -63,6 +63,7 @@ def frame():
     return simulate_creditcard(3000, fraud_rate=0.1, seed=2)
 
 
+@pytest.mark.slow
 def test_gmm_transform_round_trips_per_class(frame) -> None:
     transformer = TabularTransformer(scaling="gmm", per_class=True).fit(frame)
     x = transformer.transform(frame)
@@ -75,6 +76,7 @@ def test_gmm_transform_round_trips_per_class(frame) -> None:
     np.testing.assert_allclose(back[AMOUNT], amount, atol=0.011)
 
 
+@pytest.mark.slow
 def test_gmm_files_are_saved_and_checked_on_load(frame, tmp_path) -> None:
     transformer = TabularTransformer(scaling="gmm", per_class=True, quantile_columns=[AMOUNT])
     path = transformer.fit(frame).save(tmp_path / "preprocessing.json")

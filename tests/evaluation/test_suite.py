@@ -161,6 +161,7 @@ def test_invalid_settings_fail_before_any_work() -> None:
         )
 
 
+@pytest.mark.slow
 def test_on_the_real_sample_with_jittered_training_frauds(
     tmp_path: Path, real_sample: Path
 ) -> None:

@@ -55,6 +55,7 @@ def test_the_utility_sets_hold_what_their_names_say() -> None:
     assert {tuple(r) for r in sets["half the training frauds"]} < {tuple(r) for r in frauds}
 
 
+@pytest.mark.slow
 def test_new_real_frauds_lift_a_detector_that_has_never_seen_their_kind() -> None:
     """Held-out frauds sit in a region only the new frauds cover: only they can lift PR-AUC."""
     rng = np.random.default_rng(0)

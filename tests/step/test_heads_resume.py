@@ -7,6 +7,7 @@ from pathlib import Path
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 from support.configs import TINY, compose
 
@@ -39,6 +40,7 @@ def _step():
     return build_train_step(to_config(compose(TINY)), _rows())
 
 
+@pytest.mark.slow
 def test_a_restored_checkpoint_goes_on_as_the_uninterrupted_run(tmp_path: Path) -> None:
     straight = _step()
     straight.advance(2)

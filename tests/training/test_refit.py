@@ -38,6 +38,7 @@ def test_the_refit_split_is_training_then_validation_rows() -> None:
     assert merged.test is data.test and len(data.train) == 200  # the original is untouched
 
 
+@pytest.mark.slow
 def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -92,6 +93,7 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     assert seen == {"train": len(merged.train), "test": len(data.test)}
 
 
+@pytest.mark.slow
 def test_a_refit_stopped_by_a_nan_fails_the_run_and_exports_nothing(
     tmp_path: Path, monkeypatch
 ) -> None:
