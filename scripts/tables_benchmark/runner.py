@@ -1,0 +1,158 @@
+"""One table, one seed: train the default, draw every generator's rows, score them alike."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from scripts.tables_benchmark import baselines, scores
+from scripts.tables_benchmark.codes import TableCodes
+from scripts.tables_benchmark.ctgan_peer import ctgan_rows
+from scripts.tables_benchmark.default_model import compose, overrides, train_default
+from scripts.tables_benchmark.encoding import detection_matrix
+from scripts.tables_benchmark.split import TableSplit, table_split, trains_user_tables
+from scripts.tables_benchmark.tables import TableSpec
+
+log = logging.getLogger("tables_benchmark")
+
+#: Every generator, in the order of the printed table; "control" is real training rare rows.
+METHODS = ("default", "smote", "copula", "marginals", "ctgan", "control")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much each run does (``--smoke`` shrinks all of it)."""
+
+    steps: int | None = None
+    smoke: bool = False
+    ctgan_epochs: int = 300
+    repeats: int = 10
+    gbm_max_iter: int = 200
+    methods: tuple[str, ...] = METHODS
+    ctgan_timeout: float = 1800.0
+
+
+@dataclass
+class Outcome:
+    """One generator's figures on one table and seed (``note``: why it has none)."""
+
+    table: str
+    seed: int
+    method: str
+    real_rows: int
+    figures: dict[str, float] = field(default_factory=dict)
+    note: str = ""
+
+    def row(self) -> dict[str, object]:
+        return {
+            "table": self.table, "seed": self.seed, "method": self.method,
+            "real_rows": self.real_rows, **self.figures, "note": self.note,
+        }  # fmt: skip
+
+
+def run_seed(
+    spec: TableSpec, path: Path, seed: int, out: Path, settings: Settings, launch_dir: Path
+) -> list[Outcome]:
+    """Every chosen method's figures for ``spec`` trained and split with ``seed``."""
+    start = time.perf_counter()
+    cfg = compose(overrides(spec, path, seed, out, settings.steps, settings.smoke))
+    split = table_split(cfg, launch_dir)
+    rare, test = split.rare("train"), split.rare("test")
+    n = len(test)
+    codes = TableCodes.fit(split.table, split.train)
+    log.info("%s seed %d: %d train rare rows, %d held-out rare rows", spec.name, seed, len(rare), n)
+    draws: dict[str, Callable[[], tuple[pd.DataFrame, dict[str, float]]]] = {
+        "default": lambda: _default(spec, split, cfg, seed, n, out, launch_dir),
+        "smote": lambda: _timed(
+            lambda: baselines.smote_rows(codes, rare, split.common("train"), n, seed)
+        ),
+        "copula": lambda: _timed(lambda: baselines.copula_rows(codes, rare, n, seed)),
+        "marginals": lambda: _timed(lambda: baselines.marginal_rows(rare, n, seed)),
+        "ctgan": lambda: _timed(
+            lambda: ctgan_rows(
+                codes,
+                rare,
+                n,
+                epochs=settings.ctgan_epochs,
+                seed=seed,
+                timeout=settings.ctgan_timeout,
+            )  # fmt: skip
+        ),
+        "control": lambda: _timed(lambda: rare.sample(n, random_state=seed)),
+    }
+    real = detection_matrix(codes, test)
+    train_rare = detection_matrix(codes, rare)
+    train_all = detection_matrix(codes, split.train)
+    outcomes = []
+    for method in (m for m in METHODS if m in settings.methods):
+        outcome = Outcome(spec.name, seed, method, n)
+        try:
+            rows, figures = draws[method]()
+        except (RuntimeError, ValueError, OSError) as err:
+            outcome.note = " ".join(str(err).split())[:200]
+            log.warning("%s seed %d: %s not scored: %s", spec.name, seed, method, outcome.note)
+            outcomes.append(outcome)
+            continue
+        rows = rows.reset_index(drop=True)
+        generated = detection_matrix(codes, rows)
+        with threadpool_limits(limits=1):
+            figures["detection"] = scores.detection(
+                real, generated, repeats=settings.repeats,
+                gbm_max_iter=settings.gbm_max_iter, seed=seed,
+            )  # fmt: skip
+            if method != "control":
+                figures["near_copies"] = scores.near_copies(generated, train_rare, real)
+                figures["exact_copies"] = float(scores.exact_copies(generated, train_all))
+        figures |= scores.form(split.table, rows, rare)
+        outcome.figures = figures
+        outcomes.append(outcome)
+        log.info("%s seed %d: %s %s", spec.name, seed, method, _brief(figures))
+    log.info("%s seed %d took %.0f s", spec.name, seed, time.perf_counter() - start)
+    return outcomes
+
+
+def _default(
+    spec: TableSpec, split: TableSplit, cfg, seed: int, n: int, out: Path, launch_dir: Path
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    if spec.name != "creditcard" and not trains_user_tables():
+        raise RuntimeError("this checkout's training does not take a user's table yet")
+    model = train_default(cfg, out / "runs" / f"{spec.name}-seed{seed}", launch_dir)
+    rows = model.sample(n, seed, split.features)
+    run_figures = {
+        f"run_{key.split('/', 1)[1]}": value
+        for key, value in model.metrics.items()
+        if key in RUN_METRICS
+    }
+    return rows, {"wall_s": model.wall_s, **run_figures}
+
+
+#: The run's own end-of-run figures kept beside the benchmark's (results.csv only).
+RUN_METRICS = (
+    "eval/c2st_auc_gbm",
+    "eval/c2st_auc_gbm_control",
+    "eval/near_copies",
+    "eval/exact_copies",
+    "selection/score",
+)
+
+
+def _timed(
+    draw: Callable[[], pd.DataFrame],
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    start = time.perf_counter()
+    rows = draw()
+    return rows, {"wall_s": time.perf_counter() - start}
+
+
+def _brief(figures: dict[str, float]) -> str:
+    keys = ("detection", "near_copies", "exact_copies", "wall_s")
+    return " ".join(
+        f"{k}={figures[k]:.3f}" for k in keys if k in figures and np.isfinite(figures[k])
+    )
