@@ -1,0 +1,150 @@
+"""The benchmark across tables: its coding of mixed rows, its baselines, its errors, its smoke."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from scripts.tables_benchmark import baselines, scores
+from scripts.tables_benchmark.__main__ import main
+from scripts.tables_benchmark.codes import TableCodes
+from scripts.tables_benchmark.encoding import detection_matrix
+from scripts.tables_benchmark.runner import METHODS
+from scripts.tables_benchmark.split import trains_user_tables
+from scripts.tables_benchmark.tables import SHARED_VARIABLE, TABLES
+from wgangp.data.schema_inference import infer_schema
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def mixed_table(rows: int = 600, seed: int = 0) -> pd.DataFrame:
+    """A categorical with gaps, an integer with gaps, a float, a string label."""
+    rng = np.random.default_rng(seed)
+    home = rng.choice(["own", "rent", "parents"], rows, p=[0.6, 0.3, 0.1]).astype(object)
+    home[rng.random(rows) < 0.05] = np.nan
+    age = rng.integers(18, 70, rows).astype(float)
+    income = np.round(age * 30 + rng.normal(0, 50, rows), 2)
+    age[rng.random(rows) < 0.2] = np.nan
+    label = np.where(rng.random(rows) < 0.3, "bad", "good")
+    return pd.DataFrame({"Home": home, "Age": age, "Income": income, "Status": label})
+
+
+def coded_rows() -> tuple[TableCodes, pd.DataFrame]:
+    frame = mixed_table()
+    table = infer_schema(frame, "Status", "bad")
+    features = frame.drop(columns=["Status"])
+    return TableCodes.fit(table, features), features
+
+
+def test_coded_rows_decode_to_the_same_levels_integers_and_gaps() -> None:
+    codes, rows = coded_rows()
+    back = codes.decode(codes.encode(rows))
+    pd.testing.assert_frame_equal(back, rows, check_dtype=False)
+    assert codes.discrete == ["Home", "Age__gap"]
+
+
+def test_the_detection_matrix_is_one_hot_per_category_with_a_gap_column() -> None:
+    codes, rows = coded_rows()
+    matrix = detection_matrix(codes, rows)
+    assert matrix.shape == (len(rows), 3 + 1 + 2 + 1)  # Home levels + gap, Age + gap, Income
+    assert np.allclose(matrix[:, :4].sum(axis=1), 1.0)
+    assert np.isfinite(matrix).all()
+
+
+def test_the_copula_keeps_each_category_and_gap_share() -> None:
+    codes, rows = coded_rows()
+    drawn = baselines.copula_rows(codes, rows, 4000, seed=1)
+    for name in ("Home", "Age"):
+        assert abs(drawn[name].isna().mean() - rows[name].isna().mean()) < 0.03, name
+    shares = drawn["Home"].value_counts(normalize=True)
+    real = rows["Home"].value_counts(normalize=True)
+    assert (shares - real).abs().max() < 0.03
+
+
+def test_smote_nc_and_marginals_stay_in_the_tables_form() -> None:
+    codes, rows = coded_rows()
+    table = infer_schema(mixed_table(), "Status", "bad")
+    for drawn in (
+        baselines.smote_rows(codes, rows.iloc[:150], rows.iloc[150:], 300, seed=0),
+        baselines.marginal_rows(rows, 300, seed=0),
+    ):
+        assert len(drawn) == 300
+        form = scores.form(table, drawn, rows)
+        assert form["invalid_category"] == form["fractional_integer"] == 0.0
+        assert form["out_of_bounds"] == 0.0
+
+
+def test_the_form_check_counts_bad_categories_fractions_and_out_of_bounds() -> None:
+    codes, rows = coded_rows()
+    table = infer_schema(mixed_table(), "Status", "bad")
+    bad = rows.iloc[:4].copy()
+    bad.loc[0, "Home"] = "castle"
+    bad.loc[1, "Age"] = 30.5
+    bad.loc[2, "Age"] = 500.0
+    form = scores.form(table, bad, rows)
+    assert form == pytest.approx(
+        {
+            "invalid_category": 0.25,
+            "fractional_integer": 0.25,
+            "out_of_bounds": 0.25,
+            "gap_share_points": form["gap_share_points"],
+        }
+    )
+
+
+def test_copies_of_training_rows_are_counted_and_new_rows_are_not() -> None:
+    codes, rows = coded_rows()
+    train = detection_matrix(codes, rows)
+    assert scores.exact_copies(train[:10], train) == 10
+    shifted = train[:10].copy()
+    shifted[:, -1] += 1.0  # Income one unit off
+    assert scores.exact_copies(shifted, train) == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--tables", "kaggle"], "unknown table 'kaggle'"),
+        (["--methods", "gan"], "unknown method(s) ['gan']"),
+        (["--data", "/nonexistent-folder"], "no table at /nonexistent-folder/"),
+    ],
+)
+def test_a_wrong_option_is_one_line_and_exit_2(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def shared_data() -> Path:
+    return Path(os.environ.get(SHARED_VARIABLE) or REPO.parent / "shared" / "data")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(TABLES))
+def test_the_smoke_scores_every_method_on_a_shared_table(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = TABLES[name]
+    if not spec.path(shared_data()).is_file():
+        pytest.skip(f"{spec.path(shared_data())} absent (set {SHARED_VARIABLE})")
+    argv = ["--smoke", "--tables", name, "--data", str(shared_data()), "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert f"### {name}" in capsys.readouterr().out
+    results = pd.read_csv(tmp_path / "results.csv").set_index("method")
+    assert list(results.index) == list(METHODS)
+    expected_unscored = set()
+    if name != "creditcard" and not trains_user_tables():
+        expected_unscored.add("default")
+    if not (REPO / ".bench-envs" / "ctgan" / ".ready").is_file():
+        expected_unscored.add("ctgan")
+    scored = results["detection"].notna()
+    assert set(results.index[~scored]) == expected_unscored
+    assert results.loc[scored, "detection"].between(0.0, 1.0).all()
+    assert (results["real_rows"] == results["real_rows"].iloc[0]).all()
+    assert (tmp_path / "summary.md").is_file()
