@@ -35,7 +35,7 @@ def summary(results: pd.DataFrame) -> str:
         ]
         for method, of_method in rows.groupby("method", sort=False):
             lines.append(_line(method, of_method))
-        lines += ["", *_lifts(rows), ""]
+        lines += ["", *_lifts(rows), *_total(rows), ""]
         sections.append("\n".join(lines))
     return "\n".join(sections)
 
@@ -69,6 +69,19 @@ def _lifts(rows: pd.DataFrame) -> list[str]:
             if len(lift):
                 out.append(f"{TITLES[method]} {_mean_std(lift)}")
     return ["Detection of the default minus each baseline's, paired by seed: " + "; ".join(out)]
+
+
+def _total(rows: pd.DataFrame) -> list[str]:
+    if "seed_total_s" not in rows:
+        return []
+    per_seed = rows.drop_duplicates("seed")["seed_total_s"].dropna() / 60
+    if per_seed.empty:
+        return []
+    return [
+        "",
+        f"Whole command on this table: {per_seed.mean():.1f} min per seed "
+        f"(max {per_seed.max():.1f}), {per_seed.sum():.1f} min in all.",
+    ]
 
 
 def _mean_std(values: pd.Series | None) -> str:

@@ -49,11 +49,14 @@ class Outcome:
     real_rows: int
     figures: dict[str, float] = field(default_factory=dict)
     note: str = ""
+    #: The whole seed on this table: split, every method, every score.
+    seed_total_s: float = float("nan")
 
     def row(self) -> dict[str, object]:
         return {
             "table": self.table, "seed": self.seed, "method": self.method,
             "real_rows": self.real_rows, **self.figures, "note": self.note,
+            "seed_total_s": self.seed_total_s,
         }  # fmt: skip
 
 
@@ -114,7 +117,10 @@ def run_seed(
         outcome.figures = figures
         outcomes.append(outcome)
         log.info("%s seed %d: %s %s", spec.name, seed, method, _brief(figures))
-    log.info("%s seed %d took %.0f s", spec.name, seed, time.perf_counter() - start)
+    total = time.perf_counter() - start
+    log.info("%s seed %d took %.0f s", spec.name, seed, total)
+    for outcome in outcomes:
+        outcome.seed_total_s = total
     return outcomes
 
 
