@@ -21,6 +21,7 @@ import pandas as pd
 from scripts.tables_benchmark.report import summary
 from scripts.tables_benchmark.runner import METHODS, Settings, run_seed
 from scripts.tables_benchmark.tables import TABLES, chosen_tables, shared_data_dir
+from wgangp.cli import check_overrides
 from wgangp.errors import WgangpError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +38,19 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", default=None, help="shared data folder ($WGANGP_SHARED_DATA)")
     parser.add_argument("--methods", default=",".join(METHODS), help="a subset of the methods")
     parser.add_argument("--ctgan-epochs", type=int, default=300)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an override of the default model's config, e.g. ship.copula_share=0 (repeatable)",
+    )
+    parser.add_argument(
+        "--judge-on",
+        choices=("test", "val"),
+        default="test",
+        help="the split the rows are judged on: val to choose a variant, test to report",
+    )
     parser.add_argument("--smoke", action="store_true", help="1 seed, 20 steps, 5 CTGAN epochs")
     return parser.parse_args(argv)
 
@@ -51,7 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         unknown = sorted(set(methods) - set(METHODS))
         if unknown or not seeds:
             raise ValueError(f"unknown method(s) {unknown}: choose from {', '.join(METHODS)}")
-    except ValueError as err:
+        if any("=" not in item for item in args.set):
+            raise ValueError(f"--set takes KEY=VALUE, got {args.set}")
+        check_overrides(args.set)
+    except (ValueError, WgangpError) as err:
         print(f"tables_benchmark: {err}", file=sys.stderr)
         return 2
     shared = shared_data_dir(args.data)
@@ -64,7 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     base = SMOKE if args.smoke else Settings(ctgan_epochs=args.ctgan_epochs)
-    settings = replace(base, methods=methods, steps=args.steps or base.steps)
+    settings = replace(
+        base,
+        methods=methods,
+        steps=args.steps or base.steps,
+        variant=tuple(args.set),
+        judged_on=args.judge_on,
+    )
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, object]] = []

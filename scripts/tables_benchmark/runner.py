@@ -37,6 +37,10 @@ class Settings:
     gbm_max_iter: int = 200
     methods: tuple[str, ...] = METHODS
     ctgan_timeout: float = 1800.0
+    #: Overrides of the default model's config (``ship.copula_share=0``): a variant to compare.
+    variant: tuple[str, ...] = ()
+    #: The split the rows are judged on: ``test`` reports, ``val`` is where variants are chosen.
+    judged_on: str = "test"
 
 
 @dataclass
@@ -65,12 +69,14 @@ def run_seed(
 ) -> list[Outcome]:
     """Every chosen method's figures for ``spec`` trained and split with ``seed``."""
     start = time.perf_counter()
-    cfg = compose(overrides(spec, path, seed, out, settings.steps, settings.smoke))
+    chosen = overrides(spec, path, seed, out, settings.steps, settings.smoke)
+    cfg = compose([*chosen, *settings.variant])
     split = table_split(cfg, launch_dir)
-    rare, test = split.rare("train"), split.rare("test")
+    rare, test = split.rare("train"), split.rare(settings.judged_on)
     n = len(test)
     codes = TableCodes.fit(split.table, split.train)
-    log.info("%s seed %d: %d train rare rows, %d held-out rare rows", spec.name, seed, len(rare), n)
+    log.info("%s seed %d: %d train rare rows, %d %s rare rows", spec.name, seed, len(rare), n,
+             settings.judged_on)  # fmt: skip
     draws: dict[str, Callable[[], tuple[pd.DataFrame, dict[str, float]]]] = {
         "default": lambda: _default(spec, split, cfg, seed, n, out, launch_dir),
         "smote": lambda: _timed(

@@ -111,6 +111,8 @@ def test_copies_of_training_rows_are_counted_and_new_rows_are_not() -> None:
         (["--tables", "kaggle"], "unknown table 'kaggle'"),
         (["--methods", "gan"], "unknown method(s) ['gan']"),
         (["--data", "/nonexistent-folder"], "no table at /nonexistent-folder/"),
+        (["--set", "ship.copula_shar=0"], "ship.copula_shar"),
+        (["--set", "ship.copula_share"], "--set takes KEY=VALUE"),
     ],
 )
 def test_a_wrong_option_is_one_line_and_exit_2(
