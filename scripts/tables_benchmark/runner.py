@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from scripts.tables_benchmark.default_model import compose, overrides, train_def
 from scripts.tables_benchmark.encoding import detection_matrix
 from scripts.tables_benchmark.split import TableSplit, table_split, trains_user_tables
 from scripts.tables_benchmark.tables import TableSpec
+from wgangp.errors import WgangpError
 
 log = logging.getLogger("tables_benchmark")
 
@@ -104,9 +106,13 @@ def run_seed(
         outcome = Outcome(spec.name, seed, method, n)
         try:
             rows, figures = draws[method]()
-        except (RuntimeError, ValueError, OSError) as err:
-            outcome.note = " ".join(str(err).split())[:200]
+        except Exception as err:  # noqa: BLE001 - one method's failure is its row's note
+            expected = isinstance(err, RuntimeError | WgangpError)  # else a bug: its traceback
+            kind = "" if expected else f"{type(err).__name__}: "
+            outcome.note = (kind + " ".join(str(err).split()))[:200]
             log.warning("%s seed %d: %s not scored: %s", spec.name, seed, method, outcome.note)
+            if not expected:
+                log.warning("%s", traceback.format_exc())
             outcomes.append(outcome)
             continue
         rows = rows.reset_index(drop=True)
