@@ -4,6 +4,7 @@ tiny training run by ``runs:/``, ``models:/`` and directory, to CSV and Parquet.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from wgangp.sample import (
     parse_args,
 )
 from wgangp.serving.bundle import ModelUriError, artifact_uri_for
+from wgangp.serving.labels import LabelError, bundle_label_class
 
 # --- arguments: each mistake is one line naming the fix, before any model is loaded ---------
 
@@ -31,7 +33,12 @@ def test_parse_args_reads_every_key():
         ["model_uri=runs:/abc", "n=10000", "label=0", "output=out/fraud.parquet", "seed=7"]
         + ["tracking_uri=http://127.0.0.1:5000"]
     )
-    assert (request.model_uri, request.n, request.label, request.seed) == ("runs:/abc", 10000, 0, 7)
+    assert (request.model_uri, request.n, request.label, request.seed) == (
+        "runs:/abc",
+        10000,
+        "0",
+        7,
+    )
     assert request.output == Path("out/fraud.parquet")
     assert request.file_format == "parquet"
     assert request.tracking_uri == "http://127.0.0.1:5000"
@@ -39,7 +46,7 @@ def test_parse_args_reads_every_key():
 
 def test_parse_args_defaults():
     request = parse_args(["model_uri=runs:/abc", "output=x.csv"])
-    assert (request.n, request.label, request.seed, request.tracking_uri) == (1000, 1, 0, None)
+    assert (request.n, request.label, request.seed, request.tracking_uri) == (1000, "1", 0, None)
 
 
 @pytest.mark.parametrize(
@@ -48,8 +55,7 @@ def test_parse_args_defaults():
         (["model_uri=runs:/a", "output=x.csv", "n=abc"], "n must be an integer, got n='abc'"),
         (["model_uri=runs:/a", "output=x.csv", "n=0"], "n must be in [1,"),
         (["model_uri=runs:/a", "output=x.csv", "n=-5"], "n must be in [1,"),
-        (["model_uri=runs:/a", "output=x.csv", "label=2"], "label must be in [0, 1], got label=2"),
-        (["model_uri=runs:/a", "output=x.csv", "label=fraud"], "label must be an integer"),
+        (["model_uri=runs:/a", "output=x.csv", "label= "], "label= is empty"),
         (["model_uri=runs:/a", "output=x.csv", "seed=-1"], "seed must be in [0,"),
         (["model_uri=runs:/a", "output=x.txt"], "use .csv, .csv.gz or .parquet"),
         (["model_uri=runs:/a", "output=x.json.gz"], "use .csv, .csv.gz or .parquet"),
@@ -63,6 +69,21 @@ def test_parse_args_rejects_with_one_line(argv, expected):
         parse_args(argv)
     assert expected in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2", "label must be 0 or 1 (the values of Class), got label=2"),
+        ("fraud", "got label=fraud"),
+    ],
+)
+def test_a_label_of_no_class_of_a_creditcard_bundle_is_one_line(tmp_path, value, expected):
+    """Kaggle's bundle has no schema.yaml: its label's values are 1 and 0, checked before the
+    model loads (an empty folder stands for the bundle here)."""
+    with pytest.raises(LabelError, match=re.escape(expected)):
+        bundle_label_class(tmp_path, value)
+    assert bundle_label_class(tmp_path, "0") == 0
 
 
 @pytest.mark.parametrize(

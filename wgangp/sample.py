@@ -2,6 +2,7 @@
 
     python -m wgangp.sample model_uri=runs:/<run_id> n=10000 label=1 output=fraud.parquet seed=0
     python -m wgangp.sample model_uri=models:/<name>@champion n=1000 label=1 > fraud.csv
+    python -m wgangp.sample model_uri=runs:/<run_id> n=500 label=yes output=rows.csv  # own table
 
 Arguments are Hydra-style ``key=value`` pairs. ``model_uri`` is a run (``runs:/<id>``, the run's
 ``synthesizer`` bundle), a logged model (``models:/<model_id>``, ``models:/<name>/<version>``,
@@ -28,6 +29,7 @@ from wgangp.cli import command_args, key_values
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with
 from wgangp.serving.bundle import local_bundle
+from wgangp.serving.labels import bundle_label_class
 from wgangp.tracking.store import existing_store
 
 log = logging.getLogger("wgangp.sample")
@@ -56,7 +58,8 @@ class SampleRequest:
     model_uri: str
     output: Path | None  # None: CSV on stdout
     n: int = 1000
-    label: int = 1
+    #: A value of the model's label column: 1 or 0 for Kaggle's file, e.g. ``yes`` for a table's.
+    label: str = "1"
     seed: int = 0
     tracking_uri: str | None = None
 
@@ -91,6 +94,12 @@ def _integer(key: str, text: str, low: int, high: int) -> int:
     return value
 
 
+def _label(text: str) -> str:
+    if not text.strip():
+        raise SampleArgumentError("label= is empty; give a value of the model's label column")
+    return text.strip()
+
+
 def parse_args(argv: Sequence[str]) -> SampleRequest:
     """``key=value`` arguments -> a checked :class:`SampleRequest` (one-line errors)."""
     values = key_values(argv, _KEYS, USAGE, SampleArgumentError)
@@ -101,7 +110,7 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
         model_uri=values["model_uri"],
         output=Path(output).expanduser() if output not in ("", "-") else None,
         n=_integer("n", values.get("n", "1000"), 1, MAX_ROWS),
-        label=_integer("label", values.get("label", "1"), 0, 1),
+        label=_label(values.get("label", "1")),
         seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
         tracking_uri=values.get("tracking_uri") or None,
     )
@@ -190,17 +199,18 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     tracking_uri = None if is_dir else existing_store(request.tracking_uri, launch_dir)
     started = time.perf_counter()
     bundle = local_bundle(request.model_uri, tracking_uri)  # a wrong id fails here, in a second
+    label = bundle_label_class(bundle, request.label)  # a wrong label too, before Keras loads
     # Importing TensorFlow takes seconds: only once the arguments, store and bundle are good.
     from wgangp.serving.synthesizer import Synthesizer
 
     synthesizer = Synthesizer.load(bundle)
-    frame = synthesizer.sample(request.n, label=request.label, seed=request.seed)
+    frame = synthesizer.sample(request.n, label=label, seed=request.seed)
     if request.output is None:
         write_stdout(frame)
     else:
         write_rows(frame, request.output, request.file_format)
     log.info(
-        "wrote %d rows (label %d, seed %d) to %s in %.1f s",
+        "wrote %d rows (label %s, seed %d) to %s in %.1f s",
         len(frame), request.label, request.seed, request.output or "stdout",
         time.perf_counter() - started,
     )  # fmt: skip

@@ -86,7 +86,13 @@ def train(
                 outcome.final_metrics.update(refit_metrics(fit.outcome.final_metrics))
                 refit = trained_on(data, fit.outcome.step)
             synthesizer = assemble(
-                fit.generator, fit.transformer, cfg.model.latent_dim, data.train, cfg.ship, cfg.seed
+                fit.generator,
+                fit.transformer,
+                cfg.model.latent_dim,
+                data.train,
+                cfg.ship,
+                cfg.seed,
+                table=data.user_schema,
             )
             bundle = export(synthesizer, output, tracker, cfg, selection)
             if cfg.evaluate.enabled:

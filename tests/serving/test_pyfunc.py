@@ -74,6 +74,8 @@ def test_a_large_answer_trims_the_heap_afterwards(monkeypatch):
     monkeypatch.setattr(pyfunc, "LARGE_ANSWER_ROWS", 10)
 
     class Rows:
+        table = None  # Kaggle's file
+
         def sample(self, n, label, seed):
             return pd.DataFrame({c: [0.0] * n for c in COLUMNS})
 

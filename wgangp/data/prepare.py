@@ -7,8 +7,9 @@ with every group of identical rows in one split (:mod:`wgangp.data.split`).
 
 from __future__ import annotations
 
+import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,8 @@ from wgangp.data.digest import table_digest
 from wgangp.data.loader import load_creditcard, load_simulated
 from wgangp.data.schema import LABEL
 from wgangp.data.split import rows_needed, stratified_split
+from wgangp.data.table_schema import TableSchema
+from wgangp.data.user_table import is_user_table, load_user_table
 from wgangp.errors import DataError
 
 
@@ -25,7 +28,7 @@ from wgangp.errors import DataError
 class PreparedData:
     """The validated table's three splits, in original units, and where the table came from."""
 
-    source: str  # "file" | "kaggle" | "simulated"
+    source: str  # "file" | "kaggle" | "simulated" (the credit-card schema) | "table" (a user's)
     origin: str  # the file read, or "simulated(seed=..., rows=...)"
     train: pd.DataFrame
     val: pd.DataFrame
@@ -35,13 +38,53 @@ class PreparedData:
     duplicate_frauds: int = 0
     #: :func:`~wgangp.data.digest.table_digest` of the validated table before the split.
     digest: str = ""
+    #: The table's schema: Kaggle's for the credit-card file, the user's (given or inferred) else.
+    table: TableSchema = field(default_factory=TableSchema.creditcard)
+
+    @property
+    def features(self) -> list[str]:
+        """The feature columns, in the table's order (every column but ``Class``)."""
+        return [column.name for column in self.table.features]
+
+    @property
+    def user_table(self) -> bool:
+        return self.source == "table"
+
+    @property
+    def user_schema(self) -> TableSchema | None:
+        """The schema a synthesizer of this table carries (None: Kaggle's built-in one)."""
+        return self.table if self.user_table else None
 
     def describe(self) -> str:
-        frauds = int(self.train[LABEL].sum())
+        rare = int(self.train[LABEL].sum())
+        rare_rows = (
+            f"{rare} with {self.table.label}={self.table.positive}" if self.user_table
+            else f"{rare} frauds"
+        )  # fmt: skip
         return (
-            f"{self.source} ({self.origin}): train {len(self.train)} rows ({frauds} frauds), "
+            f"{self.source} ({self.origin}): train {len(self.train)} rows ({rare_rows}), "
             f"val {len(self.val)}, test {len(self.test)}"
         )
+
+    def dataset_record(self) -> dict[str, str]:
+        """The table as an MLflow dataset (name, digest, source, schema, profile; no rows), so
+        the run page's "Datasets" tells runs on different tables apart."""
+        simulated = self.source == "simulated"
+        name = "simulated" if simulated else Path(self.origin).name.split(".")[0]
+        columns = [
+            {"type": column.value_type, "name": column.name, "required": not column.nullable}
+            for column in self.table.columns
+        ]
+        rows = len(self.train) + len(self.val) + len(self.test)
+        profile = {"num_rows": rows, "num_elements": rows * len(self.table.columns)}
+        return {
+            "name": name,
+            "digest": self.digest,
+            "source_type": "code" if simulated else "local",
+            "source": json.dumps({"uri": self.origin}),
+            "schema": json.dumps({"mlflow_colspec": columns}),
+            "profile": json.dumps(profile),
+        }
 
     def with_validation_rows(self) -> PreparedData:
         """The split a refit trains on (``trainer.refit``): training rows then validation rows,
@@ -64,6 +107,8 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
     number that is really needed.
     """
     min_rows = max(data.min_rows_per_class, rows_needed(data.val_fraction))
+    if is_user_table(data, launch_dir):
+        return _prepare_user_table(data, seed=seed, launch_dir=launch_dir)
     if data.name == "simulated":
         loaded = load_simulated(seed=seed, rows=data.simulated_rows, min_rows_per_class=min_rows)
     else:
@@ -92,6 +137,34 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         duplicate_rows=split.duplicate_rows,
         duplicate_frauds=split.duplicate_frauds,
         digest=table_digest(loaded.frame),
+    )
+
+
+def _prepare_user_table(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
+    """A user's table (:mod:`wgangp.data.user_table`), split like the credit-card file."""
+    loaded = load_user_table(data, launch_dir)
+    split = stratified_split(
+        loaded.frame,
+        val_fraction=data.val_fraction,
+        test_fraction=data.test_fraction,
+        seed=seed,
+        source=loaded.origin,
+        class_names=(
+            f"{loaded.schema.label}!={loaded.schema.positive}",
+            str(loaded.schema.positive),
+        ),
+        columns=list(loaded.frame.columns),
+    )
+    return PreparedData(
+        "table",
+        loaded.origin,
+        split.train,
+        split.val,
+        split.test,
+        duplicate_rows=split.duplicate_rows,
+        duplicate_frauds=split.duplicate_frauds,
+        digest=table_digest(loaded.frame),
+        table=loaded.schema,
     )
 
 

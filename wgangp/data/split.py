@@ -20,6 +20,7 @@ needs; validation asks for it too (:func:`wgangp.data.prepare.prepare_data`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,8 @@ def stratified_split(
     test_fraction: float = 0.2,
     seed: int = 0,
     source: str = "data",
+    class_names: tuple[str, str] = ("normal", "fraud"),
+    columns: Sequence[str] = schema.COLUMNS,
 ) -> Split:
     """Split ``df`` per Class into train/val/test by groups of identical rows, by ``seed``.
 
@@ -71,10 +74,10 @@ def stratified_split(
     has_val = val_fraction > 0
     needed = rows_needed(val_fraction)
     labels = df[schema.LABEL].to_numpy()
-    groups = identical_row_groups(df)
+    groups = identical_row_groups(df, columns)
     rng = np.random.Generator(np.random.PCG64(seed))
     parts: dict[str, list[np.ndarray]] = {"train": [], "val": [], "test": []}
-    for cls, name in zip(schema.CLASSES, ("normal", "fraud"), strict=True):
+    for cls, name in zip(schema.CLASSES, class_names, strict=True):
         rows = np.flatnonzero(labels == cls)
         # Group ids number groups by first appearance, so np.unique keeps that order.
         _, group_of_row = np.unique(groups[rows], return_inverse=True)
@@ -115,16 +118,24 @@ def stratified_split(
     )
 
 
-def identical_row_groups(df: pd.DataFrame) -> np.ndarray:
-    """One integer per row, equal exactly for rows equal in all 31 columns, numbered by first
+def identical_row_groups(df: pd.DataFrame, columns: Sequence[str] = schema.COLUMNS) -> np.ndarray:
+    """One integer per row, equal exactly for rows equal in every column, numbered by first
     appearance. Hashing (60 ms for Kaggle's file, a groupby takes 0.8 s) and then checking
-    each row against its group's first row keeps it exact: a hash collision falls back."""
-    table = df.loc[:, list(schema.COLUMNS)]
+    each row against its group's first row keeps it exact: a hash collision falls back. A table
+    with text or gaps (a user's) is grouped directly: its cells are not all numbers. Rows are
+    compared on ``columns`` (Kaggle's 31, or every column of a user's table)."""
+    table = df.loc[:, list(columns)]
+    numeric = all(
+        pd.api.types.is_float_dtype(t) or pd.api.types.is_integer_dtype(t) for t in table.dtypes
+    )
+    if not numeric or table.isna().any().any():
+        codes = table.groupby(list(table.columns), sort=False, dropna=False).ngroup()
+        return codes.to_numpy().astype(np.int64)
     hashes = pd.util.hash_pandas_object(table, index=False).to_numpy()
     codes, _ = pd.factorize(hashes)
     values = table.to_numpy(np.float64)
     if not (values == values[_first_rows(codes)[codes]]).all():
-        codes = table.groupby(list(schema.COLUMNS), sort=False, dropna=False).ngroup().to_numpy()
+        codes = table.groupby(list(table.columns), sort=False, dropna=False).ngroup().to_numpy()
     return codes.astype(np.int64)
 
 

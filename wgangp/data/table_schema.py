@@ -55,6 +55,21 @@ class ColumnSchema:
     def __post_init__(self) -> None:
         _check_column(self)
 
+    @property
+    def value_type(self) -> str:
+        """The type of the column's values as a generated frame holds them, in MLflow's names
+        (long, double, string, boolean, datetime); a nullable integer comes back as double."""
+        if self.kind == "categorical":
+            levels = self.levels or ()
+            if all(isinstance(v, bool) for v in levels):
+                return "boolean"
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in levels):
+                return "long"
+            return "string" if all(isinstance(v, str) for v in levels) else "double"
+        if self.kind == "datetime":
+            return "datetime"
+        return "long" if self.kind == "integer" and not self.nullable else "double"
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind}
         if self.bounds is not None:

@@ -24,7 +24,7 @@ import pandas as pd
 from wgangp.data.column_codes import column_codes, from_seconds, level_of
 from wgangp.data.fitted_column import ALL_ROWS, FittedColumn, class_key
 from wgangp.data.numbers import short_number
-from wgangp.data.scales import fit_scale
+from wgangp.data.scales import DEFAULT_MIN_ROWS, fit_scale
 from wgangp.data.table_layout import Block, table_layout
 from wgangp.data.table_schema import ColumnSchema, TableSchema, Value
 from wgangp.data.table_transform_check import FORMAT, checked_parts
@@ -66,8 +66,10 @@ class TableTransform:
         per_class: bool = True,
         quantile_columns: Sequence[str] = (),
         source: str = "training rows",
+        min_rows: int = DEFAULT_MIN_ROWS,
     ) -> TableTransform:
-        """Fit on ``frame`` (the training rows, with the label); DataError in one line."""
+        """Fit on ``frame`` (the training rows, with the label); DataError in one line. Every
+        stored quantile knot is the mean of >= ``min_rows`` rows (``ship.min_atom_rows``)."""
         _check_options(schema, scaling, quantile_columns)
         for column in schema.features:
             if column.name not in frame:
@@ -86,6 +88,7 @@ class TableTransform:
                 scaling,
                 [0] if column.name in quantile_columns else None,
                 source,
+                min_rows,
             )
             for column in schema.features
         ]
@@ -238,6 +241,7 @@ def _fit_column(
     scaling: str,
     quantile: list[int] | None,
     source: str,
+    min_rows: int = DEFAULT_MIN_ROWS,
 ) -> FittedColumn:
     codes, gaps = column_codes(values, column, source)
     present = codes[~gaps]
@@ -258,12 +262,12 @@ def _fit_column(
     low, high = fitted.low_high()
     fill = float(np.clip(_round(column.kind, float(np.median(present)), step), low, high))
     fitted.fill = _native(column.kind, fill)
-    fitted.scales[ALL_ROWS] = fit_scale(scaling, present[:, None], quantile)
+    fitted.scales[ALL_ROWS] = fit_scale(scaling, present[:, None], quantile, min_rows)
     if keys is not None:
         for key in sorted({str(k) for k in keys}):
             rows = present[(keys == key)[~gaps]]
             if rows.size >= MIN_CLASS_ROWS:
-                fitted.scales[key] = fit_scale(scaling, rows[:, None], quantile)
+                fitted.scales[key] = fit_scale(scaling, rows[:, None], quantile, min_rows)
     for key, scale in fitted.scales.items():
         if scale.nonfinite_columns():
             raise DataError(

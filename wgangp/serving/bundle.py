@@ -30,8 +30,12 @@ META_FILE = "synthesizer.json"
 CALIBRATION_FILE = "calibration.json"
 COPULA_FILE = "copula.json"
 MANIFEST_FILE = "manifest.json"
+#: A user's table's schema (the label's name and values, the columns' kinds and levels).
+SCHEMA_FILE = "schema.yaml"
 #: Every file a bundle can hold.
-BUNDLE_FILES = (GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, CALIBRATION_FILE, COPULA_FILE)
+BUNDLE_FILES = (
+    GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, CALIBRATION_FILE, COPULA_FILE, SCHEMA_FILE
+)  # fmt: skip
 #: The bundle's format, recorded in its manifest: a loader refuses any other.
 BUNDLE_FORMAT = "wgangp.bundle/1"
 #: What a user can do about a damaged bundle.

@@ -5,7 +5,8 @@ copies that file and the synthesizer bundle (Keras native format + JSON) into th
 it needs the ``wgangp`` package installed (``mlflow models serve --env-manager local`` from this
 project's environment, or the Docker image).
 
-Each input row is one request: ``n`` rows of class ``label`` (default 1, fraud) drawn with
+Each input row is one request: ``n`` rows of class ``label`` (a value of the label column; default
+the rare class: 1, fraud, for Kaggle's file) drawn with
 ``seed`` (default: the row's position). The answer is the requested rows stacked in input order,
 in original units with the original column names.
 """
@@ -20,8 +21,11 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.schema import COLUMNS, LABEL
+from wgangp.data.table_schema import TableSchema
+from wgangp.data.user_table import RARE
 from wgangp.errors import WgangpError
-from wgangp.serving.bundle import BUNDLE, MODEL_NAME
+from wgangp.serving.bundle import BUNDLE, MODEL_NAME, SCHEMA_FILE
+from wgangp.serving.labels import LabelError, label_class
 from wgangp.serving.memory import release_after_large_answer
 from wgangp.serving.synthesizer import Synthesizer
 
@@ -50,8 +54,11 @@ def _server_error(message: str) -> Exception:
     return MlflowException(message, error_code=INTERNAL_ERROR)
 
 
-def parse_requests(model_input: pd.DataFrame) -> list[tuple[int, int, int]]:
-    """Input rows -> ``(n, label, seed)`` triples, checked; raises a 400-style error."""
+def parse_requests(
+    model_input: pd.DataFrame, table: TableSchema | None = None
+) -> list[tuple[int, int, int]]:
+    """Input rows -> ``(n, class, seed)`` triples, checked; raises a 400-style error. ``label``
+    is a value of the label column (of ``table``, a user's; None: Kaggle's 0 or 1)."""
     if not isinstance(model_input, pd.DataFrame):
         model_input = pd.DataFrame(model_input)
     if "n" not in model_input.columns:
@@ -62,12 +69,10 @@ def parse_requests(model_input: pd.DataFrame) -> list[tuple[int, int, int]]:
     requests = []
     for i, row in enumerate(model_input.to_dict("records")):
         n = _whole(row.get("n"), "n", i, None)
-        label = _whole(row.get("label"), "label", i, 1)
+        label = _class(row.get("label"), i, table)
         seed = _whole(row.get("seed"), "seed", i, i)
         if n < 0:
             raise _bad_request(f"input row {i}: n must be >= 0, got {n}")
-        if label not in (0, 1):
-            raise _bad_request(f"input row {i}: label must be 0 or 1, got {label}")
         if not 0 <= seed <= MAX_SEED:
             raise _bad_request(f"input row {i}: seed must be in [0, {MAX_SEED}], got {seed}")
         requests.append((n, label, seed))
@@ -77,6 +82,21 @@ def parse_requests(model_input: pd.DataFrame) -> list[tuple[int, int, int]]:
             f"{total} rows requested in one call; at most {MAX_ROWS_PER_CALL}: split the request"
         )
     return requests
+
+
+def _class(value, row: int, table: TableSchema | None) -> int:
+    """The class an input row's ``label`` names (default: the rare class)."""
+    if table is None:
+        label = _whole(value, "label", row, 1)
+        if label not in (0, 1):
+            raise _bad_request(f"input row {row}: label must be 0 or 1, got {label}")
+        return label
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return RARE
+    try:
+        return label_class(table, value)
+    except LabelError as err:
+        raise _bad_request(f"input row {row}: {err}") from None
 
 
 def _whole(value, name: str, row: int, default: int | None) -> int:
@@ -104,7 +124,7 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
         self.synthesizer = Synthesizer.load(Path(context.artifacts[BUNDLE]))
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
-        requests = parse_requests(model_input)
+        requests = parse_requests(model_input, self.synthesizer.table)
         try:
             frames = [
                 self.synthesizer.sample(n, label=label, seed=seed) for n, label, seed in requests
@@ -115,14 +135,17 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
             release_after_large_answer()
         frames = [f for f in frames if len(f)]
         if not frames:
+            if self.synthesizer.table is not None:
+                return self.synthesizer.sample(0, seed=0)  # the table's columns and dtypes
             return pd.DataFrame({c: pd.Series(dtype="float64") for c in COLUMNS}).astype(
                 {LABEL: "int64"}
             )
         return pd.concat(frames, ignore_index=True)
 
 
-def model_signature():
-    """Input: n (required), label and seed (optional); output: the 31 table columns."""
+def model_signature(table: TableSchema | None = None):
+    """Input: n (required), label and seed (optional); output: the table's columns (Kaggle's 31
+    when ``table`` is None) with their types."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, Schema
     from mlflow.types.schema import AnyType
@@ -136,9 +159,10 @@ def model_signature():
             ColSpec(AnyType(), "seed", required=False),
         ]
     )
-    outputs = Schema(
-        [ColSpec("long" if c == LABEL else "double", c) for c in COLUMNS],
-    )
+    if table is None:
+        outputs = Schema([ColSpec("long" if c == LABEL else "double", c) for c in COLUMNS])
+    else:
+        outputs = Schema([ColSpec(c.value_type, c.name) for c in table.columns])
     return ModelSignature(inputs=inputs, outputs=outputs)
 
 
@@ -156,12 +180,15 @@ def _requirements() -> list[str]:
 
 def model_spec(bundle_dir: Path) -> dict[str, Any]:
     """The pyfunc model of a bundle, as the JSON the tracker logs (and journals in an outage)."""
+    schema_file = Path(bundle_dir) / SCHEMA_FILE
+    table = TableSchema.load(schema_file) if schema_file.is_file() else None
+    positive = table.positive if table is not None else 1
     return {
         "name": MODEL_NAME,
         "python_model": str(_MODEL_CODE),
         "artifacts": {BUNDLE: str(Path(bundle_dir).resolve())},
-        "signature": model_signature().to_dict(),
-        "input_example": {"n": [3], "label": [1], "seed": [0]},
+        "signature": model_signature(table).to_dict(),
+        "input_example": {"n": [3], "label": [positive], "seed": [0]},
         # Explicit: inferring them re-imports TensorFlow in a subprocess (about a minute).
         "pip_requirements": _requirements(),
     }

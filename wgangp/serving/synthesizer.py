@@ -25,8 +25,13 @@ import keras
 import numpy as np
 import pandas as pd
 
-from wgangp.data.schema import COLUMNS, FEATURES, FRAUD
-from wgangp.data.transform import RETRAIN, TabularTransformer
+from wgangp.data.feature_transform import FeatureTransform, load_feature_transform
+from wgangp.data.schema import COLUMNS, FEATURES, FRAUD, LABEL
+from wgangp.data.table_layout import draw_discrete
+from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_transform import TableTransform
+from wgangp.data.transform import RETRAIN
+from wgangp.data.user_table import label_value
 from wgangp.errors import WgangpError
 from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES
@@ -40,6 +45,7 @@ from wgangp.serving.bundle import (
     META_FILE,
     PREPROCESSING_FILE,
     REEXPORT,
+    SCHEMA_FILE,
     DamagedBundleError,
     check_manifest,
     local_bundle,
@@ -47,6 +53,7 @@ from wgangp.serving.bundle import (
 )
 from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.copula import GaussianCopula
+from wgangp.serving.labels import label_class
 from wgangp.serving.mixture import CopulaMixture
 
 _FORMAT = "wgangp.synthesizer/2"
@@ -63,7 +70,7 @@ class Synthesizer:
     """The shipped model: draws rows of either class in original units."""
 
     generator: keras.Model
-    transformer: TabularTransformer
+    transformer: FeatureTransform
     latent_dim: int
     #: Where it was loaded from, for error lines ("" when built in-process by training).
     origin: str = ""
@@ -71,11 +78,29 @@ class Synthesizer:
     calibration: MarginalCalibration | None = None
     #: Draws a share of each sample's rows (None: every row from the generator).
     mixture: CopulaMixture | None = None
+    #: A user's table's schema (None: Kaggle's credit-card file): rows come back in its columns,
+    #: with its label's own values.
+    table: TableSchema | None = None
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns of every sampled frame, in the table's order."""
+        return list(self.table.names) if self.table is not None else list(COLUMNS)
+
+    @property
+    def label_column(self) -> str:
+        return self.table.label if self.table is not None else LABEL
+
+    def class_of(self, value: object) -> int:
+        """The class (1: rare, 0: the rest) a user names by the label's own value: ``yes`` for a
+        table labelled yes/no, ``1`` or ``0`` for Kaggle's file; WgangpError in one line."""
+        return label_class(self.table, value)
 
     def sample(
         self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
     ) -> pd.DataFrame:
-        """``n`` rows of class ``label`` with the original column names and units."""
+        """``n`` rows of class ``label`` (1: the rare class, 0: the rest) with the table's column
+        names and units; a user's table's label column holds its own value for that class."""
         if label not in (0, 1):
             raise WgangpError(f"label must be 0 or 1, got {label}")
         if n < 0:
@@ -85,9 +110,23 @@ class Synthesizer:
             x = self.calibration.apply(x, label)
         if self.mixture is not None and len(x):
             x = self.mixture.mix(x, label, seed)
+        if isinstance(self.transformer, TableTransform):
+            return self._table_rows(x, label, seed)
         frame = self.transformer.inverse_transform(x, np.full(len(x), label))
         self._check_finite(frame.loc[:, list(FEATURES)].to_numpy(), label, seed)
         return frame.loc[:, list(COLUMNS)]
+
+    def _table_rows(self, x: np.ndarray, label: int, seed: int) -> pd.DataFrame:
+        """A user's table's rows: each level and gap drawn from the heads' probabilities (a
+        stream of its own, after the noise's), mapped back in bounds, the label's own value."""
+        assert isinstance(self.transformer, TableTransform) and self.table is not None
+        rng = np.random.default_rng([seed, 1])
+        x = draw_discrete(x, self.transformer.layout, rng)
+        frame = self.transformer.inverse(x, np.full(len(x), label))
+        frame = frame.drop(columns=[LABEL])
+        value = label_value(self.table, label)
+        frame.insert(self.table.names.index(self.table.label), self.table.label, [value] * len(x))
+        return frame.loc[:, self.columns]
 
     def generate(
         self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
@@ -102,7 +141,7 @@ class Synthesizer:
             onehot = np.zeros((rows, N_CLASSES), np.float32)
             onehot[:, label] = 1.0
             chunks.append(np.asarray(self.generator([z, onehot], training=False), np.float32))
-        x = np.concatenate(chunks) if chunks else np.zeros((0, len(COLUMNS) - 1), np.float32)
+        x = np.concatenate(chunks) if chunks else np.zeros((0, self.width), np.float32)
         self._check_finite(x, label, seed)  # before the inverse, whose clipping hides an inf
         return x
 
@@ -111,7 +150,7 @@ class Synthesizer:
         if finite.all():
             return
         bad_rows = int((~finite).any(axis=1).sum())
-        column = FEATURES[int(np.nonzero(~finite)[1][0])]
+        column = self._column_at(int(np.nonzero(~finite)[1][0]))
         where = f"synthesizer {self.origin}" if self.origin else "the synthesizer"
         raise NonFiniteSamplesError(
             f"{where}: the generator returned NaN or inf in {bad_rows} of {len(x)} row(s) "
@@ -119,6 +158,18 @@ class Synthesizer:
             "rows: retrain it (the default trainer.on_nan=raise stops at the first non-finite "
             "step and writes nan_forensics.json)"
         )
+
+    @property
+    def width(self) -> int:
+        """The generator's output width: the networks' space of the table."""
+        if isinstance(self.transformer, TableTransform):
+            return self.transformer.width
+        return len(FEATURES)
+
+    def _column_at(self, index: int) -> str:
+        if isinstance(self.transformer, TableTransform):
+            return next(b.column for b in self.transformer.layout if b.start <= index < b.stop)
+        return FEATURES[index]
 
     def save(self, directory: Path) -> Path:
         """Write the bundle as a unit: a failed save leaves the previous bundle as it was."""
@@ -140,11 +191,13 @@ class Synthesizer:
                 write_text(tmp / CALIBRATION_FILE, self.calibration.to_json())
             if self.mixture is not None:
                 write_text(tmp / COPULA_FILE, self.mixture.copula.to_json())
+            if self.table is not None:
+                write_text(tmp / SCHEMA_FILE, self.table.to_yaml())
             meta = {
                 "format": _FORMAT,
                 "latent_dim": self.latent_dim,
                 "copula_share": self.mixture.share if self.mixture else 0.0,
-                "columns": list(COLUMNS),
+                "columns": self.columns,
                 "keras_version": keras.__version__,
             }
             write_text(tmp / META_FILE, json.dumps(meta, indent=2))
@@ -170,10 +223,18 @@ class Synthesizer:
             )
         if not sealed:
             check_manifest(directory)
-        meta = _meta(directory / META_FILE)
+        schema_file = directory / SCHEMA_FILE
+        table = _read(schema_file, TableSchema.load) if schema_file.exists() else None
+        columns = list(table.names) if table is not None else list(COLUMNS)
+        meta = _meta(directory / META_FILE, columns)
         # The JSON first: a bad preprocessing.json fails before the slow Keras load.
-        transformer = _read(directory / PREPROCESSING_FILE, TabularTransformer.load)
-        if not transformer.fitted:
+        transformer = _read(directory / PREPROCESSING_FILE, _load_transform)
+        if (table is None) != (not isinstance(transformer, TableTransform)):
+            raise DamagedBundleError(
+                f"{directory}: {PREPROCESSING_FILE} and {SCHEMA_FILE} do not belong together "
+                f"(a table's transform needs its schema, Kaggle's needs none); {REEXPORT}"
+            )
+        if not getattr(transformer, "fitted", True):
             raise DamagedBundleError(
                 f"{directory / PREPROCESSING_FILE} holds an unfitted transform (no scales), "
                 f"so no row can be mapped back to the table's units; {RETRAIN}"
@@ -187,7 +248,8 @@ class Synthesizer:
         if copula_file.exists():
             copula = _read(copula_file, GaussianCopula.load)
             mixture = CopulaMixture(copula, float(meta["copula_share"]))
-        generator = _generator(directory / GENERATOR_FILE, int(meta["latent_dim"]))
+        width = transformer.width if isinstance(transformer, TableTransform) else len(FEATURES)
+        generator = _generator(directory / GENERATOR_FILE, int(meta["latent_dim"]), width)
         return cls(
             generator=generator,
             transformer=transformer,
@@ -195,7 +257,12 @@ class Synthesizer:
             origin=str(directory),
             calibration=calibration,
             mixture=mixture,
+            table=table,
         )
+
+
+def _load_transform(path: Path) -> FeatureTransform:
+    return load_feature_transform(Path(path).read_text(), str(path))
 
 
 def _read(path: Path, load):
@@ -211,7 +278,7 @@ def _read(path: Path, load):
         ) from None
 
 
-def _generator(path: Path, latent_dim: int) -> keras.Model:
+def _generator(path: Path, latent_dim: int, width: int) -> keras.Model:
     """``generator.keras``, loaded in safe mode, with the inputs and output the bundle says."""
     try:
         generator = keras.saving.load_model(path, compile=False, safe_mode=True)
@@ -224,18 +291,18 @@ def _generator(path: Path, latent_dim: int) -> keras.Model:
         shapes = [tuple(t.shape) for t in generator.inputs] + [tuple(generator.outputs[0].shape)]
     except (AttributeError, IndexError, TypeError):
         shapes = []
-    expected = [(None, latent_dim), (None, N_CLASSES), (None, len(FEATURES))]
+    expected = [(None, latent_dim), (None, N_CLASSES), (None, width)]
     if shapes != expected:
         got = ", ".join(str(s[-1]) if s else "?" for s in shapes) or "no inputs"
         raise DamagedBundleError(
             f"{path} takes and returns widths {got}, not the {latent_dim} (latent, from "
-            f"{META_FILE}), {N_CLASSES} (classes) and {len(FEATURES)} (features) of this "
+            f"{META_FILE}), {N_CLASSES} (classes) and {width} (features) of this "
             f"bundle; {REEXPORT}"
         )
     return generator
 
 
-def _meta(path: Path) -> dict:
+def _meta(path: Path, columns: list[str]) -> dict:
     """``synthesizer.json``, checked: this format, a latent size, a copula share in [0, 1),
     these columns."""
     try:
@@ -250,7 +317,7 @@ def _meta(path: Path) -> dict:
         share = float(meta["copula_share"])
         if not 0 <= share < 1:
             raise ValueError(f"copula_share {share} is not in [0, 1)")
-        if meta.get("columns", list(COLUMNS)) != list(COLUMNS):
+        if meta.get("columns", columns) != columns:
             raise ValueError("columns are not the table's")
     except (ValueError, KeyError, TypeError, AttributeError, OSError) as err:
         raise DamagedBundleError(

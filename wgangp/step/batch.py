@@ -8,12 +8,14 @@ the NaN forensics draw a failing step's batch again through this same code.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 import tensorflow as tf
 
 from wgangp.config import TrainerConfig
+from wgangp.data.table_layout import Block
 from wgangp.model.networks import N_CLASSES
 from wgangp.step.random_streams import (
     CRITIC_SLOTS,
@@ -60,7 +62,13 @@ class ClassBalancedRows:
     default ``fraud_share`` is 0.5; ``None`` keeps the empirical share.
     """
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, fraud_share: float | None = 0.5) -> None:
+    def __init__(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        fraud_share: float | None = 0.5,
+        layout: Sequence[Block] | None = None,
+    ) -> None:
         x = np.asarray(x, dtype=np.float32)
         y = np.asarray(y).astype(np.int64)
         if not np.isfinite(x).all():
@@ -69,6 +77,8 @@ class ClassBalancedRows:
         if len(normal) == 0 or len(fraud) == 0:
             raise ValueError("both classes need at least one training row")
         self.n_features = x.shape[1]
+        #: The table's column blocks (a user's table): the generator's output heads follow them.
+        self.layout = tuple(layout) if layout is not None else None
         self.counts = (len(normal), len(fraud))
         share = float(fraud.shape[0] / len(x)) if fraud_share is None else float(fraud_share)
         self.fraud_share = share

@@ -102,6 +102,7 @@ class TrainStep:
         self.tc = trainer
         self.replicas = replicas or SingleDevice()
         self.nan_policy = NanPolicy(trainer.on_nan, trainer.max_consecutive_skips)
+        self.seed = seed
         with self.replicas.scope():  # variables mirrored on every replica
             self._build(model, gp, trainer, rows)
         self.batches = BatchDrawer(rows, trainer, latent_dim=model.latent_dim, seed=seed)
@@ -119,7 +120,12 @@ class TrainStep:
     ) -> None:
         n_features = rows.n_features
         self.generator = build_generator(
-            model.latent_dim, n_features, model.generator.hidden, model.generator.negative_slope
+            model.latent_dim,
+            n_features,
+            model.generator.hidden,
+            model.generator.negative_slope,
+            layout=rows.layout,
+            seed=self.seed,
         )
         critic = model.critic
         self.pac = critic.pac

@@ -14,8 +14,10 @@ import keras
 import pandas as pd
 
 from wgangp.config import ShipConfig
+from wgangp.data.feature_transform import FeatureTransform
 from wgangp.data.schema import CLASSES, LABEL
-from wgangp.data.transform import TabularTransformer
+from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_transform import TableTransform
 from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.mixture import CopulaMixture
@@ -27,23 +29,42 @@ CALIBRATION_ROWS = 20_000
 CALIBRATION_SEED_OFFSET = 2**32
 
 
+def discrete_columns(transformer: FeatureTransform) -> list[str]:
+    """The columns whose blocks are one-hots or missing indicators (a user's table)."""
+    if not isinstance(transformer, TableTransform):
+        return []
+    return sorted({b.column for b in transformer.layout if b.activation != "identity"})
+
+
+def shipped_post_processing(ship: ShipConfig, transformer: FeatureTransform) -> ShipConfig:
+    """``ship`` as it applies: calibration and the copula map each column of the networks'
+    space through its quantiles, which a one-hot or a missing indicator does not have (its
+    probabilities are drawn from instead), so a table with such columns ships without them."""
+    if discrete_columns(transformer):
+        return replace(ship, calibrate_marginals=False, copula_share=0.0)
+    return ship
+
+
 def assemble(
     generator: keras.Model,
-    transformer: TabularTransformer,
+    transformer: FeatureTransform,
     latent_dim: int,
     train: pd.DataFrame,
     ship: ShipConfig,
     seed: int,
     classes: Sequence[int] = CLASSES,
+    table: TableSchema | None = None,
 ) -> Synthesizer:
     """The synthesizer that ships ``generator``: its current weights, calibrated onto ``train``'s
     marginals and mixed with a copula of ``train`` as ``ship`` says, for ``classes``.
 
     Each class is fitted on its own, so a probe that only draws the rare class may pass just that
     one and get the very rows the full assembly would draw. A generator that puts out NaN fails
-    here, in ``Synthesizer.generate``'s one line.
+    here, in ``Synthesizer.generate``'s one line. ``table`` is a user's table's schema (None for
+    Kaggle's file): the synthesizer's rows come back in its columns and label values.
     """
-    synthesizer = Synthesizer(generator, transformer, latent_dim)
+    synthesizer = Synthesizer(generator, transformer, latent_dim, table=table)
+    ship = shipped_post_processing(ship, transformer)
     if not ship.calibrate_marginals and not ship.copula_share:
         return synthesizer
     real = {c: transformer.transform(train[train[LABEL] == c]) for c in classes}

@@ -36,10 +36,11 @@ import pandas as pd
 from scipy.stats import ks_2samp
 
 from wgangp.config import Config, SelectConfig
+from wgangp.data.feature_transform import FeatureTransform
 from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import FEATURES, FRAUD, LABEL
-from wgangp.data.transform import TabularTransformer
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
+from wgangp.evaluation.encoding import RowEncoder
 from wgangp.files import write_text, write_with
 from wgangp.synthesis.assemble import assemble
 from wgangp.tracking.names import SELECTION_SCORE, VAL, VAL_SCORE, in_section, metric
@@ -54,16 +55,23 @@ MIN_VAL_FRAUDS = 6
 class ValidationProbe:
     """Scores fraud rows drawn by ``sample(n, seed)`` against the validation frauds."""
 
-    def __init__(self, val_frauds: pd.DataFrame, sc: SelectConfig, seed: int) -> None:
-        self.real = val_frauds.loc[:, list(FEATURES)].to_numpy(np.float64)
+    def __init__(
+        self,
+        val_frauds: pd.DataFrame,
+        sc: SelectConfig,
+        seed: int,
+        encode: Callable[[pd.DataFrame], np.ndarray] | None = None,
+    ) -> None:
+        #: Rows -> numbers: Kaggle's 30 features as they are, a user's table through its encoder.
+        self.encode = encode or (lambda rows: rows.loc[:, list(FEATURES)].to_numpy(np.float64))
+        self.real = self.encode(val_frauds)
         self.sc = sc
         self.seed = seed
 
     def score(self, sample: Callable[[int, int], pd.DataFrame], step: int) -> dict[str, float]:
         """``val/*`` metrics of the generator behind ``sample`` (without the moving average)."""
         sc, n = self.sc, self.sc.samples
-        draws = sample(n * sc.repeats, self.seed + step).loc[:, list(FEATURES)]
-        synthetic = draws.to_numpy(np.float64)
+        synthetic = self.encode(sample(n * sc.repeats, self.seed + step))
         scores: list[float] = []
         for r in range(sc.repeats):  # one fresh draw per repeat
             model_seed = self.seed + r
@@ -74,7 +82,7 @@ class ValidationProbe:
                 repeats=1,
                 seed=self.seed + step + r,
             )
-        ks = [ks_2samp(self.real[:, i], synthetic[:, i]).statistic for i in range(len(FEATURES))]
+        ks = [ks_2samp(a, b).statistic for a, b in zip(self.real.T, synthetic.T, strict=True)]
         metrics = {
             "c2st_auc_gbm": float(np.mean(scores)) if scores else float("nan"),
             "c2st_auc_gbm_std": float(np.std(scores)) if scores else float("nan"),
@@ -198,7 +206,7 @@ class StepSelector:
 
 def step_selector(
     generator: keras.Model,
-    transformer: TabularTransformer,
+    transformer: FeatureTransform,
     data: PreparedData,
     checkpoint_dir: Path,
     cfg: Config,
@@ -223,11 +231,16 @@ def step_selector(
     latent_dim, train, ship = cfg.model.latent_dim, data.train, cfg.ship
 
     def probe_rows(n: int, sample_seed: int) -> pd.DataFrame:
-        shipped = assemble(generator, transformer, latent_dim, train, ship, cfg.seed, [FRAUD])
+        shipped = assemble(
+            generator, transformer, latent_dim, train, ship, cfg.seed, [FRAUD], data.user_schema
+        )
         return shipped.sample(n, label=FRAUD, seed=sample_seed)
 
+    encode = None
+    if data.user_table:
+        encode = RowEncoder.fit(data.table, data.train).encode
     return StepSelector(
-        ValidationProbe(val_frauds, sc, cfg.seed),
+        ValidationProbe(val_frauds, sc, cfg.seed, encode),
         BestGenerator(generator, checkpoint_dir),
         probe_rows,
         sc,

@@ -91,6 +91,7 @@ OPERATIONS = (
     "tags",
     "delete_tags",
     "artifact",
+    "dataset",
     "model",
     "register",
     "terminate",
@@ -136,6 +137,12 @@ def apply_entry(client, uri: str | None, entry: dict[str, Any]) -> None:
             client.log_artifact(run_id, str(path), entry.get("artifact_path"))
         else:
             log.warning("artifact %s no longer exists; not logged", path)
+    elif op == "dataset":
+        from mlflow.entities import Dataset, DatasetInput, InputTag
+
+        dataset = Dataset(**entry["dataset"])
+        context = InputTag("mlflow.data.context", entry.get("context", "training"))
+        client.log_inputs(run_id, datasets=[DatasetInput(dataset, tags=[context])])
     elif op == "model":
         model_uri = log_pyfunc_model(entry["model"], run_id, uri)
         client.set_tag(run_id, MODEL_URI_TAG, model_uri)

@@ -160,6 +160,12 @@ class Tracker:
             {"op": "artifact", "path": str(Path(path).resolve()), "artifact_path": artifact_path}
         )
 
+    def log_dataset(self, dataset: Mapping[str, Any], context: str = "training") -> None:
+        """Record the run's table as an MLflow dataset input (the run page's "Datasets"):
+        ``dataset`` holds :class:`mlflow.entities.Dataset`'s fields (name, digest, source_type,
+        source, schema, profile), never rows."""
+        self._submit({"op": "dataset", "dataset": dict(dataset), "context": context})
+
     def log_model(self, spec: Mapping[str, Any]) -> None:
         """Log a pyfunc model (after the artifacts queued before it); tags ``model.uri``.
 

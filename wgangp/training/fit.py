@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 import keras
 
 from wgangp.config import Config
+from wgangp.data.feature_transform import FeatureTransform, fit_feature_transform
 from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import LABEL
-from wgangp.data.transform import TabularTransformer
 from wgangp.step.batch import ClassBalancedRows, fraud_share
 from wgangp.step.train_step import build_train_step
 from wgangp.synthesis.selection import StepSelector, step_selector
@@ -31,7 +31,7 @@ class Fit:
     (None for a refit, or when off) and how the loop ended."""
 
     generator: keras.Model
-    transformer: TabularTransformer
+    transformer: FeatureTransform
     selector: StepSelector | None
     outcome: LoopOutcome
 
@@ -41,13 +41,12 @@ def fit_networks(
 ) -> Fit:
     """Fit the transform on ``data.train`` and train on it to ``trainer.steps``, logging through
     ``loop_run``; the step selection probes ``data.val`` when it has frauds enough."""
-    transformer = TabularTransformer.from_config(cfg.preprocess).fit(
-        data.train, min_rows=cfg.ship.min_atom_rows
-    )
+    transformer = fit_feature_transform(cfg.preprocess, data, cfg.ship.min_atom_rows)
     rows = ClassBalancedRows(
         transformer.transform(data.train),
         data.train[LABEL].to_numpy(),
         fraud_share(cfg.trainer.label_sampling),
+        layout=getattr(transformer, "layout", None),
     )
     train_step = build_train_step(cfg, rows)
     loop_run.tracker.set_tags(

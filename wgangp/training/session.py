@@ -44,6 +44,8 @@ from wgangp.training.checkpoints import (
 from wgangp.training.interrupts import Interrupted, Interruption
 from wgangp.training.runtime import environment_tags, git_commit
 
+#: The run's artifact holding its table's schema (a user's table).
+SCHEMA_ARTIFACT = "schema.yaml"
 log = logging.getLogger("wgangp.train")
 
 FAILURE_REASON = "failure.reason"
@@ -238,10 +240,24 @@ class TrackedRun:
         if fell_back and not cfg.tracking.run_name:
             name = default_run_name(cfg, "simulated", self.record.config_key)
             self.tracker.set_tags({RUN_NAME_TAG: name})
+        self.tracker.log_dataset(data.dataset_record())
+        if data.user_table:
+            self._log_schema(data)
         label = data_label(cfg.data.name, data.source, data.origin)
         self.note = RunNote(label, trained_on(data, cfg.trainer.steps))
         self.tracker.set_tags(self.note.tags())
         log.info("data: %s", data.describe_duplicates())
+
+    def _log_schema(self, data: PreparedData) -> None:
+        """A user's table's schema: in the log, and as the run's ``schema.yaml`` (the file to
+        edit and pass back as ``data.schema``)."""
+        text = data.table.to_yaml()
+        given = self.cfg.data.schema is not None
+        log.info(
+            "data: %s schema of %s:\n%s", "the given" if given else "inferred", data.origin, text
+        )
+        path = write_text(self.dirs.output / SCHEMA_ARTIFACT, text)
+        self.tracker.log_artifact(path)
 
     def describe(self, note: RunNote) -> None:
         """Set the run page's description (the data line, the headline figures)."""
