@@ -17,10 +17,10 @@ from scripts.tables_benchmark import baselines, scores
 from scripts.tables_benchmark.codes import TableCodes
 from scripts.tables_benchmark.ctgan_peer import ctgan_rows
 from scripts.tables_benchmark.default_model import compose, overrides, train_default
-from scripts.tables_benchmark.encoding import detection_matrix
-from scripts.tables_benchmark.split import TableSplit, table_split, trains_user_tables
+from scripts.tables_benchmark.split import TableSplit, table_split
 from scripts.tables_benchmark.tables import TableSpec
 from wgangp.errors import WgangpError
+from wgangp.evaluation.encoding import RowEncoder
 
 log = logging.getLogger("tables_benchmark")
 
@@ -98,9 +98,9 @@ def run_seed(
         ),
         "control": lambda: _timed(lambda: rare.sample(n, random_state=seed)),
     }
-    real = detection_matrix(codes, test)
-    train_rare = detection_matrix(codes, rare)
-    train_all = detection_matrix(codes, split.train)
+    encoder = RowEncoder.fit(split.table, split.train)
+    real, train_rare = encoder.encode(test), encoder.encode(rare)
+    train_all = encoder.encode(split.train)
     outcomes = []
     for method in (m for m in METHODS if m in settings.methods):
         outcome = Outcome(spec.name, seed, method, n)
@@ -116,7 +116,7 @@ def run_seed(
             outcomes.append(outcome)
             continue
         rows = rows.reset_index(drop=True)
-        generated = detection_matrix(codes, rows)
+        generated = encoder.encode(rows)
         with threadpool_limits(limits=1):
             figures["detection"] = scores.detection(
                 real, generated, repeats=settings.repeats,
@@ -139,8 +139,6 @@ def run_seed(
 def _default(
     spec: TableSpec, split: TableSplit, cfg, seed: int, n: int, out: Path, launch_dir: Path
 ) -> tuple[pd.DataFrame, dict[str, float]]:
-    if spec.name != "creditcard" and not trains_user_tables():
-        raise RuntimeError("this checkout's training does not take a user's table yet")
     model = train_default(cfg, out / "runs" / f"{spec.name}-seed{seed}", launch_dir)
     rows = model.sample(n, seed, split.features)
     run_figures = {

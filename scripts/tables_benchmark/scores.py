@@ -9,7 +9,7 @@
   rows are (:func:`wgangp.evaluation.privacy.near_copy_share`); about 0.05 for new rows.
 - ``exact_copies``: rows equal, column by column, to a real training row (either class).
 - ``form``: rows outside the table's form: a category not among the levels, a fractional
-  integer, a number outside the training bounds; and the largest gap in the share of empty cells
+  integer, a number outside the table's bounds; and the largest gap in the share of empty cells
   against the real rare training rows, in points.
 """
 
