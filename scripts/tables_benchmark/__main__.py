@@ -51,6 +51,12 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
         default="test",
         help="the split the rows are judged on: val to choose a variant, test to report",
     )
+    parser.add_argument(
+        "--from-results",
+        default=None,
+        metavar="CSV[,CSV]",
+        help="print the summary of earlier runs' results.csv files instead of running",
+    )
     parser.add_argument("--smoke", action="store_true", help="1 seed, 20 steps, 5 CTGAN epochs")
     return parser.parse_args(argv)
 
@@ -58,6 +64,8 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    if args.from_results:
+        return summarize_files(args.from_results.split(","))
     try:
         specs = chosen_tables(args.tables)
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()][: 1 if args.smoke else None]
@@ -106,6 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     text = summary(pd.DataFrame(rows))
     (out / "summary.md").write_text(text + "\n")
     print(text)
+    return 0
+
+
+def summarize_files(paths: list[str]) -> int:
+    """Print the summary of saved results (several runs' files together, in the given order)."""
+    missing = [path for path in paths if not Path(path).is_file()]
+    if missing:
+        print(f"tables_benchmark: no results file {missing[0]}", file=sys.stderr)
+        return 2
+    print(summary(pd.concat([pd.read_csv(path) for path in paths], ignore_index=True)))
     return 0
 
 

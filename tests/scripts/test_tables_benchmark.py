@@ -104,6 +104,7 @@ def test_copies_of_training_rows_are_counted_and_new_rows_are_not() -> None:
         (["--data", "/nonexistent-folder"], "no table at /nonexistent-folder/"),
         (["--set", "ship.copula_shar=0"], "ship.copula_shar"),
         (["--set", "ship.copula_share"], "--set takes KEY=VALUE"),
+        (["--from-results", "/nonexistent.csv"], "no results file /nonexistent.csv"),
     ],
 )
 def test_a_wrong_option_is_one_line_and_exit_2(
@@ -112,6 +113,23 @@ def test_a_wrong_option_is_one_line_and_exit_2(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_saved_results_print_mean_spread_and_paired_lifts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"table": "t", "seed": seed, "method": method, "real_rows": 50, "detection": value,
+         "near_copies": 0.0, "exact_copies": 0.0, "wall_s": 1.0, "gap_share_points": 0.0,
+         "invalid_category": 0.0, "fractional_integer": 0.0, "out_of_bounds": 0.0}
+        for seed, (default, smote) in enumerate([(0.6, 0.7), (0.8, 0.7)])
+        for method, value in (("default", default), ("smote", smote))
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "results.csv", index=False)
+    assert main(["--from-results", str(tmp_path / "results.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "| default model | 0.700 ± 0.141 |" in out
+    assert "SMOTE(-NC) 0.000 ± 0.141" in out
 
 
 def shared_data() -> Path:
