@@ -108,9 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                 pd.DataFrame(rows).to_csv(out / "results.csv", index=False)
             minutes = (time.perf_counter() - start) / 60
             logging.getLogger("tables_benchmark").info("%s: %.1f min", spec.name, minutes)
-    except WgangpError as err:
+    except WgangpError as err:  # a bad table, or a signal (Interrupted) during a run
         print(f"tables_benchmark: {err}", file=sys.stderr)
-        return 2
+        return err.exit_code
     text = summary(pd.DataFrame(rows))
     (out / "summary.md").write_text(text + "\n")
     print(text)

@@ -21,6 +21,7 @@ from scripts.tables_benchmark.split import TableSplit, table_split
 from scripts.tables_benchmark.tables import TableSpec
 from wgangp.errors import WgangpError
 from wgangp.evaluation.encoding import RowEncoder
+from wgangp.training.interrupts import Interrupted
 
 log = logging.getLogger("tables_benchmark")
 
@@ -106,6 +107,8 @@ def run_seed(
         outcome = Outcome(spec.name, seed, method, n)
         try:
             rows, figures = draws[method]()
+        except Interrupted:
+            raise  # SIGTERM or Ctrl-C stops the benchmark, not just this method
         except Exception as err:  # noqa: BLE001 - one method's failure is its row's note
             expected = isinstance(err, RuntimeError | WgangpError)  # else a bug: its traceback
             kind = "" if expected else f"{type(err).__name__}: "

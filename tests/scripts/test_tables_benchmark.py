@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +13,11 @@ import pytest
 from scripts.tables_benchmark import baselines, scores
 from scripts.tables_benchmark.__main__ import main
 from scripts.tables_benchmark.codes import TableCodes
-from scripts.tables_benchmark.runner import METHODS
-from scripts.tables_benchmark.tables import SHARED_VARIABLE, TABLES
+from scripts.tables_benchmark.runner import METHODS, Settings, run_seed
+from scripts.tables_benchmark.tables import SHARED_VARIABLE, TABLES, TableSpec
 from wgangp.data.schema_inference import infer_schema
 from wgangp.evaluation.encoding import RowEncoder
+from wgangp.training.interrupts import Interrupted
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -130,6 +132,31 @@ def test_saved_results_print_mean_spread_and_paired_lifts(
     out = capsys.readouterr().out
     assert "| default model | 0.700 ± 0.141 |" in out
     assert "SMOTE(-NC) 0.000 ± 0.141" in out
+
+
+def test_a_failing_method_is_its_note_and_a_signal_stops_the_benchmark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = tmp_path / "mixed.csv"
+    mixed_table(rows=900).to_csv(table, index=False)
+    spec = TableSpec("mixed", "mixed.csv", "Status", "bad")
+    settings = Settings(methods=("marginals", "control"))
+
+    def broken(*_: object) -> pd.DataFrame:
+        raise ValueError("no rows today")
+
+    monkeypatch.setattr(baselines, "marginal_rows", broken)
+    outcomes = run_seed(spec, table, 0, tmp_path / "out", settings, REPO)
+    assert [o.method for o in outcomes] == ["marginals", "control"]
+    assert outcomes[0].note == "ValueError: no rows today" and not outcomes[0].figures
+    assert 0.0 <= outcomes[1].figures["detection"] <= 1.0
+
+    def interrupted(*_: object) -> pd.DataFrame:
+        raise Interrupted("interrupted by SIGTERM", signal.SIGTERM)
+
+    monkeypatch.setattr(baselines, "marginal_rows", interrupted)
+    with pytest.raises(Interrupted):
+        run_seed(spec, table, 0, tmp_path / "out", settings, REPO)
 
 
 def shared_data() -> Path:
