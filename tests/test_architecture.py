@@ -182,3 +182,20 @@ def test_peers_import_neither_wgangp_nor_the_rest_of_scripts() -> None:
         and not (target == PEERS_PACKAGE or target.startswith(PEERS_PACKAGE + "."))
     ]
     assert reaching == []
+
+
+def test_an_entry_points_main_guard_comes_last() -> None:
+    """``python -m wgangp.X`` runs the module top to bottom: a function defined after the
+    ``if __name__ == "__main__"`` block does not exist yet when ``main()`` calls it (a merge once
+    put one there; every in-process test passed, the command failed)."""
+    late = []
+    for path in sorted([*PACKAGE.rglob("*.py"), *(REPO / "scripts").rglob("*.py")]):
+        body = ast.parse(path.read_text()).body
+        guards = [
+            i
+            for i, node in enumerate(body)
+            if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+        ]
+        if guards and guards[-1] != len(body) - 1:
+            late.append(str(path.relative_to(REPO)))
+    assert late == []

@@ -140,6 +140,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         lambda n, s: synthesizer.sample(n, label=1, seed=s),
         settings,
         seed=seed,
+        schema=data.table,
     )
     out = args.out or Path(tempfile.mkdtemp(prefix=f"wgangp-eval-{run_id[:8]}-"))
     result.write(out)
@@ -198,10 +199,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def config_from_dict(raw: dict[str, Any] | None) -> Config:
     """The typed config of a logged ``config_resolved.yaml``, keeping only keys this version knows.
 
@@ -225,3 +222,7 @@ def _known_keys(raw: dict, schema: dict, prefix: str) -> dict:
         else:
             known[key] = value
     return known
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,6 +4,7 @@ a saved file checked, bad rows refused in one line, and both shared tables round
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -41,9 +42,24 @@ def _frame(rows: int = 60, seed: int = 0) -> pd.DataFrame:
     )
 
 
+def observed_bounds(schema: TableSchema, frame: pd.DataFrame) -> TableSchema:
+    """``schema`` with each number column's bounds widened to the rows' min and max, as a user's
+    edited schema may: an inferred one keeps bounds that name no row (docs/privacy.md), and a
+    round trip of the extreme rows is then clipped to them."""
+    columns = []
+    for column in schema.columns:
+        if column.kind in ("continuous", "integer"):
+            values = frame[column.name].dropna()
+            cast = int if column.kind == "integer" else float
+            column = replace(column, bounds=(cast(values.min()), cast(values.max())))
+        columns.append(column)
+    return replace(schema, columns=tuple(columns))
+
+
 def _fitted(frame: pd.DataFrame | None = None, **options) -> tuple[TableTransform, pd.DataFrame]:
     frame = _frame() if frame is None else frame
-    return TableTransform.fit(frame, infer_schema(frame, label="label"), **options), frame
+    schema = observed_bounds(infer_schema(frame, label="label"), frame)
+    return TableTransform.fit(frame, schema, **options), frame
 
 
 def _one_line(err: pytest.ExceptionInfo) -> str:
@@ -225,6 +241,17 @@ def _edited(path: list, value: object) -> dict:
         (["columns", 0, "scales", "nobody"], {"mean": [0.0], "std": [1.0]}, "has scales for"),
         (["columns", 0, "scales", "all"], {"mean": [0.0, 1.0], "std": [1.0]}, "-1 columns wide"),
         (["columns", 0, "scales", "all", "std"], ["x"], "not numbers"),
+        (
+            ["columns", 0, "scales", "all", "std"],
+            [0.0],
+            "column amount: its scale of all makes no sense (std 0, not in (0, 1e+16])",
+        ),
+        (
+            ["columns", 4, "scales", "good", "mean"],
+            [-1e300],
+            "column score: its scale of good makes no sense (mean -1e+300 beyond 1e+16)",
+        ),
+        (["columns", 0, "schema", "bounds"], [500.0, 1.0], "bounds are reversed (500.0 > 1.0)"),
         (["columns", 0, "fill"], 1e9, "outside its bounds"),
         (["columns", 1, "fill"], 2.5, "is integer but fills gaps with 2.5"),
         (["columns", 2, "fill"], "purple", "not one of its levels"),
@@ -309,7 +336,7 @@ def _shared(name: str) -> pd.DataFrame:
 )
 def test_the_shared_tables_round_trip(name: str, label: str) -> None:
     frame = _shared(name)
-    schema = infer_schema(frame, label=label)
+    schema = observed_bounds(infer_schema(frame, label=label), frame)
     transform = TableTransform.fit(frame, schema)
     x = transform.transform(frame)
     assert np.isfinite(x).all()
@@ -326,3 +353,22 @@ def test_the_shared_tables_round_trip(name: str, label: str) -> None:
             assert whole.tolist() == real.dropna().astype(np.int64).tolist(), column.name
         else:
             assert made.dropna().tolist() == real.dropna().tolist(), column.name
+
+
+@pytest.mark.parametrize("name", ["default_islr.csv.gz", "credit_data_modeldata.csv.gz"])
+def test_inferred_bounds_and_fills_name_no_row(name: str) -> None:
+    """What ships (the schema's bounds, the transform's fills) is no value fewer than 5 rows
+    hold: a column's min and max are usually one customer's values."""
+    frame = _shared(name)
+    label = "default" if name.startswith("default") else "Status"
+    schema = infer_schema(frame, label=label)
+    transform = TableTransform.fit(frame, schema)
+    for column, fitted in zip(schema.features, transform.columns, strict=True):
+        if column.kind not in ("continuous", "integer"):
+            continue
+        values = frame[column.name].dropna()
+        counts = values.value_counts()
+        rare = set(counts[counts < 5].index)
+        low, high = column.bounds
+        assert values.min() <= low <= high <= values.max(), column.name
+        assert not {low, high, fitted.fill} & rare, column.name

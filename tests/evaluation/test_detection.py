@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from wgangp.evaluation.detection import detection_metrics, half_split_aucs, logistic_model
+from wgangp.evaluation.detection import (
+    balanced_detection_metrics,
+    detection_metrics,
+    half_split_aucs,
+    logistic_model,
+)
 
 TOLERANCE = 0.12
 N_FEATURES = 30
@@ -70,3 +75,21 @@ def test_no_flip_real_against_real_stays_near_half_with_few_rows() -> None:
         for s in range(10)
     ]
     assert abs(float(np.mean(scores)) - 0.5) < 0.05
+
+
+def test_the_balanced_test_compares_equal_numbers_of_rows() -> None:
+    """200 real rows against 1,000 others: each repeat draws 200 of the others; the null
+    standard deviation of one AUC on 100 + 100 held-out rows is 0.041, so 0.12 is ~3 of them."""
+    others = {"": gaussian(1000, 2), "shifted": gaussian(1000, 4, shift=3.0)}
+    metrics, table = balanced_detection_metrics(
+        gaussian(200, 1), others, repeats=5, gbm_max_iter=50, seed=0
+    )
+    assert (table["real_rows"] == 200).all() and (table["other_rows"] == 200).all()
+    assert abs(metrics["c2st_balanced_auc_logreg"] - 0.5) < TOLERANCE
+    assert metrics["c2st_balanced_auc_gbm_shifted"] > 0.95
+    assert set(metrics) == {
+        f"c2st_balanced_auc_{model}{suffix}{std}"
+        for model in ("gbm", "logreg")
+        for suffix in ("", "_shifted")
+        for std in ("", "_std")
+    }

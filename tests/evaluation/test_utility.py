@@ -71,9 +71,10 @@ def test_extra_true_frauds_lift_pr_auc_over_real_only() -> None:
     # every training set of a repeat sees the same normals: sizes follow the added counts
     sizes = per_seed[per_seed["repeat"] == 0].set_index(["model", "method"])["n_train_rows"]
     assert sizes["gbm", "real"] == 1012
-    for method in ("augmented_r4", "smote", "copula", "ros"):
+    for method in ("augmented_r4", "smote", "copula", "independent", "ros"):
         assert sizes["gbm", method] == 1060, method
     assert sizes["gbm", "tstr"] == 1012
     summary = summarize(per_seed, headline_ratio=4.0)
     assert summary["headline"].sum() == 2  # gbm and logreg at ratio 4
-    assert len(summary) == 2 * 7  # real, r1, r4, smote, copula, ros, tstr for two models
+    # real, r1, r4, smote, copula, independent, ros, tstr for two models
+    assert len(summary) == 2 * 8

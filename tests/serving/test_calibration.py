@@ -91,13 +91,57 @@ def test_an_edited_file_is_refused_in_one_line(tmp_path: Path, edit) -> None:
     assert message.endswith("retrain to get a new one")
 
 
-def test_a_non_finite_quantile_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (
+            lambda p: _set_first_quantile(p, float("inf")),
+            "(class 0 real quantiles of Time: non-finite quantiles)",
+        ),
+        (
+            lambda p: _set_first_quantile(p, 50.0),
+            "(class 0 real quantiles of Time: quantiles not sorted (knot 2 of 63, 0.0147002, "
+            "below knot 1, 50))",
+        ),
+        (
+            lambda p: _set_first_quantile(p, -1e300),
+            "(class 0 real quantiles of Time: quantile -1e+300 beyond 1e+16)",
+        ),
+        (
+            lambda p: _edit_real(p, lambda t: t["references"].pop()),
+            "(class 0 real quantiles hold 63 knots for 62 references)",
+        ),
+        (
+            lambda p: _edit_real(p, lambda t: t["quantiles"][3].pop()),
+            "(class 0 real quantiles are not quantiles 30 columns wide)",
+        ),
+        (
+            lambda p: _edit_real(p, lambda t: t["references"].reverse()),
+            "(class 0 real quantiles of Time: references from 0 to 1, not rising from 0 to 1)",
+        ),
+        (
+            lambda p: _edit_real(p, lambda t: t["references"].__setitem__(-1, 2.0)),
+            "(class 0 real quantiles of Time: references from 0 to 2, not rising from 0 to 1)",
+        ),
+    ],
+    ids=["inf", "unsorted", "1e300", "lengths", "ragged", "references reversed", "references 2"],
+)
+def test_a_table_no_fit_writes_is_refused_naming_it(tmp_path: Path, edit, says: str) -> None:
     calibration, _ = _fitted()
     path = tmp_path / "calibration.json"
     path.write_text(calibration.to_json())
-    path.write_text(json.dumps(_set_first_quantile(json.loads(path.read_text()), float("inf"))))
-    with pytest.raises(DataError, match=r"\(non-finite quantiles\)"):
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    with pytest.raises(DataError) as err:
         MarginalCalibration.load(path)
+    assert str(err.value) == (
+        f"{path} is not a usable calibration {says}; it was not written by wgangp's training or "
+        "was edited: retrain to get a new one"
+    )
+
+
+def _edit_real(payload: dict, edit) -> dict:
+    edit(payload["classes"]["0"]["real"])
+    return payload
 
 
 def _set_first_quantile(payload: dict, value: object) -> dict:

@@ -60,12 +60,49 @@ def test_saved_and_loaded_it_draws_the_same(tmp_path: Path) -> None:
     [
         (lambda p: {**p, "format": "wgangp.copula/1"}, "not a wgangp.copula/2 document"),
         (lambda p: {**p, "classes": {"1": p["classes"]["1"]}}, "classes ['1']"),
-        (lambda p: _set(p, "covariance", [[1.0]]), "covariance of shape (1, 1), not 30 x 30"),
-        (lambda p: _set_first(p, "covariance", float("nan")), "not finite and symmetric"),
-        (lambda p: _set_first(p, "covariance", 123.0), "not finite and symmetric"),
-        (lambda p: _set(p, "marginals", {"mean": [0.0], "std": [1.0]}), "30 columns wide"),
+        (
+            lambda p: _set(p, "covariance", [[1.0]]),
+            "class 0 covariance of shape (1, 1), not 30 x 30",
+        ),
+        (lambda p: _set_first(p, "covariance", float("nan")), "(class 0 covariance not finite)"),
+        (
+            lambda p: _set_first(p, "covariance", 123.0),
+            "(class 0 covariance not symmetric (Time, V1: 123 against ",
+        ),
+        (
+            lambda p: _set(p, "covariance", (-np.eye(WIDTH)).tolist()),
+            "(class 0 covariance not positive semi-definite (smallest eigenvalue -1, largest -1))",
+        ),
+        (
+            lambda p: _set(p, "covariance", _indefinite()),
+            "(class 0 covariance not positive semi-definite (smallest eigenvalue -1, largest 3))",
+        ),
+        (
+            lambda p: _set(p, "covariance", np.full((WIDTH, WIDTH), 1e300).tolist()),
+            "(class 0 covariance holds 1e+300, beyond 54.08, the largest a covariance of normal "
+            "scores can hold)",
+        ),
+        (
+            lambda p: _set(p, "marginals", {"mean": [0.0], "std": [1.0]}),
+            "(class 0 marginals are not quantiles 30 columns wide)",
+        ),
+        (
+            lambda p: _reverse_first_column(p, "marginals"),
+            "(class 0 marginals of Time: quantiles not sorted (knot 2 of ",
+        ),
     ],
-    ids=["format", "one class", "shape", "nan", "asymmetric", "marginals"],
+    ids=[
+        "format",
+        "one class",
+        "shape",
+        "nan",
+        "asymmetric",
+        "minus identity",
+        "indefinite",
+        "1e300",
+        "marginals",
+        "unsorted",
+    ],
 )
 def test_an_edited_file_is_refused_in_one_line(tmp_path: Path, edit, says: str) -> None:
     path = tmp_path / "copula.json"
@@ -87,3 +124,41 @@ def _set(payload: dict, key: str, value: object) -> dict:
 def _set_first(payload: dict, key: str, value: float) -> dict:
     payload["classes"]["0"][key][0][1] = value
     return payload
+
+
+def _indefinite() -> list[list[float]]:
+    """The identity with one pair of columns correlated 2: eigenvalues -1, 1 (28 times) and 3."""
+    matrix = np.eye(WIDTH)
+    matrix[0, 1] = matrix[1, 0] = 2.0
+    return matrix.tolist()
+
+
+def _reverse_first_column(payload: dict, key: str) -> dict:
+    quantiles = payload["classes"]["0"][key]["quantiles"]
+    for row, value in zip(quantiles, [row[0] for row in quantiles][::-1], strict=True):
+        row[0] = value
+    return payload
+
+
+def test_a_rank_deficient_covariance_of_a_real_fit_loads(tmp_path: Path) -> None:
+    """Fewer rows than columns: np.cov's zero eigenvalues round to tiny negative ones, which the
+    tolerance keeps (a real run's rare class can be that small)."""
+    rng = np.random.default_rng(0)
+    copula = GaussianCopula.fit({c: rng.standard_normal((12, WIDTH)) for c in CLASSES})
+    assert np.linalg.eigvalsh(copula.covariance[0])[0] < 1e-12  # rank 11 of 30
+    path = tmp_path / "copula.json"
+    path.write_text(copula.to_json())
+    loaded = GaussianCopula.load(path)
+    np.testing.assert_array_equal(loaded.covariance[1], copula.covariance[1])
+
+
+def test_a_class_of_two_rows_the_largest_variance_a_fit_writes_loads(tmp_path: Path) -> None:
+    """Two rows score at about -/+5.2 and np.cov divides by one: 2 x 5.2 squared, the bound."""
+    rng = np.random.default_rng(1)
+    copula = GaussianCopula.fit(
+        {0: rng.standard_normal((50, WIDTH)), 1: rng.normal(0, 9, (2, WIDTH))}
+    )
+    assert np.diag(copula.covariance[1]).max() > 54
+    path = tmp_path / "copula.json"
+    path.write_text(copula.to_json())
+    np.testing.assert_array_equal(GaussianCopula.load(path).covariance[1], copula.covariance[1])

@@ -61,3 +61,23 @@ def real_sample_path() -> Path:
     """The real-rows sample beside the repo (or $WGANGP_REAL_SAMPLE)."""
     env = os.environ.get("WGANGP_REAL_SAMPLE")
     return Path(env) if env else REPO.parent / "shared" / "data" / "creditcard_real_sample.csv.gz"
+
+
+#: The two public tables of another shape beside the repo (or $WGANGP_SHARED_TABLES), by name:
+#: (file, label column, the class to synthesize).
+SHARED_TABLES = {
+    "default_islr": ("default_islr.csv.gz", "default", "Yes"),
+    "credit_data": ("credit_data_modeldata.csv.gz", "Status", "bad"),
+}
+
+
+def shared_table(name: str) -> Path:
+    """The shared table ``name`` (a key of :data:`SHARED_TABLES`); the test skips when absent."""
+    import pytest
+
+    env = os.environ.get("WGANGP_SHARED_TABLES")
+    folder = Path(env) if env else REPO.parent / "shared" / "data" / "tables"
+    path = folder / SHARED_TABLES[name][0]
+    if not path.is_file():
+        pytest.skip(f"shared table not found at {path} (../shared/data/tables beside the repo)")
+    return path

@@ -142,3 +142,34 @@ def extreme_mean(values: np.ndarray, min_rows: int, *, largest: bool) -> float:
     bound = float(group[0] if group[0] == group[-1] else np.clip(group.mean(), group[0], group[-1]))
     distinct, counts = np.unique(ordered, return_counts=True)
     return _off_rare(bound, distinct[counts < min_rows], distinct, up=not largest)
+
+
+def no_ones_value(
+    value: float, values: np.ndarray, min_rows: int, *, whole: bool, up: bool
+) -> float:
+    """``value`` moved, when fewer than ``min_rows`` of ``values`` hold it, to a value no row or
+    at least ``min_rows`` rows hold: halfway to the next distinct value (``up`` or down), or for
+    whole numbers the nearest whole number that way (rounded that way first)."""
+    distinct, counts = np.unique(np.asarray(values, np.float64), return_counts=True)
+    rare = distinct[counts < min_rows]
+    if not whole:
+        return _off_rare(value, rare, distinct, up=up)
+    step = 1.0 if up else -1.0
+    number = float(np.ceil(value) if up else np.floor(value))
+    for _ in range(len(rare) + 1):  # each step passes at most one rare value
+        if not _holds(rare, number):
+            break
+        number += step
+    return number
+
+
+def private_range(values: np.ndarray, min_rows: int, *, whole: bool) -> tuple[float, float]:
+    """A column's (low, high) that names no row: the means of its ``min_rows`` smallest and
+    largest values, inside the observed range, whole for whole numbers (rounded inward), and
+    never a value fewer than ``min_rows`` rows hold."""
+    low = extreme_mean(values, min_rows, largest=False)
+    high = extreme_mean(values, min_rows, largest=True)
+    if whole:
+        low = no_ones_value(low, values, min_rows, whole=True, up=True)
+        high = no_ones_value(high, values, min_rows, whole=True, up=False)
+    return (low, high) if low <= high else (high, low)

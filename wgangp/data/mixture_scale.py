@@ -26,6 +26,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from wgangp.data.numbers import short_number
+from wgangp.data.schema import MAX_PARAMETER
 
 MAX_COMPONENTS = 10
 MIN_WEIGHT = 0.005
@@ -37,6 +38,8 @@ Z_MAX = 8.0
 #: The inverse's reach beyond the outermost component's mean, in its standard deviations.
 TAIL_SDS = 8.0
 _GRID_PER_COMPONENT = 257
+#: How far a stored mixture's weights may sum from 1 (a fit's are 1 to float64 rounding).
+WEIGHT_SUM_TOLERANCE = 1e-6
 
 
 class GaussianMixtureScale:
@@ -109,6 +112,18 @@ class GaussianMixtureScale:
             if not np.isfinite(values).all():
                 bad = values[~np.isfinite(values)][0]
                 found[i] = f"mixture parameter {short_number(bad)}"
+        return found
+
+    def senseless_columns(self) -> dict[int, str]:
+        """Weights that do not sum to 1 (a fit normalizes them), a mean or sd beyond
+        MAX_PARAMETER: the CDF would no longer map the column onto a normal."""
+        found = {}
+        for i, (w, m, s) in enumerate(zip(self.weights, self.means, self.sds, strict=True)):
+            total = float(np.sum(w))
+            if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
+                found[i] = f"mixture weights summing to {short_number(total)}, not 1"
+            elif (big := np.abs([*m, *s]).max()) > MAX_PARAMETER:
+                found[i] = f"mixture parameter {short_number(big)} beyond {MAX_PARAMETER:g}"
         return found
 
     def width(self) -> int:

@@ -10,6 +10,12 @@ frauds are for exactly 1.00) comes back with them, since the inverse maps a whol
 normal scale onto each repeated value. Each scale is stored as plain numbers (JSON). Quantiles of
 training rows are knots that are means of groups of rows (:mod:`wgangp.data.knots`), never one
 row's value: the JSON ships inside a bundle other people read (docs/privacy.md).
+
+A stored scale is read back checked for meaning, not only finiteness (``senseless_columns``): a
+standard deviation of 0, negative or beyond 1e16, a mean or knot beyond 1e16 (ten times the largest
+value validation lets in), knots out of order or references not rising from 0 to 1 are numbers no
+fit writes, and each would quietly turn every generated value of its column into one constant or
+nonsense.
 """
 
 from __future__ import annotations
@@ -20,9 +26,14 @@ import numpy as np
 
 from wgangp.data.knots import DEFAULT_MIN_ROWS, grouped_knots
 from wgangp.data.numbers import short_number
+from wgangp.data.schema import MAX_PARAMETER
 
 #: Quantiles a ``quantile`` scale keeps per column (fewer when fitted on fewer rows).
 MAX_QUANTILES = 1000
+#: How far a stored knot may fall below the one before it, relative to its column's largest, and
+#: still count as sorted: scikit-learn's quantiles are np.nanpercentile's, whose interpolation
+#: does not promise monotone results to the last bit (an edit moves knots by far more).
+ORDER_TOLERANCE = 1e-12
 
 
 class Scale(Protocol):
@@ -30,7 +41,17 @@ class Scale(Protocol):
     def inverse(self, z: np.ndarray) -> np.ndarray: ...
     def to_dict(self) -> dict[str, Any]: ...
     def nonfinite_columns(self) -> dict[int, str]: ...
+    def senseless_columns(self) -> dict[int, str]: ...
     def width(self) -> int: ...
+
+
+def beyond_limit(name: str, value: float) -> str | None:
+    """``name value ...`` when ``value`` is larger in magnitude than any fit writes, else None."""
+    return (
+        f"{name} {short_number(value)} beyond {MAX_PARAMETER:g}"
+        if abs(value) > MAX_PARAMETER
+        else None
+    )
 
 
 class StandardScale:
@@ -64,6 +85,17 @@ class StandardScale:
         mean, std = np.asarray(self.mean, np.float64), np.asarray(self.std, np.float64)
         bad = np.flatnonzero(~(np.isfinite(mean) & np.isfinite(std)))
         return {int(i): f"mean {short_number(mean[i])}, std {short_number(std[i])}" for i in bad}
+
+    def senseless_columns(self) -> dict[int, str]:
+        """A std of 0 or less (a fit keeps 1 for a constant column) or beyond MAX_PARAMETER, a
+        mean beyond it: the inverse would make the column constant or absurd."""
+        found = {}
+        for i, (mean, std) in enumerate(zip(self.mean, self.std, strict=True)):
+            if not 0 < std <= MAX_PARAMETER:
+                found[i] = f"std {short_number(std)}, not in (0, {MAX_PARAMETER:g}]"
+            elif problem := beyond_limit("mean", mean):
+                found[i] = problem
+        return found
 
     def width(self) -> int:
         return len(self.mean) if len(self.mean) == len(self.std) else -1
@@ -113,6 +145,29 @@ class QuantileScale:
             int(i): f"quantiles from {short_number(q[:, i].min())} to {short_number(q[:, i].max())}"
             for i in bad
         }
+
+    def senseless_columns(self) -> dict[int, str]:
+        """Knots out of order (the maps interpolate between sorted knots) or beyond MAX_PARAMETER;
+        references that do not rise from 0 to 1 spoil every column."""
+        q = np.asarray(self.quantiles, np.float64)
+        r = np.asarray(self.references, np.float64)
+        if r[0] != 0 or r[-1] != 1 or (np.diff(r) < 0).any():
+            shown = f"references from {short_number(r.min())} to {short_number(r.max())}"
+            return dict.fromkeys(range(q.shape[1]), f"{shown}, not rising from 0 to 1")
+        found = {}
+        for i, column in enumerate(q.T):
+            slack = ORDER_TOLERANCE * float(np.abs(column).max())
+            falls = np.flatnonzero(np.diff(column) < -slack)
+            if len(falls):
+                at = int(falls[0])
+                found[i] = (
+                    f"quantiles not sorted (knot {at + 2} of {len(column)}, "
+                    f"{short_number(column[at + 1])}, below knot {at + 1}, "
+                    f"{short_number(column[at])})"
+                )
+            elif problem := beyond_limit("quantile", column[np.abs(column).argmax()]):
+                found[i] = problem
+        return found
 
     def width(self) -> int:
         q = np.asarray(self.quantiles, np.float64)
@@ -169,6 +224,12 @@ class MixedScale:
         found = self.base.nonfinite_columns()
         for i, shown in self.quantile.nonfinite_columns().items():
             found.setdefault(self.columns[i], shown)
+        return found
+
+    def senseless_columns(self) -> dict[int, str]:
+        found = self.base.senseless_columns()
+        for i, shown in self.quantile.senseless_columns().items():
+            found[self.columns[i]] = shown  # the quantiles are what the column goes through
         return found
 
     def width(self) -> int:

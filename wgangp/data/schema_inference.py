@@ -23,6 +23,7 @@ from wgangp.data.column_values import (
     present,
     shown,
 )
+from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
 from wgangp.data.table_schema import ColumnSchema, TableSchema, Value, find_value
 from wgangp.errors import DataError
 
@@ -85,9 +86,12 @@ def infer_column(values: pd.Series, name: str, source: str = "data") -> ColumnSc
 
 
 def _numeric_column(numbers: pd.Series, common: dict) -> ColumnSchema:
+    """Bounds that name no row (:func:`~wgangp.data.knots.private_range`): the schema ships
+    with the model, and a column's observed min and max are usually one row's values."""
     array = numbers.to_numpy(np.float64)
-    low, high = float(array.min()), float(array.max())
-    if np.all(array == np.floor(array)):
+    whole = bool(np.all(array == np.floor(array)))
+    low, high = private_range(array, DEFAULT_MIN_ROWS, whole=whole)
+    if whole:
         return ColumnSchema(kind="integer", bounds=(int(low), int(high)), **common)
     return ColumnSchema(kind="continuous", bounds=(low, high), **common)
 

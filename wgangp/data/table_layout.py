@@ -75,6 +75,20 @@ def layout_width(layout: Sequence[Block]) -> int:
     return max((block.stop for block in layout), default=0)
 
 
+def slot_names(layout: Sequence[Block]) -> list[str]:
+    """A name for each column of the networks' space: the column's own for a number, ``name[k]``
+    for the k-th level of a one-hot, ``name.missing`` for a missing indicator."""
+    names: list[str] = []
+    for block in layout:
+        if block.kind == MISSING:
+            names.append(f"{block.column}.missing")
+        elif block.width == 1 and block.kind != "categorical":
+            names.append(block.column)
+        else:
+            names += [f"{block.column}[{k}]" for k in range(block.width)]
+    return names
+
+
 def check_layout(layout: Sequence[Block]) -> None:
     """ValueError unless the blocks tile ``[0, width)`` in order, without gaps or overlaps."""
     start = 0

@@ -34,7 +34,8 @@ _TABLE_KEYS = ("version", "label", "positive", "rows", "label_counts", "columns"
 _YAML_HEADER = (
     "# wgangp table schema: review it, edit it, then train with data.schema=<this file>.\n"
     "# kind: continuous | integer | categorical (levels: [...]) | datetime; bounds: [min, max]\n"
-    "# as observed; missing: empty cells seen; nullable: whether a cell may be empty.\n"
+    "# (inferred: the means of the 5 smallest and 5 largest values, no row's own); missing:\n"
+    "# empty cells seen; nullable: whether a cell may be empty.\n"
     "# Delete a column's entry to drop that column; positive is the class to synthesize.\n"
 )
 

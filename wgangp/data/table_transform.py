@@ -23,6 +23,7 @@ import pandas as pd
 
 from wgangp.data.column_codes import column_codes, from_seconds, level_of
 from wgangp.data.fitted_column import ALL_ROWS, FittedColumn, class_key
+from wgangp.data.knots import no_ones_value
 from wgangp.data.numbers import short_number
 from wgangp.data.scales import DEFAULT_MIN_ROWS, fit_scale
 from wgangp.data.table_layout import Block, table_layout
@@ -260,7 +261,12 @@ def _fit_column(
         column = replace(column, bounds=_bounds(column.kind, low, high))
     fitted = FittedColumn(column, fill=0, step=step)
     low, high = fitted.low_high()
-    fill = float(np.clip(_round(column.kind, float(np.median(present)), step), low, high))
+    # The median, unless fewer than min_rows rows hold it (an odd count's middle row): the
+    # fill ships in preprocessing.json.
+    median = float(np.median(present))
+    if column.kind != "datetime":
+        median = no_ones_value(median, present, min_rows, whole=column.kind == "integer", up=True)
+    fill = float(np.clip(_round(column.kind, median, step), low, high))
     fitted.fill = _native(column.kind, fill)
     fitted.scales[ALL_ROWS] = fit_scale(scaling, present[:, None], quantile, min_rows)
     if keys is not None:

@@ -1,7 +1,8 @@
 """Read a saved table transform back, checked: a wrong file is one line, never a misread scale.
 
-A transform loaded with a scale of the wrong width, a non-finite parameter or a fill outside its
-column's bounds would quietly turn every generated row into nonsense; each such problem is a
+A transform loaded with a scale of the wrong width, a non-finite parameter, finite ones no fit
+writes (a std of 0 or 1e300, unsorted quantiles), reversed bounds or a fill outside its column's
+bounds would quietly turn every generated row into nonsense; each such problem is a
 :class:`~wgangp.errors.DataError` naming the file, the column and the fix.
 """
 
@@ -123,12 +124,15 @@ def _scales(raw: Any, keys: set[str], where: str, source: str) -> dict[str, Scal
         try:
             scale = scale_from_dict(payload)
             width, bad = scale.width(), scale.nonfinite_columns()
+            senseless = scale.senseless_columns() if width == 1 and not bad else {}
         except (TypeError, ValueError, KeyError, AttributeError):
             _refuse(source, f"{where}: its scale of {key} holds parameters that are not numbers")
         if width != 1:
             _refuse(source, f"{where}: its scale of {key} is {width} columns wide, not 1")
         if bad:
             _refuse(source, f"{where}: its scale of {key} is non-finite ({bad[0]})")
+        if senseless:
+            _refuse(source, f"{where}: its scale of {key} makes no sense ({senseless[0]})")
         scales[key] = scale
     return scales
 

@@ -19,7 +19,9 @@ are left as generated (unbounded in the data too).
 
 Every fitted parameter and every transformed row is checked finite (a DataError naming the
 column), and a non-finite ``preprocessing.json`` is refused on load: a model trained or served
-with an infinite scale only ever produces infinite or constant columns.
+with an infinite scale only ever produces infinite or constant columns. So is a finite one whose
+numbers no fit writes (a std of 0 or 1e300, unsorted quantiles, a negative ``amount_max``, a
+reversed Time range): each would quietly turn its column into a constant or nonsense.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from wgangp.config import PreprocessConfig
 from wgangp.data.knots import DEFAULT_MIN_ROWS, extreme_mean
 from wgangp.data.numbers import short_number
 from wgangp.data.scales import Scale, StandardScale, fit_scale, scale_from_dict
-from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, TIME
+from wgangp.data.schema import AMOUNT, CLASSES, FEATURES, LABEL, MAX_PARAMETER, TIME
 from wgangp.errors import DataError
 
 #: The one format this version writes and reads; a file of another (an earlier wgangp's, whose
@@ -264,6 +266,40 @@ class TabularTransformer:
             raise DataError(
                 f"{source} holds non-finite parameters for {shown}{more}; a model trained with "
                 "them only produces infinite or constant columns: retrain it on validated data"
+            )
+        self._check_meaning(source)
+
+    def _check_meaning(self, source: str) -> None:
+        """A loaded transform's finite numbers that no fit writes (a std of 0, unsorted knots, a
+        negative Amount cap): one line naming the column, since each silently spoils its rows."""
+        try:
+            found = {key: scale.senseless_columns() for key, scale in self._scale_objects().items()}
+        except (TypeError, ValueError):  # references, which no earlier check reads
+            raise DataError(f"{source} holds parameters that are not numbers; {RETRAIN}") from None
+        for key, senseless in found.items():
+            if senseless:
+                i, shown = next(iter(senseless.items()))
+                more = f" (and {len(senseless) - 1} more column(s))" if len(senseless) > 1 else ""
+                whose = "the" if key == ALL_ROWS else f"class {key}'s"
+                raise DataError(
+                    f"{source} holds {whose} scale of {FEATURES[i]} with {shown}{more}; {RETRAIN}"
+                )
+        for name in ("time_min", "time_max", "amount_max"):
+            value = getattr(self, name)
+            if abs(value) > MAX_PARAMETER:
+                raise DataError(
+                    f"{source} holds {name} {short_number(value)}, beyond {MAX_PARAMETER:g}, "
+                    f"larger than any value of the table; {RETRAIN}"
+                )
+        if self.amount_max < 0:
+            raise DataError(
+                f"{source} holds amount_max {short_number(self.amount_max)}, a negative cap for "
+                f"every generated Amount (amounts are >= 0); {RETRAIN}"
+            )
+        if self.time_min > self.time_max:
+            raise DataError(
+                f"{source} holds time_min {short_number(self.time_min)} above time_max "
+                f"{short_number(self.time_max)}, so Time's range is reversed; {RETRAIN}"
             )
 
     def _check_fitted(self) -> None:

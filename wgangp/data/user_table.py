@@ -48,8 +48,10 @@ class UserTable:
 def is_user_table(data: DataConfig, launch_dir: Path) -> bool:
     """Whether ``data`` names a table other than Kaggle's credit-card file.
 
-    A schema, a label other than ``Class``, or a file whose header is not Kaggle's 31 columns
-    makes it a user table; an absent file stays on the credit-card path (its download fallback).
+    A schema, a label other than ``Class``, or a file that holds at most half of Kaggle's 31
+    columns makes it a user table. A file close to Kaggle's (a column missing, renamed or added)
+    is a damaged or edited credit-card file: it stays on that path, whose validation names what
+    differs; so does an absent file (the download fallback).
     """
     if data.name != "creditcard" or data.path is None:
         return False
@@ -58,7 +60,8 @@ def is_user_table(data: DataConfig, launch_dir: Path) -> bool:
     path = resolve_path(data.path, launch_dir)
     if not path.is_file():
         return False
-    return tuple(_header(path)) != creditcard.COLUMNS
+    shared = set(_header(path)) & set(creditcard.COLUMNS)
+    return len(shared) <= len(creditcard.COLUMNS) // 2
 
 
 def load_user_table(data: DataConfig, launch_dir: Path) -> UserTable:

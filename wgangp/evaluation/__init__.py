@@ -1,5 +1,5 @@
 """Evaluation of synthetic fraud rows against real rows they were never fitted on.
 
-fidelity, detection (C2ST), utility against SMOTE, privacy; ``suite`` runs them all, ``render``
-writes the report.
+fidelity, detection (C2ST), utility against SMOTE, privacy, on the rows of any table's schema
+(``encoding`` turns them into numbers); ``suite`` runs them all, ``render`` writes the report.
 """

@@ -14,6 +14,16 @@ score comes with its **control**: the same classifier and protocol on the test f
 other real frauds (the training frauds), the floor a perfect generator would reach with this
 little data. The baselines' rows (SMOTE, a Gaussian copula) are judged by the same protocol.
 
+Balanced (``c2st_balanced_auc_*``): the standard C2ST compares equal numbers of rows. The
+``c2st_auc_*`` metrics keep the protocol every earlier run logged (all ``evaluate.n_synthetic``
+generated rows against the few test frauds, e.g. 2,000 against 59 on Kaggle's sample), so their
+numbers stay comparable across runs; the balanced ones draw, per repeat, as many rows of the larger
+set as the smaller one has (a fresh draw each repeat) and then cut both in halves as above. A
+balanced score rests on ``2 * min(real, generated)`` rows; its ``_std`` over repeats is its noise.
+
+Rows reach the classifiers as :meth:`~wgangp.evaluation.encoding.TableEncoding.model_matrix`
+rows: numbers, missing indicators and one-hot categories of the table's schema.
+
 Two classifiers: a linear one (standardized logistic regression; sees shifted means and scales)
 and gradient boosting (sees shapes, tails and interactions).
 """
@@ -120,6 +130,72 @@ def detection_metrics(
                     "roc_auc": s,
                     "real_rows": len(real_test),
                     "other_rows": len(rows_of),
+                }
+                for i, s in enumerate(scores)
+            ]
+    return metrics, pd.DataFrame(rows)
+
+
+def balanced_half_split_aucs(
+    real: np.ndarray,
+    other: np.ndarray,
+    make_model: Callable[[int], object],
+    *,
+    repeats: int,
+    seed: int,
+) -> list[float]:
+    """:func:`half_split_aucs` on equal numbers of rows: per repeat, a fresh draw of
+    ``min(len(real), len(other))`` rows of each set."""
+    rng = np.random.default_rng(seed)
+    size = min(len(real), len(other))
+    scores = []
+    for repeat in range(repeats):
+        real_rows = real[np.sort(rng.choice(len(real), size, replace=False))]
+        other_rows = other[np.sort(rng.choice(len(other), size, replace=False))]
+        scores += half_split_aucs(
+            real_rows,
+            other_rows,
+            lambda _, r=repeat: make_model(r),
+            repeats=1,
+            seed=int(rng.integers(2**31)),
+        )
+    return scores
+
+
+def balanced_detection_metrics(
+    real_test: np.ndarray,
+    generated: dict[str, np.ndarray],
+    *,
+    repeats: int,
+    gbm_max_iter: int,
+    seed: int,
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """:func:`detection_metrics` with equal numbers of real and generated rows per repeat, named
+    ``c2st_balanced_auc_gbm{_name}`` (``_control``: other real frauds)."""
+    classifiers = {
+        "logreg": lambda repeat: logistic_model(seed + repeat),
+        "gbm": lambda repeat: boosting_model(seed + repeat, gbm_max_iter),
+    }
+    metrics: dict[str, float] = {}
+    rows = []
+    for name, rows_of in generated.items():
+        suffix = f"_{name}" if name else ""
+        size = min(len(real_test), len(rows_of))
+        for classifier, make_model in classifiers.items():
+            scores = balanced_half_split_aucs(
+                real_test, rows_of, make_model, repeats=repeats, seed=seed
+            )
+            key = f"c2st_balanced_auc_{classifier}{suffix}"
+            metrics[key] = float(np.mean(scores)) if scores else float("nan")
+            metrics[f"{key}_std"] = float(np.std(scores)) if scores else float("nan")
+            rows += [
+                {
+                    "compared_with": name or "synthetic",
+                    "classifier": classifier,
+                    "repeat": i,
+                    "roc_auc": s,
+                    "real_rows": size,
+                    "other_rows": size,
                 }
                 for i, s in enumerate(scores)
             ]

@@ -16,7 +16,12 @@ these two are the field's library's, so a reader can compare them with other gen
   up synthetic frauds with the same values and guesses its V14 (the component that separates
   frauds best, docs/quality.md) from theirs; all three columns in 10 bins of the training
   frauds' range. 1 when the guess is no better than chance (one in 10 bins), lower as it
-  improves.
+  improves. On a user's table (no Time, Amount or V14) the attack columns come from the schema and
+  the training rare-class rows: the sensitive column is the categorical column with the most
+  levels (CAP guesses categories; the first such column on a tie), or, in a table without
+  categories, the number with the most distinct values; the attacker knows the two numeric
+  columns with the most distinct values among the rest (quasi-identifiers, as Time and Amount
+  are for a card). A gap is a value of its own. A table with one feature has no attack.
 
 Both are computed for the GAN's rows and for each baseline's (``_smote``, ``_copula``).
 """
@@ -29,8 +34,11 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.schema import AMOUNT, FEATURES, TIME
+from wgangp.data.table_schema import TableSchema
+from wgangp.evaluation.encoding import NUMBER_KINDS, seconds
 
-#: The attacker's known columns and the one it guesses (module doc).
+CREDITCARD = TableSchema.creditcard()
+#: The attacker's known columns and the one it guesses on Kaggle's table (module doc).
 KNOWN = [TIME, AMOUNT]
 SENSITIVE = ["V14"]
 #: Bins per column of the disclosure attack (SDMetrics' default).
@@ -38,53 +46,101 @@ BINS = 10
 #: Repeats of the DCR comparison, each with a fresh equal-sized draw of training frauds.
 DCR_REPEATS = 5
 
-_METADATA = {"columns": {name: {"sdtype": "numerical"} for name in FEATURES}}
+Rows = np.ndarray | pd.DataFrame
+
+
+def attack_columns(schema: TableSchema, train: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """(known, sensitive) columns of the disclosure attack (module doc); ([], []) for none."""
+    if schema == CREDITCARD:
+        return list(KNOWN), list(SENSITIVE)
+    features = schema.features
+    distinct = {c.name: train[c.name].nunique(dropna=True) for c in features}
+    categoricals = [c for c in features if c.kind == "categorical"]
+    numbers = sorted(
+        (c.name for c in features if c.kind in NUMBER_KINDS), key=lambda n: -distinct[n]
+    )
+    if categoricals:
+        sensitive = max(categoricals, key=lambda c: len(c.levels or ())).name
+    elif numbers:
+        sensitive = numbers[0]
+    else:
+        return [], []
+    known = [name for name in numbers if name != sensitive][:2]
+    if not known:  # only categories: the attacker knows the other categorical columns
+        known = [c.name for c in categoricals if c.name != sensitive][:2]
+    return (known, [sensitive]) if known else ([], [])
+
+
+def _metadata(schema: TableSchema) -> dict:
+    return {
+        "columns": {
+            c.name: {"sdtype": "categorical" if c.kind == "categorical" else "numerical"}
+            for c in schema.features
+        }
+    }
 
 
 def dcr_overfitting_protection(
-    synthetic: np.ndarray, train: np.ndarray, holdout: np.ndarray, seed: int
+    synthetic: Rows,
+    train: Rows,
+    holdout: Rows,
+    seed: int,
+    schema: TableSchema = CREDITCARD,
 ) -> tuple[float, float]:
-    """(score, share of synthetic rows closer to the training rows); rows in FEATURES order."""
+    """(score, share of synthetic rows closer to the training rows); arrays in FEATURES order
+    (Kaggle's table) or frames of the table's features."""
     from sdmetrics.single_table import DCROverfittingProtection
 
     rng = np.random.default_rng(seed)
+    train, holdout = _frame(train, schema), _frame(holdout, schema)
     size = min(len(train), len(holdout))
-    frame = _frame(synthetic)
+    frame = _frame(synthetic, schema)
+    metadata = _metadata(schema)
     scores, closer = [], []
     for _ in range(DCR_REPEATS):
-        train_rows = _frame(train[rng.choice(len(train), size, replace=False)])
-        holdout_rows = _frame(holdout[rng.choice(len(holdout), size, replace=False)])
+        train_rows = _rows(train, rng.choice(len(train), size, replace=False))
+        holdout_rows = _rows(holdout, rng.choice(len(holdout), size, replace=False))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = DCROverfittingProtection.compute_breakdown(
-                train_rows, frame, holdout_rows, _METADATA
+                train_rows, frame, holdout_rows, metadata
             )
         scores.append(result["score"])
         closer.append(result["synthetic_data_percentages"]["closer_to_training"])
     return float(np.mean(scores)), float(np.mean(closer))
 
 
-def disclosure_protection(synthetic: np.ndarray, train: np.ndarray) -> float:
-    """SDMetrics' CAP disclosure protection of the training frauds (module doc)."""
+def disclosure_protection(synthetic: Rows, train: Rows, schema: TableSchema = CREDITCARD) -> float:
+    """SDMetrics' CAP disclosure protection of the training frauds (module doc); NaN when the
+    table has no attack columns."""
     from sdmetrics.single_table import DisclosureProtection
 
-    columns = [*KNOWN, *SENSITIVE]
+    train = _frame(train, schema)
+    known, sensitive = attack_columns(schema, train)
+    if not known:
+        return float("nan")
+    columns = [*known, *sensitive]
+    continuous = [c.name for c in schema.features if c.name in columns and c.kind != "categorical"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(
             DisclosureProtection.compute(
-                _frame(train)[columns],
-                _frame(synthetic)[columns],
-                known_column_names=KNOWN,
-                sensitive_column_names=SENSITIVE,
-                continuous_column_names=columns,
+                train[columns],
+                _frame(synthetic, schema)[columns],
+                known_column_names=known,
+                sensitive_column_names=sensitive,
+                continuous_column_names=continuous,
                 num_discrete_bins=BINS,
             )
         )
 
 
 def library_privacy(
-    generated: dict[str, np.ndarray], train: np.ndarray, holdout: np.ndarray, seed: int
+    generated: dict[str, Rows],
+    train: Rows,
+    holdout: Rows,
+    seed: int,
+    schema: TableSchema = CREDITCARD,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Both metrics for each generator in ``generated`` (name -> rows; "" is the GAN's), named
     ``dcr_overfitting_protection{_name}`` and ``disclosure_protection{_name}``, and a table with
@@ -93,10 +149,11 @@ def library_privacy(
     rows = []
     for name, synthetic in generated.items():
         suffix = f"_{name}" if name else ""
-        score, closer = dcr_overfitting_protection(synthetic, train, holdout, seed)
-        disclosure = disclosure_protection(synthetic, train)
+        score, closer = dcr_overfitting_protection(synthetic, train, holdout, seed, schema)
+        disclosure = disclosure_protection(synthetic, train, schema)
         metrics[f"dcr_overfitting_protection{suffix}"] = score
-        metrics[f"disclosure_protection{suffix}"] = disclosure
+        if np.isfinite(disclosure):
+            metrics[f"disclosure_protection{suffix}"] = disclosure
         rows.append(
             {
                 "rows": name or "gan",
@@ -110,11 +167,22 @@ def library_privacy(
             "rows": "real_test_fraud (reference)",
             "dcr_overfitting_protection": float("nan"),
             "closer_to_training": float("nan"),
-            "disclosure_protection": disclosure_protection(holdout, train),
+            "disclosure_protection": disclosure_protection(holdout, train, schema),
         }
     )
     return metrics, pd.DataFrame(rows)
 
 
-def _frame(rows: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame(np.asarray(rows, np.float64), columns=list(FEATURES))
+def _frame(rows: Rows, schema: TableSchema) -> pd.DataFrame:
+    """The features as SDMetrics reads them: datetimes as seconds, arrays as Kaggle's columns."""
+    if not isinstance(rows, pd.DataFrame):
+        return pd.DataFrame(np.asarray(rows, np.float64), columns=list(FEATURES))
+    out = rows.loc[:, [c.name for c in schema.features]].reset_index(drop=True)
+    for column in schema.features:
+        if column.kind == "datetime":
+            out[column.name] = seconds(out[column.name])
+    return out
+
+
+def _rows(frame: pd.DataFrame, picks: np.ndarray) -> pd.DataFrame:
+    return frame.iloc[picks].reset_index(drop=True)

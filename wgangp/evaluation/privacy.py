@@ -1,22 +1,26 @@
-"""Privacy: do synthetic frauds copy, or sit unusually close to, real training customers?
+"""Privacy: do synthetic rare-class rows copy, or sit unusually close to, real training rows?
 
 Distance to closest record (DCR): Euclidean distance from a row to its nearest real TRAINING row
-(all of them, normals too), on features standardized with the training rows' mean and standard
-deviation. The baseline is the DCR of the real TEST frauds: genuine new frauds the model never
-saw. A generator that generalises puts its rows about as far from the training rows as new real
-frauds are (``dcr_ratio`` near 1); a memorising one puts them closer (ratio well below 1, many rows
-below the baseline's 5th percentile, exact copies).
+(all of them, the other class too), in the mixed-type space of :mod:`wgangp.evaluation.encoding`
+fitted on the training rows: numbers standardized with their mean and standard deviation, a gap
+adds 1 through its indicator, a category that differs counts 1 (for Kaggle's all-numeric table:
+the standardized features, as before). The baseline is the DCR of the real TEST rare-class rows:
+genuine new rows the model never saw. A generator that generalises puts its rows about as far
+from the training rows as new real rows are (``dcr_ratio`` near 1); a memorising one puts them
+closer (ratio well below 1, many rows below the baseline's 5th percentile, exact copies).
 
-Near copies (``near_copies``): the share of generated frauds closer to a training FRAUD than the
-5th percentile of the real test frauds' distances to the training frauds: about 0.05 for rows
-that are as new as new real frauds, far more for rows interpolated between customers (SMOTE) or
-memorised. It is computed for the baselines too (``near_copies_smote``, ...).
+Near copies (``near_copies``): the share of generated rows closer to a training rare-class row
+than the 5th percentile of the real test rows' distances to the training rare-class rows (same
+space, fitted on the training rare-class rows): about 0.05 for rows that are as new as new real
+rows, far more for rows interpolated between customers (SMOTE) or memorised. It is computed for
+the baselines too (``near_copies_smote``, ...).
 
-Exact copies: synthetic rows whose closest training row equals them in every feature at the
-file's precision: Time to the second and Amount to the cent (the file's values sit exactly on
-those grids, so rounding is safe), V1..V28 within a relative tolerance ``copy_rtol`` (the file has
-15 significant digits, the generator emits float32 with ~7; rounding both to a fixed number of
-digits would split 1 copy in 5 at a rounding boundary, so a tolerance is used instead).
+Exact copies: synthetic rows whose closest training row equals them in every feature, with gaps in
+the same columns. Categories, integers and datetimes must be equal; continuous values within a
+relative tolerance ``copy_rtol``. On Kaggle's file Time is compared to the second and Amount to
+the cent (the file's values sit exactly on those grids, so rounding is safe), V1..V28 within
+``copy_rtol`` (the file has 15 significant digits, the generator emits float32 with ~7; rounding
+both to a fixed number of digits would split 1 copy in 5 at a rounding boundary).
 """
 
 from __future__ import annotations
@@ -25,30 +29,49 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
-from wgangp.data.schema import AMOUNT, FEATURES, TIME
+from wgangp.data.schema import AMOUNT, TIME
+from wgangp.data.table_schema import TableSchema
+from wgangp.evaluation.encoding import TableEncoding
+
+CREDITCARD = TableSchema.creditcard()
+#: Kaggle's file holds Time in whole seconds and Amount in cents.
+CREDITCARD_GRID = {TIME: 1.0, AMOUNT: 0.01}
 
 
-def is_copy(rows: pd.DataFrame, closest: pd.DataFrame, rtol: float) -> np.ndarray:
-    """Row-wise: equal to its closest training row at the file's precision (see module doc)."""
-    grid = {TIME: 1.0, AMOUNT: 0.01}
+def is_copy(
+    rows: pd.DataFrame, closest: pd.DataFrame, rtol: float, schema: TableSchema = CREDITCARD
+) -> np.ndarray:
+    """Row-wise: equal to its closest training row in every feature (see module doc)."""
+    grid = CREDITCARD_GRID if schema == CREDITCARD else {}
     same = np.ones(len(rows), dtype=bool)
-    for name in FEATURES:
+    for column in schema.features:
+        name = column.name
+        if column.kind == "categorical" or column.kind == "datetime":
+            a, b = rows[name].reset_index(drop=True), closest[name].reset_index(drop=True)
+            gap_a, gap_b = a.isna().to_numpy(), b.isna().to_numpy()
+            equal = (a.astype(object) == b.astype(object)).to_numpy(dtype=bool)
+            same &= (gap_a & gap_b) | (~gap_a & ~gap_b & equal)
+            continue
         a = rows[name].to_numpy(dtype=np.float64)
         b = closest[name].to_numpy(dtype=np.float64)
         if name in grid:
-            same &= np.round(a / grid[name]) == np.round(b / grid[name])
+            equal = np.round(a / grid[name]) == np.round(b / grid[name])
+        elif column.kind == "integer":
+            equal = a == b
         else:
-            same &= np.isclose(a, b, rtol=rtol, atol=0.0)
+            equal = np.isclose(a, b, rtol=rtol, atol=0.0)
+        if column.nullable:
+            equal = equal | (np.isnan(a) & np.isnan(b))
+        same &= equal
     return same
 
 
 def closest_records(
-    queries: pd.DataFrame, reference: pd.DataFrame, mean: np.ndarray, scale: np.ndarray
+    queries: pd.DataFrame, reference: pd.DataFrame, encoding: TableEncoding
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Euclidean distance (standardized features) and index of each query's nearest reference."""
-    features = list(FEATURES)
-    ref = (reference.loc[:, features].to_numpy(dtype=np.float64) - mean) / scale
-    query = (queries.loc[:, features].to_numpy(dtype=np.float64) - mean) / scale
+    """Euclidean distance (mixed-type space) and index of each query's nearest reference."""
+    ref = encoding.distance_matrix(reference)
+    query = encoding.distance_matrix(queries)
     index = NearestNeighbors(n_neighbors=1, algorithm="auto", n_jobs=1).fit(ref)
     distance, nearest = index.kneighbors(query)
     return distance[:, 0], nearest[:, 0]
@@ -60,20 +83,21 @@ def privacy_metrics(
     real_test_fraud: pd.DataFrame,
     *,
     copy_rtol: float,
+    schema: TableSchema = CREDITCARD,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """DCR and exact-copy metrics (names without the ``eval/`` section) and a summary table."""
-    values = real_train.loc[:, list(FEATURES)].to_numpy(dtype=np.float64)
-    mean, scale = values.mean(axis=0), values.std(axis=0)
-    scale[~(scale > 0)] = 1.0
     train = real_train.reset_index(drop=True)
-    dcr_synthetic, nearest_synthetic = closest_records(synthetic, train, mean, scale)
-    dcr_baseline, nearest_baseline = closest_records(real_test_fraud, train, mean, scale)
+    encoding = TableEncoding(schema, train)
+    dcr_synthetic, nearest_synthetic = closest_records(synthetic, train, encoding)
+    dcr_baseline, nearest_baseline = closest_records(real_test_fraud, train, encoding)
     copies = int(
-        is_copy(synthetic.reset_index(drop=True), train.iloc[nearest_synthetic], copy_rtol).sum()
+        is_copy(
+            synthetic.reset_index(drop=True), train.iloc[nearest_synthetic], copy_rtol, schema
+        ).sum()
     )
     baseline_copies = int(
         is_copy(
-            real_test_fraud.reset_index(drop=True), train.iloc[nearest_baseline], copy_rtol
+            real_test_fraud.reset_index(drop=True), train.iloc[nearest_baseline], copy_rtol, schema
         ).sum()
     )
     p5 = float(np.percentile(dcr_baseline, 5))
@@ -116,7 +140,29 @@ def near_copy_share(
     """
     mean, scale = train_frauds.mean(axis=0), train_frauds.std(axis=0)
     scale[~(scale > 0)] = 1.0
-    index = NearestNeighbors(n_neighbors=1, n_jobs=1).fit((train_frauds - mean) / scale)
-    baseline, _ = index.kneighbors((test_frauds - mean) / scale)
-    distances, _ = index.kneighbors((generated - mean) / scale)
+    return _near_copy_share(
+        (generated - mean) / scale, (train_frauds - mean) / scale, (test_frauds - mean) / scale
+    )
+
+
+def near_copy_share_rows(
+    generated: pd.DataFrame,
+    train_frauds: pd.DataFrame,
+    test_frauds: pd.DataFrame,
+    schema: TableSchema = CREDITCARD,
+) -> float:
+    """:func:`near_copy_share` for rows of a table: distances in the mixed-type space fitted on
+    the training rare-class rows (for Kaggle's table the same numbers as on its arrays)."""
+    encoding = TableEncoding(schema, train_frauds)
+    return _near_copy_share(
+        encoding.distance_matrix(generated),
+        encoding.distance_matrix(train_frauds),
+        encoding.distance_matrix(test_frauds),
+    )
+
+
+def _near_copy_share(generated: np.ndarray, train: np.ndarray, test: np.ndarray) -> float:
+    index = NearestNeighbors(n_neighbors=1, n_jobs=1).fit(train)
+    baseline, _ = index.kneighbors(test)
+    distances, _ = index.kneighbors(generated)
     return float(np.mean(distances[:, 0] < np.percentile(baseline[:, 0], 5)))

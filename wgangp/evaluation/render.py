@@ -20,19 +20,22 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "Detectors (gradient boosting = main, logistic regression = `_logreg`) trained on real "
         "rows plus added frauds, scored on the held-out real test rows; PR-AUC is the headline "
         "(higher is better; lift = augmented minus baseline, > 0 means the synthetic frauds help). "
-        "`augmented` = the headline ratio, fixed in advance; SMOTE, a Gaussian copula of the "
-        "training frauds and random oversampling add the same number of frauds. Mean ± std over "
-        "repeats.",
+        "`augmented` = the headline ratio, fixed in advance; SMOTE (SMOTE-NC on a table with "
+        "categories or gaps), a Gaussian copula of the training frauds, independently resampled "
+        "columns (`independent`) and random oversampling add the same number of frauds. Mean ± "
+        "std over repeats.",
         [
             "pr_auc_real",
             "pr_auc_augmented",
             "pr_auc_smote",
             "pr_auc_copula",
+            "pr_auc_independent",
             "pr_auc_ros",
             "pr_auc_tstr",
             "lift_vs_real",
             "lift_vs_smote",
             "lift_vs_copula",
+            "lift_vs_independent",
             "lift_vs_ros",
             "roc_auc_real",
             "roc_auc_augmented",
@@ -42,15 +45,22 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     ),
     (
         "Fidelity: marginals and correlations vs real test frauds",
-        "KS statistic per feature (0 = same distribution, 1 = disjoint), Wasserstein-1 on features "
-        "standardized by the real training frauds (in fraud-class standard deviations), mean "
-        "absolute gap of off-diagonal Pearson correlations; lower is better. SDMetrics' quality "
+        "KS statistic per numeric feature on its present values (0 = same distribution, 1 = "
+        "disjoint), Wasserstein-1 on features standardized by the real training frauds (in "
+        "fraud-class standard deviations), total variation distance of each categorical "
+        "column's level shares (`tv_`), absolute difference of the share of gaps per nullable "
+        "column in percentage points (`gap_share_diff_`), mean absolute gap of off-diagonal "
+        "Pearson correlations of the numeric columns; lower is better. SDMetrics' quality "
         "scores are in [0, 1], higher is better.",
         [
             "ks_mean",
             "ks_complement",
             "wasserstein_mean",
             "corr_diff",
+            "tv_mean",
+            "tv_max",
+            "gap_share_diff_mean",
+            "gap_share_diff_max",
             "sdm_quality_score",
             "sdm_column_shapes",
             "sdm_column_pair_trends",
@@ -63,14 +73,24 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "random half of both sets and scored on the other half, mean ± std over repeats: 0.5 = "
         "indistinguishable (best), 1.0 = every generated row is recognisable. `_control` is the "
         "same protocol on the test frauds against the training frauds: the floor with this "
-        "little data. `_smote` and `_copula` judge the baselines' rows the same way.",
+        "little data. `_smote`, `_copula` and `_independent` judge the baselines' rows the same "
+        "way. `c2st_auc_` uses every generated row against the test frauds (the protocol of "
+        "earlier runs); `c2st_balanced_auc_` is the standard C2ST on equal numbers of real and "
+        "generated rows (a fresh draw of the larger set per repeat; `detection_balanced.csv` "
+        "gives the rows each score rests on).",
         [
             "c2st_auc_gbm",
             "c2st_auc_gbm_control",
             "c2st_auc_gbm_smote",
             "c2st_auc_gbm_copula",
+            "c2st_auc_gbm_independent",
             "c2st_auc_logreg",
             "c2st_auc_logreg_control",
+            "c2st_balanced_auc_gbm",
+            "c2st_balanced_auc_gbm_control",
+            "c2st_balanced_auc_gbm_smote",
+            "c2st_balanced_auc_gbm_copula",
+            "c2st_balanced_auc_gbm_independent",
         ],
         [],
     ),
@@ -90,6 +110,7 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
             "near_copies",
             "near_copies_smote",
             "near_copies_copula",
+            "near_copies_independent",
         ],
         ["privacy"],
     ),
@@ -99,16 +120,19 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "synthetic frauds closer to held-out test frauds than to as many training frauds); 1 = "
         "no closer to the training rows than to unseen ones. disclosure_protection "
         "(DisclosureProtection, CAP): an attacker knowing a training fraud's Time and Amount "
-        "guesses its V14 from the synthetic frauds, 10 bins each; 1 = no better than chance. "
+        "guesses its V14 from the synthetic frauds, 10 bins each (another table: the columns "
+        "docs/evaluation.md names); 1 = no better than chance. "
         "The table gives the held-out real frauds' disclosure protection as the reference. "
         "Higher is better; `_smote` and `_copula` judge the baselines' rows the same way.",
         [
             "dcr_overfitting_protection",
             "dcr_overfitting_protection_smote",
             "dcr_overfitting_protection_copula",
+            "dcr_overfitting_protection_independent",
             "disclosure_protection",
             "disclosure_protection_smote",
             "disclosure_protection_copula",
+            "disclosure_protection_independent",
         ],
         ["privacy_sdmetrics"],
     ),

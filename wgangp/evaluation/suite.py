@@ -1,5 +1,10 @@
 """Run the whole evaluation: fidelity, detection, utility against SMOTE, privacy; write the report.
 
+Every part follows the table's schema (``schema``, Kaggle's credit-card table by default): the
+frames hold its feature columns under their own names and dtypes (categories as their levels,
+gaps as NaN) plus ``Class`` (1 = the rare class, the one synthesized); classifiers, distances and
+baselines see them through :mod:`wgangp.evaluation.encoding`.
+
 ``run_evaluation`` is deterministic: every random choice (synthetic draws, normal subsamples, folds,
 SMOTE, model seeds) derives from ``seed`` through numpy's ``SeedSequence``, so the same inputs and
 seed give the same metrics.
@@ -9,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,22 +22,23 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from wgangp.config import EvaluateConfig
-from wgangp.data.schema import COLUMNS, FEATURES, FRAUD, LABEL
+from wgangp.data.schema import FRAUD, LABEL
+from wgangp.data.table_schema import TableSchema
 from wgangp.errors import DataError
-from wgangp.evaluation.baselines import BASELINES, baseline_frauds
-from wgangp.evaluation.detection import detection_metrics
-from wgangp.evaluation.fidelity import fidelity_metrics
+from wgangp.evaluation.baselines import BASELINES, baseline_rows
+from wgangp.evaluation.detection import balanced_detection_metrics, detection_metrics
+from wgangp.evaluation.encoding import TableEncoding
+from wgangp.evaluation.fidelity import fidelity_metrics, numeric_names
+from wgangp.evaluation.frames import FraudSampler, check_frame, checked_sampler
 from wgangp.evaluation.library_privacy import library_privacy
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
-from wgangp.evaluation.privacy import near_copy_share, privacy_metrics
+from wgangp.evaluation.privacy import near_copy_share_rows, privacy_metrics
 from wgangp.evaluation.render import render_html, render_markdown
 from wgangp.evaluation.utility import summarize, utility_metrics, utility_per_seed
 from wgangp.files import write_text, write_with
 from wgangp.tracking.names import EVAL, in_section
 
 log = logging.getLogger(__name__)
-
-FraudSampler = Callable[[int, int], pd.DataFrame]
 
 
 @dataclass
@@ -45,6 +50,8 @@ class EvaluationResult:
     tables: dict[str, pd.DataFrame]
     #: "real_train_fraud", "real_test_fraud", "synthetic": kept for the figures of :meth:`write`.
     samples: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    #: The table the rows follow (Kaggle's credit-card table unless given).
+    schema: TableSchema = field(default_factory=TableSchema.creditcard, repr=False)
 
     def write(self, out_dir: Path) -> list[Path]:
         """Write figures (PNG), CSV tables, ``metrics.csv``, ``report.md`` and ``report.html``."""
@@ -54,11 +61,20 @@ class EvaluationResult:
         if self.samples:
             real = self.samples["real_test_fraud"]
             synthetic = self.samples["synthetic"]
-            written.append(plot_marginals(real, synthetic, out_dir / "marginals.png"))
-            written.append(plot_correlations(real, synthetic, out_dir / "correlations.png"))
+            schema = self.schema
+            written.append(plot_marginals(real, synthetic, out_dir / "marginals.png", schema))
+            if len(numeric_names(schema)) > 1:
+                correlations = out_dir / "correlations.png"
+                written.append(plot_correlations(real, synthetic, correlations, schema))
+            else:
+                log.info("no correlations.png: the table has fewer than two numeric columns")
             written.append(
                 plot_projection(
-                    self.samples["real_train_fraud"], real, synthetic, out_dir / "projection.png"
+                    self.samples["real_train_fraud"],
+                    real,
+                    synthetic,
+                    out_dir / "projection.png",
+                    schema,
                 )
             )
         figures = [p.name for p in written]
@@ -77,46 +93,6 @@ class EvaluationResult:
         return [*written, markdown, page]
 
 
-def check_frame(frame: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The frame's schema columns as float (label int); one-line DataError when unusable."""
-    if not isinstance(frame, pd.DataFrame):
-        raise DataError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
-    missing = [c for c in COLUMNS if c not in frame.columns]
-    if missing:
-        raise DataError(f"{name} lacks columns {missing[:5]}: pass frames with wgangp's 31 columns")
-    try:
-        values = frame.loc[:, list(FEATURES)].astype(np.float64)
-        labels = frame[LABEL].astype(np.int64)
-    except (TypeError, ValueError) as err:
-        raise DataError(f"{name} has non-numeric values ({err}): pass numeric columns") from err
-    if not np.isfinite(values.to_numpy()).all():
-        raise DataError(f"{name} has NaN or infinite feature values: drop or fix those rows")
-    return values.assign(**{LABEL: labels.to_numpy()}).reset_index(drop=True)
-
-
-def checked_sampler(sample_fraud: FraudSampler) -> FraudSampler:
-    """Wrap the sampler so a wrong shape, column or value fails with one clear line."""
-
-    def draw(n: int, seed: int) -> pd.DataFrame:
-        rows = sample_fraud(int(n), int(seed))
-        if not isinstance(rows, pd.DataFrame) or len(rows) != n:
-            got = len(rows) if isinstance(rows, pd.DataFrame) else type(rows).__name__
-            raise DataError(f"the fraud sampler returned {got} instead of a DataFrame of {n} rows")
-        missing = [c for c in FEATURES if c not in rows.columns]
-        if missing:
-            raise DataError(f"the fraud sampler's rows lack columns {missing[:5]}")
-        if LABEL in rows.columns and not (rows[LABEL].astype(np.int64) == FRAUD).all():
-            raise DataError("the fraud sampler returned rows with Class != 1; it must draw frauds")
-        values = rows.loc[:, list(FEATURES)].astype(np.float64)
-        if not np.isfinite(values.to_numpy()).all():
-            raise DataError(
-                "the fraud sampler returned NaN or infinite values: the generator diverged"
-            )
-        return values.assign(**{LABEL: FRAUD}).reset_index(drop=True)
-
-    return draw
-
-
 def derived_seeds(seed: int, count: int) -> list[int]:
     return [int(s) for s in np.random.SeedSequence(seed).generate_state(count)]
 
@@ -128,11 +104,14 @@ def run_evaluation(
     settings: EvaluateConfig,
     *,
     seed: int = 0,
+    schema: TableSchema | None = None,
 ) -> EvaluationResult:
-    """Evaluate the sampler's frauds against real rows; see the package modules for each metric."""
+    """Evaluate the sampler's rare-class rows against real rows of the table ``schema`` (default:
+    Kaggle's credit-card table); see the package modules for each metric."""
     settings.check()
+    schema = schema or TableSchema.creditcard()
     with threadpool_limits(limits=settings.threads):
-        return _evaluate(real_train, real_test, sample_fraud, settings, seed)
+        return _evaluate(real_train, real_test, sample_fraud, settings, seed, schema)
 
 
 def _evaluate(
@@ -141,19 +120,20 @@ def _evaluate(
     sample_fraud: FraudSampler,
     settings: EvaluateConfig,
     seed: int,
+    schema: TableSchema,
 ) -> EvaluationResult:
-    train = check_frame(real_train, "real_train")
-    test = check_frame(real_test, "real_test")
+    train = check_frame(real_train, "real_train", schema)
+    test = check_frame(real_test, "real_test", schema)
     train_fraud = train[train[LABEL] == FRAUD].reset_index(drop=True)
     test_fraud = test[test[LABEL] == FRAUD].reset_index(drop=True)
     n_test_normal = int((test[LABEL] != FRAUD).sum())
     if len(train_fraud) < 2 or len(test_fraud) < 2 or n_test_normal < 1:
         raise DataError(
-            f"the evaluation needs >= 2 frauds in real_train (has {len(train_fraud)}), >= 2 in "
-            f"real_test (has {len(test_fraud)}) and normals in real_test (has {n_test_normal}): "
-            "use a larger or stratified split"
+            f"the evaluation needs >= 2 rare-class rows in real_train (has {len(train_fraud)}), "
+            f">= 2 in real_test (has {len(test_fraud)}) and others in real_test (has "
+            f"{n_test_normal}): use a larger or stratified split"
         )
-    draw = checked_sampler(sample_fraud)
+    draw = checked_sampler(sample_fraud, schema)
     sample_seed, detection_seed, *repeat_seeds = derived_seeds(seed, 2 + settings.seeds)
     ratios = [float(r) for r in settings.augment_ratios]
     timings: dict[str, float] = {}
@@ -164,25 +144,27 @@ def _evaluate(
     start = time.perf_counter()
     synthetic = draw(settings.n_synthetic, sample_seed)
     fidelity, tables["fidelity_per_feature"] = fidelity_metrics(
-        test_fraud, synthetic, train_fraud, with_sdmetrics=settings.sdmetrics
+        test_fraud, synthetic, train_fraud, with_sdmetrics=settings.sdmetrics, schema=schema
     )
     metrics |= fidelity
     timings["fidelity"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    features = list(FEATURES)
-    train_x, test_x = (f.loc[:, features].to_numpy(np.float64) for f in (train_fraud, test_fraud))
-    normals = train.loc[train[LABEL] != FRAUD, features].to_numpy(np.float64)
-    generated = {"": synthetic.loc[:, features].to_numpy(np.float64), "control": train_x}
+    encoding = TableEncoding(schema, train)
+    train_normal = train[train[LABEL] != FRAUD].reset_index(drop=True)
+    frames = {"": synthetic, "control": train_fraud}
     for name in BASELINES:  # as many rows as the GAN's, fitted on the same training rows
-        generated[name] = baseline_frauds(
+        frames[name] = baseline_rows(
             name,
-            train_x,
-            normals[: settings.max_normal_rows],
+            train_fraud,
+            train_normal.iloc[: settings.max_normal_rows],
             len(synthetic),
+            encoding,
             smote_k_neighbors=settings.smote_k_neighbors,
             seed=detection_seed,
         )
+    generated = {name: encoding.model_matrix(rows) for name, rows in frames.items()}
+    test_x = encoding.model_matrix(test_fraud)
     timings["baselines"] = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -194,21 +176,30 @@ def _evaluate(
         seed=detection_seed,
     )
     metrics |= detection
+    balanced, tables["detection_balanced"] = balanced_detection_metrics(
+        test_x,
+        generated,
+        repeats=settings.c2st_repeats,
+        gbm_max_iter=settings.gbm_max_iter,
+        seed=detection_seed,
+    )
+    metrics |= balanced
     timings["detection"] = time.perf_counter() - start
 
     start = time.perf_counter()
     privacy, tables["privacy"] = privacy_metrics(
-        synthetic, train, test_fraud, copy_rtol=settings.copy_rtol
+        synthetic, train, test_fraud, copy_rtol=settings.copy_rtol, schema=schema
     )
     metrics |= privacy
-    for name, rows in generated.items():
-        if name != "control":
-            suffix = f"_{name}" if name else ""
-            metrics[f"near_copies{suffix}"] = near_copy_share(rows, train_x, test_x)
+    others = {name: rows for name, rows in frames.items() if name != "control"}
+    for name, rows in others.items():
+        suffix = f"_{name}" if name else ""
+        metrics[f"near_copies{suffix}"] = near_copy_share_rows(
+            rows, train_fraud, test_fraud, schema
+        )
     if settings.sdmetrics:
-        others = {name: rows for name, rows in generated.items() if name != "control"}
         library, tables["privacy_sdmetrics"] = library_privacy(
-            others, train_x, test_x, seed=detection_seed
+            others, train_fraud, test_fraud, seed=detection_seed, schema=schema
         )
         metrics |= library
     timings["privacy"] = time.perf_counter() - start
@@ -225,6 +216,7 @@ def _evaluate(
         target_precision=settings.target_precision,
         smote_k_neighbors=settings.smote_k_neighbors,
         gbm_max_iter=settings.gbm_max_iter,
+        schema=schema,
     )
     tables["utility"] = summarize(per_seed, float(settings.headline_ratio))
     tables["utility_per_seed"] = per_seed
@@ -250,6 +242,7 @@ def _evaluate(
             "real_test_fraud": test_fraud,
             "synthetic": synthetic,
         },
+        schema=schema,
     )
 
 

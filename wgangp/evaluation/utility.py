@@ -6,8 +6,9 @@ whole of ``real_test``, which no model or transform has seen. Training sets per 
 
 - ``real``: real rows only;
 - ``augmented_r<ratio>``: plus ``round(ratio * #real training frauds)`` synthetic frauds;
-- ``smote`` / ``copula`` / ``ros``: plus the same number of frauds as the headline ratio, made by
-  SMOTE, a Gaussian copula of the training frauds (:mod:`.baselines`) or random oversampling, so
+- ``smote`` / ``copula`` / ``independent`` / ``ros``: plus the same number of frauds as the
+  headline ratio, made by SMOTE (SMOTE-NC on a table with categories), a Gaussian copula of the
+  training frauds, independently resampled columns (:mod:`.baselines`) or random oversampling, so
   the headline comparison is count for count;
 - ``tstr`` (train synthetic, test real): the real frauds replaced by as many synthetic ones.
 
@@ -16,6 +17,10 @@ ratio on the test set, which would select on the test data. Scores: PR-AUC (aver
 base rate is about 0.0017), ROC-AUC, recall at the target precision. Each repeat draws a new normal
 subsample, a new synthetic draw, new SMOTE neighbours and model seeds; results are mean and
 standard deviation over repeats, and lifts are paired per repeat.
+
+On a user's table the label is the table's own (``Class`` is 1 for its rare class, the one
+synthesized) and the detectors see :meth:`~wgangp.evaluation.encoding.TableEncoding.model_matrix`
+rows (numbers, missing indicators, one-hot categories), fitted on the training rows.
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ import pandas as pd
 from imblearn.over_sampling import RandomOverSampler
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score
 
-from wgangp.data.schema import FEATURES, LABEL
+from wgangp.data.schema import LABEL
+from wgangp.data.table_schema import TableSchema
 from wgangp.errors import DataError
-from wgangp.evaluation.baselines import BASELINES, baseline_frauds
+from wgangp.evaluation.baselines import BASELINES, baseline_frauds, baseline_rows
 from wgangp.evaluation.detection import boosting_model, logistic_model
+from wgangp.evaluation.encoding import TableEncoding
 
 #: Detector families: the main one has no suffix in metric names.
 MODEL_SUFFIXES = {"gbm": "", "logreg": "_logreg"}
@@ -68,10 +75,14 @@ def n_added_for(ratio: float, n_real_frauds: int) -> int:
     return max(1, int(round(ratio * n_real_frauds)))
 
 
+def subsample_rows(n_rows: int, max_rows: int, rng: np.random.Generator) -> np.ndarray:
+    """At most ``max_rows`` row numbers of ``n_rows``, drawn without replacement, sorted."""
+    return np.sort(rng.choice(n_rows, min(max_rows, n_rows), replace=False))
+
+
 def normal_subsample(normals: np.ndarray, max_rows: int, rng: np.random.Generator) -> np.ndarray:
     """At most ``max_rows`` of ``normals``, drawn without replacement, in their original order."""
-    n = min(max_rows, len(normals))
-    return normals[np.sort(rng.choice(len(normals), n, replace=False))]
+    return normals[subsample_rows(len(normals), max_rows, rng)]
 
 
 def build_training_sets(
@@ -83,8 +94,10 @@ def build_training_sets(
     headline_ratio: float,
     smote_k_neighbors: int,
     seed: int,
+    make_baseline: Callable[[str, int, int], np.ndarray] | None = None,
 ) -> list[TrainingSet]:
-    """The training sets of one repeat; ``synthetic`` must hold enough rows for every ratio."""
+    """The training sets of one repeat; ``synthetic`` must hold enough rows for every ratio.
+    ``make_baseline(name, n, seed)`` makes a baseline's rows (default: from the arrays)."""
     n_fraud = len(real_frauds)
     base_x = np.vstack([normals, real_frauds])
     base_y = np.concatenate([np.zeros(len(normals), dtype=int), np.ones(n_fraud, dtype=int)])
@@ -102,9 +115,12 @@ def build_training_sets(
         )
     k = n_added_for(headline_ratio, n_fraud)
     for method in BASELINES:
-        added = baseline_frauds(
-            method, real_frauds, normals, k, smote_k_neighbors=smote_k_neighbors, seed=seed
-        )
+        if make_baseline is None:
+            added = baseline_frauds(
+                method, real_frauds, normals, k, smote_k_neighbors=smote_k_neighbors, seed=seed
+            )
+        else:
+            added = make_baseline(method, k, seed)
         x, y = np.vstack([base_x, added]), np.concatenate([base_y, np.ones(k, dtype=int)])
         sets.append(TrainingSet(method, float(headline_ratio), k, x, y))
     ros = RandomOverSampler(sampling_strategy={0: len(normals), 1: n_fraud + k}, random_state=seed)
@@ -156,25 +172,44 @@ def utility_per_seed(
     target_precision: float,
     smote_k_neighbors: int,
     gbm_max_iter: int,
+    schema: TableSchema | None = None,
 ) -> pd.DataFrame:
-    """One row per (repeat, model, training set) with its test scores."""
-    features = list(FEATURES)
+    """One row per (repeat, model, training set) with its test scores; ``schema`` defaults to
+    Kaggle's credit-card table."""
+    schema = schema or TableSchema.creditcard()
+    encoding = TableEncoding(schema, real_train)
     is_fraud = real_train[LABEL].to_numpy() == 1
-    train_x = real_train.loc[:, features].to_numpy(dtype=np.float64)
+    train_x = encoding.model_matrix(real_train)
     real_frauds, all_normals = train_x[is_fraud], train_x[~is_fraud]
+    fraud_rows = real_train[is_fraud].reset_index(drop=True)
+    normal_rows = real_train[~is_fraud].reset_index(drop=True)
     if len(real_frauds) < 2 or len(all_normals) < 2:
         raise DataError(
             f"real_train has {len(real_frauds)} frauds and {len(all_normals)} normals; the utility "
             "evaluation needs at least 2 of each: pass the full training split"
         )
-    test_x = real_test.loc[:, features].to_numpy(dtype=np.float64)
+    test_x = encoding.model_matrix(real_test)
     test_y = (real_test[LABEL].to_numpy() == 1).astype(int)
     n_needed = synthetic_rows_needed(ratios, len(real_frauds))
     rows = []
     for repeat, seed in enumerate(repeat_seeds):
         rng = np.random.default_rng(seed)
-        normals = normal_subsample(all_normals, max_normal_rows, rng)
-        synthetic = draw_synthetic(n_needed, seed).loc[:, features].to_numpy(dtype=np.float64)
+        picked = subsample_rows(len(all_normals), max_normal_rows, rng)
+        normals = all_normals[picked]
+        synthetic = encoding.model_matrix(draw_synthetic(n_needed, seed))
+
+        def make_baseline(name: str, n: int, baseline_seed: int, picked=picked) -> np.ndarray:
+            made = baseline_rows(
+                name,
+                fraud_rows,
+                normal_rows.iloc[picked],
+                n,
+                encoding,
+                smote_k_neighbors=smote_k_neighbors,
+                seed=baseline_seed,
+            )
+            return encoding.model_matrix(made)
+
         sets = build_training_sets(
             real_frauds,
             normals,
@@ -183,6 +218,7 @@ def utility_per_seed(
             headline_ratio=headline_ratio,
             smote_k_neighbors=smote_k_neighbors,
             seed=seed,
+            make_baseline=make_baseline,
         )
         models = {
             "gbm": lambda s=seed: boosting_model(s, gbm_max_iter),

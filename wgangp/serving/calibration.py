@@ -62,14 +62,22 @@ class MarginalCalibration:
 
     @classmethod
     def load(cls, path: Path) -> MarginalCalibration:
-        """A saved calibration, checked: both classes, 30 columns, finite quantiles; DataError
-        (one line naming the file) otherwise."""
+        """A saved calibration, checked: both classes, 30 columns, finite sorted quantiles;
+        DataError (one line naming the file and the table) otherwise."""
         return load_per_class(
             path,
             _FORMAT,
             "calibration",
             lambda parts: cls(
-                {label: checked_quantiles(part["generated"]) for label, part in parts.items()},
-                {label: checked_quantiles(part["real"]) for label, part in parts.items()},
+                {
+                    label: checked_quantiles(
+                        part["generated"], f"class {label} generated quantiles"
+                    )
+                    for label, part in parts.items()
+                },
+                {
+                    label: checked_quantiles(part["real"], f"class {label} real quantiles")
+                    for label, part in parts.items()
+                },
             ),
         )

@@ -13,16 +13,23 @@ own, as a baseline, with every training row's value (as a user's own copula woul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from wgangp.data.numbers import short_number
 from wgangp.data.scales import QuantileScale
 from wgangp.data.schema import FEATURES
 from wgangp.serving.stored_tables import checked_quantiles, load_per_class, per_class_json
 
 _FORMAT = "wgangp.copula/2"
+#: The normal scores lie within +-5.2 (scikit-learn's QuantileTransformer clips its normal output
+#: at ndtri(1e-7) = -5.1993) and np.cov divides by rows - 1, so no entry of their covariance
+#: exceeds rows / (rows - 1) * 5.2 squared: twice that for a class of two rows, the largest.
+MAX_VARIANCE = 2 * 5.2**2
+#: An eigenvalue below -PSD_TOLERANCE times the largest in magnitude is no rounding of np.cov.
+PSD_TOLERANCE = 1e-6
 
 
 @dataclass
@@ -31,6 +38,8 @@ class GaussianCopula:
 
     marginals: dict[int, QuantileScale]
     covariance: dict[int, np.ndarray]
+    #: The file it was loaded from, for error lines ("" when fitted in-process).
+    source: str = field(default="", compare=False)
 
     @classmethod
     def fit(cls, real: dict[int, np.ndarray], min_rows: int | None = None) -> GaussianCopula:
@@ -67,24 +76,52 @@ class GaussianCopula:
 
     @classmethod
     def load(cls, path: Path) -> GaussianCopula:
-        """A saved copula, checked: both classes, 30 columns, finite numbers; DataError (one line
-        naming the file) otherwise."""
+        """A saved copula, checked: both classes, 30 columns, sorted finite quantiles, a
+        covariance a fit can write; DataError (one line naming the file and table) otherwise."""
         return load_per_class(
             path,
             _FORMAT,
             "copula",
             lambda parts: cls(
-                marginals={label: checked_quantiles(p["marginals"]) for label, p in parts.items()},
-                covariance={label: _covariance(p["covariance"]) for label, p in parts.items()},
+                source=str(path),
+                marginals={
+                    label: checked_quantiles(p["marginals"], f"class {label} marginals")
+                    for label, p in parts.items()
+                },
+                covariance={
+                    label: _covariance(p["covariance"], f"class {label} covariance")
+                    for label, p in parts.items()
+                },
             ),
         )
 
 
-def _covariance(stored: list) -> np.ndarray:
-    """A stored covariance, 30 x 30, finite and symmetric; ValueError otherwise."""
+def _covariance(stored: list, where: str) -> np.ndarray:
+    """A stored covariance of normal scores (``where`` names it): 30 x 30, finite, symmetric,
+    within the scores' range and positive semi-definite; ValueError otherwise. A matrix such as
+    ``-I`` would have every draw collapse onto a few rows, 1e300 would make every row extreme."""
     matrix = np.asarray(stored, np.float64)
-    if matrix.shape != (len(FEATURES), len(FEATURES)):
-        raise ValueError(f"covariance of shape {matrix.shape}, not 30 x 30")
-    if not np.isfinite(matrix).all() or not np.allclose(matrix, matrix.T):
-        raise ValueError("covariance not finite and symmetric")
+    width = len(FEATURES)
+    if matrix.shape != (width, width):
+        raise ValueError(f"{where} of shape {matrix.shape}, not {width} x {width}")
+    if not np.isfinite(matrix).all():
+        raise ValueError(f"{where} not finite")
+    if not np.allclose(matrix, matrix.T):
+        i, j = np.unravel_index(np.abs(matrix - matrix.T).argmax(), matrix.shape)
+        raise ValueError(
+            f"{where} not symmetric ({FEATURES[i]}, {FEATURES[j]}: {short_number(matrix[i, j])} "
+            f"against {short_number(matrix[j, i])})"
+        )
+    largest = float(np.abs(matrix).max())
+    if largest > MAX_VARIANCE:
+        raise ValueError(
+            f"{where} holds {short_number(largest)}, beyond {short_number(MAX_VARIANCE)}, the "
+            "largest a covariance of normal scores can hold"
+        )
+    values = np.linalg.eigvalsh(matrix)
+    if values[0] < -PSD_TOLERANCE * max(abs(values[0]), abs(values[-1])):
+        raise ValueError(
+            f"{where} not positive semi-definite (smallest eigenvalue "
+            f"{short_number(values[0])}, largest {short_number(values[-1])})"
+        )
     return matrix

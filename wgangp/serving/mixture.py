@@ -11,9 +11,12 @@ without a copula.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from wgangp.data.numbers import short_number
+from wgangp.serving.bundle import COPULA_FILE, META_FILE, REEXPORT, DamagedBundleError
 from wgangp.serving.copula import GaussianCopula
 
 #: Stream keys beside a draw's seed: the copula's normals and the choice of rows (never the
@@ -29,8 +32,16 @@ class CopulaMixture:
     share: float
 
     def __post_init__(self) -> None:
-        if not 0 < self.share < 1:
+        if 0 < self.share < 1:
+            return
+        if not self.copula.source:
             raise ValueError(f"copula share {self.share} not in (0, 1)")
+        # A loaded bundle: its copula.json and the share in synthesizer.json disagree.
+        meta = Path(self.copula.source).with_name(META_FILE)
+        raise DamagedBundleError(
+            f"{meta} gives copula_share {short_number(self.share)}, but the bundle holds "
+            f"{COPULA_FILE}, which only a share in (0, 1) draws from; {REEXPORT}"
+        )
 
     def mix(self, x: np.ndarray, label: int, seed: int) -> np.ndarray:
         """``x`` (generated rows of class ``label``) with each row replaced by a copula row with

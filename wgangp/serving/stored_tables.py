@@ -1,6 +1,7 @@
 """The per-class JSON documents of a bundle (``calibration.json``, ``copula.json``): written and
 read in one shape, ``{"format": ..., "classes": {"0": {...}, "1": {...}}}``, and their quantile
-tables checked on load."""
+tables checked on load for meaning, not only for shape: a table edited and re-sealed in the
+bundle's manifest still never samples."""
 
 from __future__ import annotations
 
@@ -46,11 +47,25 @@ def per_class_parts(path: Path, fmt: str) -> dict[int, dict[str, Any]]:
     return {int(label): parts for label, parts in classes.items()}
 
 
-def checked_quantiles(stored: dict) -> QuantileScale:
-    """A stored quantile scale, 30 columns wide with finite quantiles; ValueError otherwise."""
+def checked_quantiles(
+    stored: dict, where: str, names: tuple[str, ...] | list[str] = FEATURES
+) -> QuantileScale:
+    """A stored quantile table (``where`` names it, e.g. ``class 1 real quantiles``): one column
+    per name of ``names`` (Kaggle's 30 features by default), one knot per reference, finite,
+    sorted, references from 0 to 1; ValueError naming the table and column otherwise (an
+    unsorted table silently doubles a column's spread)."""
     scale = scale_from_dict(stored)
-    if not isinstance(scale, QuantileScale) or scale.width() != len(FEATURES):
-        raise ValueError(f"quantiles not {len(FEATURES)} columns wide")
-    if scale.nonfinite_columns():
-        raise ValueError("non-finite quantiles")
+    width = len(names)
+    if not isinstance(scale, QuantileScale) or {len(row) for row in scale.quantiles} != {width}:
+        raise ValueError(f"{where} are not quantiles {width} columns wide")
+    knots, references = len(scale.quantiles), len(scale.references)
+    if knots != references or knots < 2:
+        raise ValueError(f"{where} hold {knots} knots for {references} references")
+    bad = scale.nonfinite_columns()
+    if bad:
+        raise ValueError(f"{where} of {names[next(iter(bad))]}: non-finite quantiles")
+    senseless = scale.senseless_columns()
+    if senseless:
+        i, shown = next(iter(senseless.items()))
+        raise ValueError(f"{where} of {names[i]}: {shown}")
     return scale

@@ -55,6 +55,8 @@ from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.labels import label_class
 from wgangp.serving.mixture import CopulaMixture
+from wgangp.serving.table_calibration import FORMAT as TABLE_CALIBRATION
+from wgangp.serving.table_calibration import TableCalibration
 
 _FORMAT = "wgangp.synthesizer/2"
 
@@ -75,7 +77,7 @@ class Synthesizer:
     #: Where it was loaded from, for error lines ("" when built in-process by training).
     origin: str = ""
     #: Maps the generated columns onto the training marginals (None: rows as generated).
-    calibration: MarginalCalibration | None = None
+    calibration: MarginalCalibration | TableCalibration | None = None
     #: Draws a share of each sample's rows (None: every row from the generator).
     mixture: CopulaMixture | None = None
     #: A user's table's schema (None: Kaggle's credit-card file): rows come back in its columns,
@@ -241,8 +243,17 @@ class Synthesizer:
             )
         calibration_file = directory / CALIBRATION_FILE
         calibration = (
-            _read(calibration_file, MarginalCalibration.load) if calibration_file.exists() else None
+            _read(calibration_file, _load_calibration) if calibration_file.exists() else None
         )
+        table_calibration = isinstance(calibration, TableCalibration)
+        if calibration is not None and (
+            table_calibration != isinstance(transformer, TableTransform)
+            or (table_calibration and calibration.layout != transformer.layout)
+        ):
+            raise DamagedBundleError(
+                f"{calibration_file} does not fit {PREPROCESSING_FILE} (another table's columns); "
+                f"{REEXPORT}"
+            )
         copula_file = directory / COPULA_FILE
         mixture = None
         if copula_file.exists():
@@ -259,6 +270,17 @@ class Synthesizer:
             mixture=mixture,
             table=table,
         )
+
+
+def _load_calibration(path: Path) -> MarginalCalibration | TableCalibration:
+    """``calibration.json`` of either kind, by its format."""
+    try:
+        fmt = json.loads(Path(path).read_text()).get("format")
+    except (ValueError, AttributeError):
+        fmt = None
+    if fmt == TABLE_CALIBRATION:
+        return TableCalibration.load(path)
+    return MarginalCalibration.load(path)
 
 
 def _load_transform(path: Path) -> FeatureTransform:

@@ -385,7 +385,13 @@ class TrainStep:
         return tf.function(recompute, jit_compile=True)(step_t)
 
     def checkpoint(self) -> tf.train.Checkpoint:
-        """Everything a resumed run needs: weights, both optimizers, the step (= RNG state)."""
+        """Everything a resumed run needs: weights, both optimizers, the step (= RNG state),
+        and for a table's heads their Gumbel noise state (a Keras seed variable, which the
+        generator's own checkpoint entry does not hold)."""
+        extra = {}
+        gumbel = [v.value for v in self.generator.variables if v.path.endswith(GUMBEL_STATE)]
+        if gumbel:
+            extra["gumbel_states"] = gumbel
         return tf.train.Checkpoint(
             generator=self.generator,
             critic=self.critic,
@@ -394,11 +400,16 @@ class TrainStep:
             step=self.step,
             skipped=self.skipped,
             scale_skips=self.guard.scale_skips,
+            **extra,
         )
 
     def tracing_count(self) -> int:
         """How many times the training function was traced (1 after any number of calls)."""
         return int(self.train_chunk.experimental_get_tracing_count())
+
+
+#: The name Keras gives a ``SeedGenerator``'s state variable (the output heads' Gumbel noise).
+GUMBEL_STATE = "seed_generator_state"
 
 
 def build_train_step(cfg: Config, rows: ClassBalancedRows) -> TrainStep:

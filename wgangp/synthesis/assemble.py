@@ -22,6 +22,7 @@ from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.mixture import CopulaMixture
 from wgangp.serving.synthesizer import Synthesizer
+from wgangp.serving.table_calibration import TableCalibration
 
 #: Generated rows per class the calibration's quantiles are fitted on (1,000 quantiles each).
 CALIBRATION_ROWS = 20_000
@@ -29,19 +30,12 @@ CALIBRATION_ROWS = 20_000
 CALIBRATION_SEED_OFFSET = 2**32
 
 
-def discrete_columns(transformer: FeatureTransform) -> list[str]:
-    """The columns whose blocks are one-hots or missing indicators (a user's table)."""
-    if not isinstance(transformer, TableTransform):
-        return []
-    return sorted({b.column for b in transformer.layout if b.activation != "identity"})
-
-
 def shipped_post_processing(ship: ShipConfig, transformer: FeatureTransform) -> ShipConfig:
-    """``ship`` as it applies: calibration and the copula map each column of the networks'
-    space through its quantiles, which a one-hot or a missing indicator does not have (its
-    probabilities are drawn from instead), so a table with such columns ships without them."""
-    if discrete_columns(transformer):
-        return replace(ship, calibrate_marginals=False, copula_share=0.0)
+    """``ship`` as it applies: the copula mixture models Kaggle's 30 numbers, so a user's table
+    ships without it (its calibration, :mod:`wgangp.serving.table_calibration`, follows the
+    table's kinds)."""
+    if isinstance(transformer, TableTransform):
+        return replace(ship, copula_share=0.0)
     return ship
 
 
@@ -71,7 +65,12 @@ def assemble(
     if ship.calibrate_marginals:
         noise_seed = seed + CALIBRATION_SEED_OFFSET
         generated = {c: synthesizer.generate(CALIBRATION_ROWS, c, noise_seed) for c in classes}
-        calibration = MarginalCalibration.fit(generated, real, ship.min_atom_rows)
+        if isinstance(transformer, TableTransform):
+            calibration = TableCalibration.fit(
+                transformer.layout, generated, real, ship.min_atom_rows
+            )
+        else:
+            calibration = MarginalCalibration.fit(generated, real, ship.min_atom_rows)
         synthesizer = replace(synthesizer, calibration=calibration)
     if ship.copula_share:
         mixture = CopulaMixture(GaussianCopula.fit(real, ship.min_atom_rows), ship.copula_share)

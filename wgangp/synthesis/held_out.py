@@ -26,7 +26,8 @@ def evaluate_on_test(
     seed: int,
     step: int,
 ) -> dict[str, float]:
-    """Score the synthesizer's rare-class rows against the test split; logged at ``step``."""
+    """Score the synthesizer's rare-class rows against the test split in the table's schema
+    (``data.table``); logged at ``step``."""
     started = time.perf_counter()
     result = run_evaluation(
         data.train,
@@ -34,6 +35,7 @@ def evaluate_on_test(
         lambda n, sample_seed: synthesizer.sample(n, label=FRAUD, seed=sample_seed),
         ec,
         seed=seed,
+        schema=data.table,
     )
     eval_dir = output_dir / "evaluation"
     result.write(eval_dir)

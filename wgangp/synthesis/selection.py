@@ -7,7 +7,8 @@ validation frauds, rows that neither the networks nor the transform saw:
 - ``val/c2st_auc_gbm``: the detection protocol of the end-of-run evaluation
   (:func:`wgangp.evaluation.detection.half_split_aucs`, gradient boosting), one fresh synthetic
   draw per repeat; 0.5 = indistinguishable.
-- ``val/ks_mean``: the mean per-feature KS statistic against all draws together.
+- ``val/ks_mean``: the mean per-feature KS statistic against all draws together (numeric
+  columns; ``val/tv_mean``: total variation of the categorical columns, on a table with them).
 - ``val/score``: the selection score, lower is better: ``select.by`` (the detection AUC
   by default) averaged with the previous probes' values by an exponential moving average.
 
@@ -38,9 +39,11 @@ from scipy.stats import ks_2samp
 from wgangp.config import Config, SelectConfig
 from wgangp.data.feature_transform import FeatureTransform
 from wgangp.data.prepare import PreparedData
-from wgangp.data.schema import FEATURES, FRAUD, LABEL
+from wgangp.data.schema import FRAUD, LABEL
+from wgangp.data.table_schema import TableSchema
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
-from wgangp.evaluation.encoding import RowEncoder
+from wgangp.evaluation.encoding import TableEncoding
+from wgangp.evaluation.fidelity import per_feature_table
 from wgangp.files import write_text, write_with
 from wgangp.synthesis.assemble import assemble
 from wgangp.tracking.names import SELECTION_SCORE, VAL, VAL_SCORE, in_section, metric
@@ -53,25 +56,31 @@ MIN_VAL_FRAUDS = 6
 
 
 class ValidationProbe:
-    """Scores fraud rows drawn by ``sample(n, seed)`` against the validation frauds."""
+    """Scores fraud rows drawn by ``sample(n, seed)`` against the validation frauds, in the
+    table's schema (``schema``, default Kaggle's credit-card table): the classifier sees the
+    evaluation's encoding (:mod:`wgangp.evaluation.encoding`), ``ks_mean`` is over the numeric
+    columns (present values) and a table with categories adds ``tv_mean``, their mean total
+    variation distance."""
 
     def __init__(
         self,
         val_frauds: pd.DataFrame,
         sc: SelectConfig,
         seed: int,
-        encode: Callable[[pd.DataFrame], np.ndarray] | None = None,
+        schema: TableSchema | None = None,
     ) -> None:
-        #: Rows -> numbers: Kaggle's 30 features as they are, a user's table through its encoder.
-        self.encode = encode or (lambda rows: rows.loc[:, list(FEATURES)].to_numpy(np.float64))
-        self.real = self.encode(val_frauds)
+        self.schema = schema or TableSchema.creditcard()
+        self.frauds = val_frauds.reset_index(drop=True)
+        self.encoding = TableEncoding(self.schema, self.frauds)
+        self.real = self.encoding.model_matrix(self.frauds)
         self.sc = sc
         self.seed = seed
 
     def score(self, sample: Callable[[int, int], pd.DataFrame], step: int) -> dict[str, float]:
         """``val/*`` metrics of the generator behind ``sample`` (without the moving average)."""
         sc, n = self.sc, self.sc.samples
-        synthetic = self.encode(sample(n * sc.repeats, self.seed + step))
+        draws = sample(n * sc.repeats, self.seed + step).reset_index(drop=True)
+        synthetic = self.encoding.model_matrix(draws)
         scores: list[float] = []
         for r in range(sc.repeats):  # one fresh draw per repeat
             model_seed = self.seed + r
@@ -82,12 +91,22 @@ class ValidationProbe:
                 repeats=1,
                 seed=self.seed + step + r,
             )
-        ks = [ks_2samp(a, b).statistic for a, b in zip(self.real.T, synthetic.T, strict=True)]
         metrics = {
             "c2st_auc_gbm": float(np.mean(scores)) if scores else float("nan"),
             "c2st_auc_gbm_std": float(np.std(scores)) if scores else float("nan"),
-            "ks_mean": float(np.mean(ks)),
         }
+        if not self.encoding.has_gaps_or_categories:  # numbers only: KS of each column
+            ks = [
+                ks_2samp(self.real[:, i], synthetic[:, i]).statistic
+                for i in range(self.real.shape[1])
+            ]
+            return in_section(VAL, metrics | {"ks_mean": float(np.mean(ks))})
+        mean, scale = self.encoding.mean, self.encoding.scale
+        table = per_feature_table(self.frauds, draws, mean, scale, self.schema)
+        if "ks" in table:
+            metrics["ks_mean"] = float(np.mean(table["ks"].dropna().to_numpy()))
+        if "tv" in table:
+            metrics["tv_mean"] = float(np.mean(table["tv"].dropna().to_numpy()))
         return in_section(VAL, metrics)
 
 
@@ -236,11 +255,8 @@ def step_selector(
         )
         return shipped.sample(n, label=FRAUD, seed=sample_seed)
 
-    encode = None
-    if data.user_table:
-        encode = RowEncoder.fit(data.table, data.train).encode
     return StepSelector(
-        ValidationProbe(val_frauds, sc, cfg.seed, encode),
+        ValidationProbe(val_frauds, sc, cfg.seed, data.table),
         BestGenerator(generator, checkpoint_dir),
         probe_rows,
         sc,

@@ -10,6 +10,7 @@ iteration sees exactly the weights it saw in training).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from wgangp.data.schema import FEATURES
+from wgangp.data.table_layout import Block, slot_names
 from wgangp.files import write_text
 from wgangp.step.guard import NORM_GRADIENT
 from wgangp.step.train_step import TrainStep
@@ -26,8 +28,17 @@ def _nonfinite(t: tf.Tensor) -> int:
     return int(np.size(t) - np.isfinite(np.asarray(t)).sum())
 
 
-def _feature_stats(x: np.ndarray) -> dict[str, dict[str, float]]:
-    names = list(FEATURES) if x.shape[1] == len(FEATURES) else [f"f{i}" for i in range(x.shape[1])]
+def _feature_stats(
+    x: np.ndarray, layout: Sequence[Block] | None = None
+) -> dict[str, dict[str, float]]:
+    """Per column of the networks' space, named as the table names it (a user's table: by
+    :func:`~wgangp.data.table_layout.slot_names`)."""
+    if layout is not None:
+        names = slot_names(layout)
+    elif x.shape[1] == len(FEATURES):
+        names = list(FEATURES)
+    else:
+        names = [f"f{i}" for i in range(x.shape[1])]
     return {
         name: {
             "mean": float(np.mean(col)),
@@ -110,7 +121,9 @@ def investigate(trainer: TrainStep, step: int, source: str | None) -> dict[str, 
             report["batch"] = {
                 "rows": int(found["real"].shape[0]),
                 "frauds": int(labels.sum()),
-                "feature_stats_network_units": _feature_stats(found["real"]),
+                "feature_stats_network_units": _feature_stats(
+                    found["real"], trainer.batches.rows.layout
+                ),
             }
             break
     report["diagnosis"], report["advice"] = diagnose(report)

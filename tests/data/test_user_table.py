@@ -1,0 +1,165 @@
+"""A user's own table as the frames a run works on: which files take that path, the label as the
+rare class, each kind in its canonical type, and each mistake in one line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from support.configs import SHARED_TABLES, real_sample_path, shared_table
+from support.tables import fraud_team_table, write_fraud_team_table
+
+from wgangp.config import DataConfig
+from wgangp.data.prepare import prepare_data
+from wgangp.data.schema import COLUMNS, LABEL
+from wgangp.data.schema_inference import infer_schema
+from wgangp.data.user_table import class_of, is_user_table, label_value
+from wgangp.errors import DataError
+
+
+def _data(path: Path, **kwargs) -> DataConfig:
+    return DataConfig(path=str(path), fallback="error", **kwargs)
+
+
+def test_which_files_are_a_users_table(tmp_path: Path) -> None:
+    kaggle = tmp_path / "creditcard.csv"
+    pd.DataFrame(np.zeros((3, len(COLUMNS))), columns=list(COLUMNS)).to_csv(kaggle, index=False)
+    table = write_fraud_team_table(tmp_path)
+    assert not is_user_table(_data(kaggle), tmp_path)
+    assert is_user_table(_data(kaggle, label="V1"), tmp_path)  # another label: a user's table
+    assert is_user_table(_data(table, label="is_fraud"), tmp_path)
+    assert is_user_table(_data(table), tmp_path)  # not Kaggle's header: its label is refused
+    near = tmp_path / "edited.csv"  # Kaggle's with a column added: a credit-card file to refuse
+    pd.read_csv(kaggle).assign(Merchant="x").to_csv(near, index=False)
+    assert not is_user_table(_data(near), tmp_path)
+    assert not is_user_table(_data(tmp_path / "absent.csv"), tmp_path)  # the download fallback
+    assert not is_user_table(DataConfig(name="simulated"), tmp_path)
+
+
+def test_a_users_table_becomes_features_and_the_rare_class(tmp_path: Path) -> None:
+    frame = fraud_team_table()
+    path = write_fraud_team_table(tmp_path)
+    data = prepare_data(_data(path, label="is_fraud"), seed=0, launch_dir=tmp_path)
+    assert data.source == "table" and data.user_table
+    assert data.features == ["merchant", "count", "amount", "day"]
+    rows = pd.concat([data.train, data.val, data.test])
+    assert list(rows.columns) == [*data.features, LABEL]
+    assert int(rows[LABEL].sum()) == int((frame["is_fraud"] == "yes").sum())  # yes: least frequent
+    assert set(rows["merchant"].dropna()) <= {"grocery", "travel", "online"}
+    assert rows["merchant"].isna().sum() == frame["merchant"].isna().sum()
+    assert pd.api.types.is_integer_dtype(rows["count"])
+    assert pd.api.types.is_datetime64_any_dtype(rows["day"])
+    assert rows["amount"].isna().sum() == frame["amount"].isna().sum()
+    assert "rows (" in data.describe() and "with is_fraud=yes" in data.describe()
+
+
+def test_the_dataset_record_names_the_table_and_its_columns(tmp_path: Path) -> None:
+    path = write_fraud_team_table(tmp_path)
+    data = prepare_data(_data(path, label="is_fraud"), seed=0, launch_dir=tmp_path)
+    record = data.dataset_record()
+    assert (record["name"], record["digest"], record["source_type"]) == (
+        "transactions",
+        data.digest,
+        "local",
+    )
+    columns = {c["name"]: c for c in json.loads(record["schema"])["mlflow_colspec"]}
+    assert columns["merchant"] == {"type": "string", "name": "merchant", "required": False}
+    assert columns["count"]["type"] == "long" and columns["amount"]["type"] == "double"
+    assert columns["day"]["type"] == "datetime" and columns["is_fraud"]["type"] == "string"
+    assert json.loads(record["profile"])["num_rows"] == 400
+
+
+def test_an_edited_schema_drops_columns_and_sets_the_class(tmp_path: Path) -> None:
+    path = write_fraud_team_table(tmp_path)
+    schema = infer_schema(pd.read_csv(path), label="is_fraud")
+    edited = schema.to_dict()
+    edited["columns"] = [c for c in edited["columns"] if c["name"] != "day"]
+    schema_file = tmp_path / "schema.yaml"
+    schema_file.write_text(type(schema).from_dict(edited).to_yaml())
+    data = prepare_data(
+        _data(path, schema=str(schema_file), positive="no"), seed=0, launch_dir=tmp_path
+    )
+    assert data.features == ["merchant", "count", "amount"]
+    assert data.table.positive == "no"
+    assert int(pd.concat([data.train, data.val, data.test])[LABEL].sum()) == 340
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda f: f.rename(columns={"count": "Class"}),
+            "t.csv: a feature column is named Class, the name wgangp keeps for the class of each "
+            "row; rename that column (the label is is_fraud)",
+        ),
+        (lambda f: f.assign(id=np.arange(len(f))), "column id looks like an ID"),
+        (lambda f: f.assign(amount=f["amount"].where(f.index != 7, np.inf)), "amount"),
+    ],
+    ids=["Class feature", "ID column", "inf"],
+)
+def test_a_table_it_cannot_train_on_is_one_line(tmp_path: Path, change, expected) -> None:
+    path = tmp_path / "t.csv"
+    change(fraud_team_table()).to_csv(path, index=False)
+    with pytest.raises(DataError, match=re.escape(expected)) as info:
+        prepare_data(_data(path, label="is_fraud"), seed=0, launch_dir=tmp_path)
+    assert "\n" not in str(info.value)
+
+
+def test_a_label_value_names_a_class_and_back() -> None:
+    schema = infer_schema(fraud_team_table(), label="is_fraud")
+    assert (class_of(schema, "yes"), class_of(schema, "no")) == (1, 0)
+    assert (label_value(schema, 1), label_value(schema, 0)) == ("yes", "no")
+    with pytest.raises(DataError) as info:
+        class_of(schema, "maybe")
+    assert str(info.value) == "label=maybe is not a value of is_fraud; use one of: no, yes"
+    three = fraud_team_table().assign(
+        is_fraud=lambda f: np.where(f.index % 50 == 0, "x", f.is_fraud)
+    )
+    schema3 = infer_schema(three, label="is_fraud", positive="yes")
+    assert class_of(schema3, "yes") == 1
+    with pytest.raises(DataError) as info:
+        class_of(schema3, "no")
+    assert str(info.value) == (
+        "label is_fraud has 2 values besides yes (no, x); wgangp learns only yes against the "
+        "rest, so it samples only label=yes"
+    )
+
+
+def test_the_creditcard_file_keeps_its_own_path() -> None:
+    path = real_sample_path()
+    if not path.is_file():
+        pytest.skip(f"real-rows sample not found at {path}")
+    data = prepare_data(_data(path), seed=0, launch_dir=path.parent)
+    assert data.source == "file" and not data.user_table and data.user_schema is None
+    assert data.features == list(COLUMNS[:-1])
+
+
+@pytest.mark.parametrize("name", sorted(SHARED_TABLES))
+def test_the_shared_tables_split_with_their_rare_class(name: str) -> None:
+    path = shared_table(name)
+    _, label, positive = SHARED_TABLES[name]
+    data = prepare_data(_data(path, label=label), seed=0, launch_dir=path.parent)
+    real = pd.read_csv(path)
+    assert data.table.positive == positive  # the least frequent value by default
+    rows = pd.concat([data.train, data.val, data.test])
+    assert len(rows) == len(real) and int(rows[LABEL].sum()) == int((real[label] == positive).sum())
+    for part in (data.train, data.val, data.test):
+        assert 0 < part[LABEL].sum() < len(part)
+
+
+def test_a_label_the_schema_does_not_name_is_one_line(tmp_path: Path) -> None:
+    path = write_fraud_team_table(tmp_path)
+    (tmp_path / "schema.yaml").write_text(
+        infer_schema(pd.read_csv(path), label="is_fraud").to_yaml()
+    )
+    data = _data(path, schema="schema.yaml", label="merchant")
+    with pytest.raises(DataError) as info:
+        prepare_data(data, seed=0, launch_dir=tmp_path)
+    assert str(info.value) == (
+        "data.label=merchant but schema.yaml names label is_fraud; drop data.label or edit "
+        "label: in the schema"
+    )
