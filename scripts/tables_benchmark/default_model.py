@@ -24,10 +24,6 @@ SMOKE = [
     "trainer.checkpoint_every=1000000",
 ]
 
-#: The run's own end-of-run evaluation reads Kaggle's 31 columns only, so on other tables it is
-#: off until ``wgangp.evaluation`` takes mixed types; the benchmark scores the rows itself.
-USER_TABLE_RUN = ["evaluate.enabled=false"]
-
 
 @dataclass
 class TrainedModel:
@@ -52,7 +48,6 @@ def overrides(
     table = [f"data.path={path}", "data.fallback=error"]
     if spec.name != "creditcard":  # Kaggle's file keeps its own path: no label settings
         table += [f"data.label={spec.label}", f"data.positive={spec.positive}"]
-        table += USER_TABLE_RUN
     chosen = [
         *table,
         f"seed={seed}",

@@ -20,7 +20,7 @@ from scripts.tables_benchmark.default_model import compose, overrides, train_def
 from scripts.tables_benchmark.split import TableSplit, table_split
 from scripts.tables_benchmark.tables import TableSpec
 from wgangp.errors import WgangpError
-from wgangp.evaluation.encoding import RowEncoder
+from wgangp.evaluation.encoding import TableEncoding
 from wgangp.training.interrupts import Interrupted
 
 log = logging.getLogger("tables_benchmark")
@@ -99,9 +99,9 @@ def run_seed(
         ),
         "control": lambda: _timed(lambda: rare.sample(n, random_state=seed)),
     }
-    encoder = RowEncoder.fit(split.table, split.train)
-    real, train_rare = encoder.encode(test), encoder.encode(rare)
-    train_all = encoder.encode(split.train)
+    encoding = TableEncoding(split.table, split.train)
+    real = encoding.model_matrix(test)
+    train_all = encoding.distance_matrix(split.train)
     outcomes = []
     for method in (m for m in METHODS if m in settings.methods):
         outcome = Outcome(spec.name, seed, method, n)
@@ -119,15 +119,16 @@ def run_seed(
             outcomes.append(outcome)
             continue
         rows = rows.reset_index(drop=True)
-        generated = encoder.encode(rows)
+        generated = encoding.model_matrix(rows)
         with threadpool_limits(limits=1):
             figures["detection"] = scores.detection(
                 real, generated, repeats=settings.repeats,
                 gbm_max_iter=settings.gbm_max_iter, seed=seed,
             )  # fmt: skip
             if method != "control":
-                figures["near_copies"] = scores.near_copies(generated, train_rare, real)
-                figures["exact_copies"] = float(scores.exact_copies(generated, train_all))
+                figures["near_copies"] = scores.near_copies(split.table, rows, rare, test)
+                copies = scores.exact_copies(encoding.distance_matrix(rows), train_all)
+                figures["exact_copies"] = float(copies)
         figures |= scores.form(split.table, rows, rare)
         outcome.figures = figures
         outcomes.append(outcome)

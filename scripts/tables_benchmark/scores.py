@@ -6,7 +6,7 @@
   tell; the control (real training rare rows against the held-out ones) is the floor at this
   number of rows.
 - ``near_copies``: the share of rows nearer a training rare row than 95% of the held-out rare
-  rows are (:func:`wgangp.evaluation.privacy.near_copy_share`); about 0.05 for new rows.
+  rows are (:func:`wgangp.evaluation.privacy.near_copy_share_rows`); about 0.05 for new rows.
 - ``exact_copies``: rows equal, column by column, to a real training row (either class).
 - ``form``: rows outside the table's form: a category not among the levels, a fractional
   integer, a number outside the table's bounds; and the largest gap in the share of empty cells
@@ -21,7 +21,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from wgangp.data.table_schema import TableSchema
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
-from wgangp.evaluation.privacy import near_copy_share
+from wgangp.evaluation.privacy import near_copy_share_rows
 
 #: Relative tolerance of an exact copy (float32 output against the file's digits).
 COPY_RTOL = 1e-6
@@ -41,8 +41,11 @@ def detection(
     return float(np.mean(scores))
 
 
-def near_copies(generated: np.ndarray, train_rare: np.ndarray, test_rare: np.ndarray) -> float:
-    return near_copy_share(generated, train_rare, test_rare)
+def near_copies(
+    table: TableSchema, rows: pd.DataFrame, train_rare: pd.DataFrame, test_rare: pd.DataFrame
+) -> float:
+    """The project's near-copy share in its mixed-type distance space."""
+    return near_copy_share_rows(rows, train_rare, test_rare, table)
 
 
 def exact_copies(generated: np.ndarray, train_all: np.ndarray) -> int:
