@@ -1,0 +1,178 @@
+"""One table, one seed: train the default, draw every generator's rows, score them alike."""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from scripts.tables_benchmark import baselines, scores
+from scripts.tables_benchmark.codes import TableCodes
+from scripts.tables_benchmark.ctgan_peer import ctgan_rows
+from scripts.tables_benchmark.default_model import compose, overrides, train_default
+from scripts.tables_benchmark.split import TableSplit, table_split
+from scripts.tables_benchmark.tables import TableSpec
+from wgangp.errors import WgangpError
+from wgangp.evaluation.encoding import TableEncoding
+from wgangp.training.interrupts import Interrupted
+
+log = logging.getLogger("tables_benchmark")
+
+#: Every generator, in the order of the printed table; "control" is real training rare rows.
+METHODS = ("default", "smote", "copula", "marginals", "ctgan", "control")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much each run does (``--smoke`` shrinks all of it)."""
+
+    steps: int | None = None
+    smoke: bool = False
+    ctgan_epochs: int = 300
+    repeats: int = 10
+    gbm_max_iter: int = 200
+    methods: tuple[str, ...] = METHODS
+    ctgan_timeout: float = 1800.0
+    #: Overrides of the default model's config (``ship.copula_share=0``): a variant to compare.
+    variant: tuple[str, ...] = ()
+    #: The split the rows are judged on: ``test`` reports, ``val`` is where variants are chosen.
+    judged_on: str = "test"
+
+
+@dataclass
+class Outcome:
+    """One generator's figures on one table and seed (``note``: why it has none)."""
+
+    table: str
+    seed: int
+    method: str
+    real_rows: int
+    figures: dict[str, float] = field(default_factory=dict)
+    note: str = ""
+    #: The whole seed on this table: split, every method, every score.
+    seed_total_s: float = float("nan")
+
+    def row(self) -> dict[str, object]:
+        return {
+            "table": self.table, "seed": self.seed, "method": self.method,
+            "real_rows": self.real_rows, **self.figures, "note": self.note,
+            "seed_total_s": self.seed_total_s,
+        }  # fmt: skip
+
+
+def run_seed(
+    spec: TableSpec, path: Path, seed: int, out: Path, settings: Settings, launch_dir: Path
+) -> list[Outcome]:
+    """Every chosen method's figures for ``spec`` trained and split with ``seed``."""
+    start = time.perf_counter()
+    chosen = overrides(spec, path, seed, out, settings.steps, settings.smoke)
+    cfg = compose([*chosen, *settings.variant])
+    split = table_split(cfg, launch_dir)
+    rare, test = split.rare("train"), split.rare(settings.judged_on)
+    n = len(test)
+    codes = TableCodes.fit(split.table, split.train)
+    log.info("%s seed %d: %d train rare rows, %d %s rare rows", spec.name, seed, len(rare), n,
+             settings.judged_on)  # fmt: skip
+    draws: dict[str, Callable[[], tuple[pd.DataFrame, dict[str, float]]]] = {
+        "default": lambda: _default(spec, split, cfg, seed, n, out, launch_dir),
+        "smote": lambda: _timed(
+            lambda: baselines.smote_rows(codes, rare, split.common("train"), n, seed)
+        ),
+        "copula": lambda: _timed(lambda: baselines.copula_rows(codes, rare, n, seed)),
+        "marginals": lambda: _timed(lambda: baselines.marginal_rows(rare, n, seed)),
+        "ctgan": lambda: _timed(
+            lambda: ctgan_rows(
+                codes,
+                rare,
+                n,
+                epochs=settings.ctgan_epochs,
+                seed=seed,
+                timeout=settings.ctgan_timeout,
+            )  # fmt: skip
+        ),
+        "control": lambda: _timed(lambda: rare.sample(n, random_state=seed)),
+    }
+    encoding = TableEncoding(split.table, split.train)
+    real = encoding.model_matrix(test)
+    train_all = encoding.distance_matrix(split.train)
+    outcomes = []
+    for method in (m for m in METHODS if m in settings.methods):
+        outcome = Outcome(spec.name, seed, method, n)
+        try:
+            rows, figures = draws[method]()
+        except Interrupted:
+            raise  # SIGTERM or Ctrl-C stops the benchmark, not just this method
+        except Exception as err:  # noqa: BLE001 - one method's failure is its row's note
+            expected = isinstance(err, RuntimeError | WgangpError)  # else a bug: its traceback
+            kind = "" if expected else f"{type(err).__name__}: "
+            outcome.note = (kind + " ".join(str(err).split()))[:200]
+            log.warning("%s seed %d: %s not scored: %s", spec.name, seed, method, outcome.note)
+            if not expected:
+                log.warning("%s", traceback.format_exc())
+            outcomes.append(outcome)
+            continue
+        rows = rows.reset_index(drop=True)
+        generated = encoding.model_matrix(rows)
+        with threadpool_limits(limits=1):
+            figures["detection"] = scores.detection(
+                real, generated, repeats=settings.repeats,
+                gbm_max_iter=settings.gbm_max_iter, seed=seed,
+            )  # fmt: skip
+            if method != "control":
+                figures["near_copies"] = scores.near_copies(split.table, rows, rare, test)
+                copies = scores.exact_copies(encoding.distance_matrix(rows), train_all)
+                figures["exact_copies"] = float(copies)
+        figures |= scores.form(split.table, rows, rare)
+        outcome.figures = figures
+        outcomes.append(outcome)
+        log.info("%s seed %d: %s %s", spec.name, seed, method, _brief(figures))
+    total = time.perf_counter() - start
+    log.info("%s seed %d took %.0f s", spec.name, seed, total)
+    for outcome in outcomes:
+        outcome.seed_total_s = total
+    return outcomes
+
+
+def _default(
+    spec: TableSpec, split: TableSplit, cfg, seed: int, n: int, out: Path, launch_dir: Path
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    model = train_default(cfg, out / "runs" / f"{spec.name}-seed{seed}", launch_dir)
+    rows = model.sample(n, seed, split.features)
+    run_figures = {
+        f"run_{key.split('/', 1)[1]}": value
+        for key, value in model.metrics.items()
+        if key in RUN_METRICS
+    }
+    return rows, {"wall_s": model.wall_s, **run_figures}
+
+
+#: The run's own end-of-run figures kept beside the benchmark's (results.csv only).
+RUN_METRICS = (
+    "eval/c2st_auc_gbm",
+    "eval/c2st_auc_gbm_control",
+    "eval/near_copies",
+    "eval/exact_copies",
+    "selection/score",
+)
+
+
+def _timed(
+    draw: Callable[[], pd.DataFrame],
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    start = time.perf_counter()
+    rows = draw()
+    return rows, {"wall_s": time.perf_counter() - start}
+
+
+def _brief(figures: dict[str, float]) -> str:
+    keys = ("detection", "near_copies", "exact_copies", "wall_s")
+    return " ".join(
+        f"{k}={figures[k]:.3f}" for k in keys if k in figures and np.isfinite(figures[k])
+    )
