@@ -18,7 +18,7 @@ from wgangp.config import DataConfig
 from wgangp.data.digest import table_digest
 from wgangp.data.loader import load_creditcard, load_simulated
 from wgangp.data.schema import LABEL
-from wgangp.data.split import rows_needed, stratified_split
+from wgangp.data.split import Split, rows_needed, stratified_split
 from wgangp.data.table_schema import TableSchema
 from wgangp.data.user_table import is_user_table, load_user_table
 from wgangp.errors import DataError
@@ -128,16 +128,7 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         seed=seed,
         source=loaded.origin,
     )
-    return PreparedData(
-        loaded.source,
-        loaded.origin,
-        split.train,
-        split.val,
-        split.test,
-        duplicate_rows=split.duplicate_rows,
-        duplicate_frauds=split.duplicate_frauds,
-        digest=table_digest(loaded.frame),
-    )
+    return _prepared(loaded.source, loaded.origin, split, loaded.frame)
 
 
 def _prepare_user_table(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
@@ -155,16 +146,27 @@ def _prepare_user_table(data: DataConfig, *, seed: int, launch_dir: Path) -> Pre
         ),
         columns=list(loaded.frame.columns),
     )
+    return _prepared("table", loaded.origin, split, loaded.frame, loaded.schema)
+
+
+def _prepared(
+    source: str,
+    origin: str,
+    split: Split,
+    frame: pd.DataFrame,
+    table: TableSchema | None = None,
+) -> PreparedData:
+    """The split of ``frame`` as a run's data, with the table's digest (and schema)."""
     return PreparedData(
-        "table",
-        loaded.origin,
+        source,
+        origin,
         split.train,
         split.val,
         split.test,
         duplicate_rows=split.duplicate_rows,
         duplicate_frauds=split.duplicate_frauds,
-        digest=table_digest(loaded.frame),
-        table=loaded.schema,
+        digest=table_digest(frame),
+        table=table or TableSchema.creditcard(),
     )
 
 

@@ -110,6 +110,23 @@ def detection_metrics(
     ``generated[""]`` is the model's rows (``c2st_auc_gbm``); other names get their name as a
     suffix (``c2st_auc_gbm_control`` for other real frauds, ``c2st_auc_gbm_copula``, ...).
     """
+    return _scored_per_set(
+        real_test, generated, half_split_aucs, "c2st_auc", repeats, gbm_max_iter, seed, False
+    )
+
+
+def _scored_per_set(
+    real_test: np.ndarray,
+    generated: dict[str, np.ndarray],
+    aucs: Callable[..., list[float]],
+    prefix: str,
+    repeats: int,
+    gbm_max_iter: int,
+    seed: int,
+    balanced: bool,
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """Each set of ``generated`` rows against the test rows by ``aucs``, with both classifiers:
+    the metrics (``{prefix}_{classifier}{_name}`` and ``_std``) and one table row per repeat."""
     classifiers = {
         "logreg": lambda repeat: logistic_model(seed + repeat),
         "gbm": lambda repeat: boosting_model(seed + repeat, gbm_max_iter),
@@ -118,18 +135,21 @@ def detection_metrics(
     rows = []
     for name, rows_of in generated.items():
         suffix = f"_{name}" if name else ""
+        size = min(len(real_test), len(rows_of))
+        sizes = (size, size) if balanced else (len(real_test), len(rows_of))
         for classifier, make_model in classifiers.items():
-            scores = half_split_aucs(real_test, rows_of, make_model, repeats=repeats, seed=seed)
-            metrics[f"c2st_auc_{classifier}{suffix}"] = float(np.mean(scores))
-            metrics[f"c2st_auc_{classifier}{suffix}_std"] = float(np.std(scores))
+            scores = aucs(real_test, rows_of, make_model, repeats=repeats, seed=seed)
+            key = f"{prefix}_{classifier}{suffix}"
+            metrics[key] = float(np.mean(scores)) if scores else float("nan")
+            metrics[f"{key}_std"] = float(np.std(scores)) if scores else float("nan")
             rows += [
                 {
                     "compared_with": name or "synthetic",
                     "classifier": classifier,
                     "repeat": i,
                     "roc_auc": s,
-                    "real_rows": len(real_test),
-                    "other_rows": len(rows_of),
+                    "real_rows": sizes[0],
+                    "other_rows": sizes[1],
                 }
                 for i, s in enumerate(scores)
             ]
@@ -172,31 +192,13 @@ def balanced_detection_metrics(
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """:func:`detection_metrics` with equal numbers of real and generated rows per repeat, named
     ``c2st_balanced_auc_gbm{_name}`` (``_control``: other real frauds)."""
-    classifiers = {
-        "logreg": lambda repeat: logistic_model(seed + repeat),
-        "gbm": lambda repeat: boosting_model(seed + repeat, gbm_max_iter),
-    }
-    metrics: dict[str, float] = {}
-    rows = []
-    for name, rows_of in generated.items():
-        suffix = f"_{name}" if name else ""
-        size = min(len(real_test), len(rows_of))
-        for classifier, make_model in classifiers.items():
-            scores = balanced_half_split_aucs(
-                real_test, rows_of, make_model, repeats=repeats, seed=seed
-            )
-            key = f"c2st_balanced_auc_{classifier}{suffix}"
-            metrics[key] = float(np.mean(scores)) if scores else float("nan")
-            metrics[f"{key}_std"] = float(np.std(scores)) if scores else float("nan")
-            rows += [
-                {
-                    "compared_with": name or "synthetic",
-                    "classifier": classifier,
-                    "repeat": i,
-                    "roc_auc": s,
-                    "real_rows": size,
-                    "other_rows": size,
-                }
-                for i, s in enumerate(scores)
-            ]
-    return metrics, pd.DataFrame(rows)
+    return _scored_per_set(
+        real_test,
+        generated,
+        balanced_half_split_aucs,
+        "c2st_balanced_auc",
+        repeats,
+        gbm_max_iter,
+        seed,
+        True,
+    )
