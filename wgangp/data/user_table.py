@@ -60,7 +60,10 @@ def is_user_table(data: DataConfig, launch_dir: Path) -> bool:
     path = resolve_path(data.path, launch_dir)
     if not path.is_file():
         return False
-    shared = set(_header(path)) & set(creditcard.COLUMNS)
+    header = _header(path)
+    if header is None:  # unreadable: the credit-card reader's one line says why
+        return False
+    shared = set(header) & set(creditcard.COLUMNS)
     return len(shared) <= len(creditcard.COLUMNS) // 2
 
 
@@ -169,13 +172,14 @@ def class_of(schema: TableSchema, value: object) -> int:
     return REST
 
 
-def _header(path: Path) -> list[str]:
-    """The column names of a table file, read without its rows."""
-    if path.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(path).names)
+def _header(path: Path) -> list[str] | None:
+    """The column names of a table file, read without its rows; None when it cannot be read
+    (empty, truncated, another format: the full read's one line comes later)."""
     try:
+        if path.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
         return [str(c) for c in pd.read_csv(path, nrows=0, compression="infer").columns]
-    except Exception:  # the reader's one line comes later, from the full read
-        return []
+    except Exception:
+        return None
