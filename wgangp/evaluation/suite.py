@@ -168,22 +168,18 @@ def _evaluate(
     timings["baselines"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    detection, tables["detection"] = detection_metrics(
-        test_x,
-        generated,
-        repeats=settings.c2st_repeats,
-        gbm_max_iter=settings.gbm_max_iter,
-        seed=detection_seed,
-    )
-    metrics |= detection
-    balanced, tables["detection_balanced"] = balanced_detection_metrics(
-        test_x,
-        generated,
-        repeats=settings.c2st_repeats,
-        gbm_max_iter=settings.gbm_max_iter,
-        seed=detection_seed,
-    )
-    metrics |= balanced
+    for table, scorer in (
+        ("detection", detection_metrics),
+        ("detection_balanced", balanced_detection_metrics),
+    ):
+        found, tables[table] = scorer(
+            test_x,
+            generated,
+            repeats=settings.c2st_repeats,
+            gbm_max_iter=settings.gbm_max_iter,
+            seed=detection_seed,
+        )
+        metrics |= found
     timings["detection"] = time.perf_counter() - start
 
     start = time.perf_counter()
