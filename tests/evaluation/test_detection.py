@@ -12,7 +12,6 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from wgangp.evaluation.detection import (
-    balanced_detection_metrics,
     detection_metrics,
     half_split_aucs,
     logistic_model,
@@ -81,8 +80,8 @@ def test_the_balanced_test_compares_equal_numbers_of_rows() -> None:
     """200 real rows against 1,000 others: each repeat draws 200 of the others; the null
     standard deviation of one AUC on 100 + 100 held-out rows is 0.041, so 0.12 is ~3 of them."""
     others = {"": gaussian(1000, 2), "shifted": gaussian(1000, 4, shift=3.0)}
-    metrics, table = balanced_detection_metrics(
-        gaussian(200, 1), others, repeats=5, gbm_max_iter=50, seed=0
+    metrics, table = detection_metrics(
+        gaussian(200, 1), others, repeats=5, gbm_max_iter=50, seed=0, balanced=True
     )
     assert (table["real_rows"] == 200).all() and (table["other_rows"] == 200).all()
     assert abs(metrics["c2st_balanced_auc_logreg"] - 0.5) < TOLERANCE

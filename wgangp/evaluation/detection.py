@@ -104,29 +104,18 @@ def detection_metrics(
     repeats: int,
     gbm_max_iter: int,
     seed: int,
+    balanced: bool = False,
 ) -> tuple[dict[str, float], pd.DataFrame]:
-    """AUCs of the test frauds against each set of ``generated`` rows, by name.
+    """AUCs of the test frauds against each set of ``generated`` rows, by name, with both
+    classifiers: the metrics and one table row per repeat.
 
     ``generated[""]`` is the model's rows (``c2st_auc_gbm``); other names get their name as a
-    suffix (``c2st_auc_gbm_control`` for other real frauds, ``c2st_auc_gbm_copula``, ...).
+    suffix (``c2st_auc_gbm_control`` for other real frauds, ``c2st_auc_gbm_copula``, ...). With
+    ``balanced``, equal numbers of real and generated rows per repeat
+    (:func:`balanced_half_split_aucs`), named ``c2st_balanced_auc_...``.
     """
-    return _scored_per_set(
-        real_test, generated, half_split_aucs, "c2st_auc", repeats, gbm_max_iter, seed, False
-    )
-
-
-def _scored_per_set(
-    real_test: np.ndarray,
-    generated: dict[str, np.ndarray],
-    aucs: Callable[..., list[float]],
-    prefix: str,
-    repeats: int,
-    gbm_max_iter: int,
-    seed: int,
-    balanced: bool,
-) -> tuple[dict[str, float], pd.DataFrame]:
-    """Each set of ``generated`` rows against the test rows by ``aucs``, with both classifiers:
-    the metrics (``{prefix}_{classifier}{_name}`` and ``_std``) and one table row per repeat."""
+    aucs = balanced_half_split_aucs if balanced else half_split_aucs
+    prefix = "c2st_balanced_auc" if balanced else "c2st_auc"
     classifiers = {
         "logreg": lambda repeat: logistic_model(seed + repeat),
         "gbm": lambda repeat: boosting_model(seed + repeat, gbm_max_iter),
@@ -180,25 +169,3 @@ def balanced_half_split_aucs(
             seed=int(rng.integers(2**31)),
         )
     return scores
-
-
-def balanced_detection_metrics(
-    real_test: np.ndarray,
-    generated: dict[str, np.ndarray],
-    *,
-    repeats: int,
-    gbm_max_iter: int,
-    seed: int,
-) -> tuple[dict[str, float], pd.DataFrame]:
-    """:func:`detection_metrics` with equal numbers of real and generated rows per repeat, named
-    ``c2st_balanced_auc_gbm{_name}`` (``_control``: other real frauds)."""
-    return _scored_per_set(
-        real_test,
-        generated,
-        balanced_half_split_aucs,
-        "c2st_balanced_auc",
-        repeats,
-        gbm_max_iter,
-        seed,
-        True,
-    )

@@ -26,7 +26,7 @@ from wgangp.data.schema import FRAUD, LABEL
 from wgangp.data.table_schema import TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
-from wgangp.evaluation.detection import balanced_detection_metrics, detection_metrics
+from wgangp.evaluation.detection import detection_metrics
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.evaluation.fidelity import fidelity_metrics, numeric_names
 from wgangp.evaluation.frames import FraudSampler, check_frame, checked_sampler
@@ -168,16 +168,14 @@ def _evaluate(
     timings["baselines"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    for table, scorer in (
-        ("detection", detection_metrics),
-        ("detection_balanced", balanced_detection_metrics),
-    ):
-        found, tables[table] = scorer(
+    for table, balanced in (("detection", False), ("detection_balanced", True)):
+        found, tables[table] = detection_metrics(
             test_x,
             generated,
             repeats=settings.c2st_repeats,
             gbm_max_iter=settings.gbm_max_iter,
             seed=detection_seed,
+            balanced=balanced,
         )
         metrics |= found
     timings["detection"] = time.perf_counter() - start
