@@ -128,3 +128,15 @@ def _remove(path: Path) -> None:
             shutil.rmtree(path)
         else:
             path.unlink(missing_ok=True)
+
+
+def document_format(text: str) -> str | None:
+    """The ``format`` a saved JSON document names (None when it is not such a document): which
+    of a file's readers to use, before that reader checks the whole document."""
+    import json
+
+    try:
+        found = json.loads(text).get("format")
+    except (ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None

@@ -5,14 +5,13 @@ table transform for a user's table. Both map a frame of the internal form
 
 from __future__ import annotations
 
-import json
-
 from wgangp.config import PreprocessConfig
 from wgangp.data.prepare import PreparedData
 from wgangp.data.table_transform import TableTransform
 from wgangp.data.table_transform_check import FORMAT as TABLE_FORMAT
 from wgangp.data.transform import TabularTransformer
 from wgangp.data.user_table import internal_schema
+from wgangp.files import document_format
 
 FeatureTransform = TabularTransformer | TableTransform
 
@@ -38,10 +37,6 @@ def fit_feature_transform(
 
 def load_feature_transform(text: str, source: str) -> FeatureTransform:
     """A saved ``preprocessing.json`` of either transform, by its format."""
-    try:
-        fmt = json.loads(text).get("format")
-    except (ValueError, AttributeError):
-        fmt = None
-    if fmt == TABLE_FORMAT:
+    if document_format(text) == TABLE_FORMAT:
         return TableTransform.from_json(text, source)
     return TabularTransformer.from_json(text, source)

@@ -33,7 +33,7 @@ from wgangp.data.table_transform import TableTransform
 from wgangp.data.transform import RETRAIN
 from wgangp.data.user_table import label_value
 from wgangp.errors import WgangpError
-from wgangp.files import atomic_directory, write_text
+from wgangp.files import atomic_directory, document_format, write_text
 from wgangp.model.networks import N_CLASSES
 from wgangp.serving.bundle import (
     BUNDLE,
@@ -274,11 +274,7 @@ class Synthesizer:
 
 def _load_calibration(path: Path) -> MarginalCalibration | TableCalibration:
     """``calibration.json`` of either kind, by its format."""
-    try:
-        fmt = json.loads(Path(path).read_text()).get("format")
-    except (ValueError, AttributeError):
-        fmt = None
-    if fmt == TABLE_CALIBRATION:
+    if document_format(Path(path).read_text()) == TABLE_CALIBRATION:
         return TableCalibration.load(path)
     return MarginalCalibration.load(path)
 
