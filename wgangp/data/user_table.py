@@ -132,10 +132,10 @@ def canonical(values: pd.Series, column: ColumnSchema, source: str) -> pd.Series
 
 def class_codes(labels: pd.Series, schema: TableSchema) -> np.ndarray:
     """1 where the label is ``schema.positive``, else 0."""
-    positive = schema.positive
-    return np.asarray(
-        [RARE if level_of((positive,), v) is not None else REST for v in labels], dtype=np.int64
-    )
+    positive = (schema.positive,)
+    # One lookup per distinct value, not per row: a label has a handful of values.
+    lookup = {v: RARE if level_of(positive, v) is not None else REST for v in pd.unique(labels)}
+    return labels.map(lookup).to_numpy(dtype=np.int64)
 
 
 def internal_schema(schema: TableSchema) -> TableSchema:
