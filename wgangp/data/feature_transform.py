@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from wgangp.config import PreprocessConfig
 from wgangp.data.prepare import PreparedData
+from wgangp.data.schema import FEATURES
 from wgangp.data.table_transform import TableTransform
 from wgangp.data.table_transform_check import FORMAT as TABLE_FORMAT
 from wgangp.data.transform import TabularTransformer
@@ -33,6 +34,13 @@ def fit_feature_transform(
         source=f"{data.origin} (training rows)",
         min_rows=min_rows,
     )
+
+
+def network_width(transformer: FeatureTransform) -> int:
+    """Columns of the networks' space: the table's layout, or Kaggle's 30 features."""
+    if isinstance(transformer, TableTransform):
+        return transformer.width
+    return len(FEATURES)
 
 
 def load_feature_transform(text: str, source: str) -> FeatureTransform:

@@ -25,7 +25,7 @@ import keras
 import numpy as np
 import pandas as pd
 
-from wgangp.data.feature_transform import FeatureTransform, load_feature_transform
+from wgangp.data.feature_transform import FeatureTransform, load_feature_transform, network_width
 from wgangp.data.schema import COLUMNS, FEATURES, FRAUD, LABEL
 from wgangp.data.table_layout import draw_discrete
 from wgangp.data.table_schema import TableSchema
@@ -88,10 +88,6 @@ class Synthesizer:
     def columns(self) -> list[str]:
         """The columns of every sampled frame, in the table's order."""
         return list(self.table.names) if self.table is not None else list(COLUMNS)
-
-    @property
-    def label_column(self) -> str:
-        return self.table.label if self.table is not None else LABEL
 
     def class_of(self, value: object) -> int:
         """The class (1: rare, 0: the rest) a user names by the label's own value: ``yes`` for a
@@ -164,9 +160,7 @@ class Synthesizer:
     @property
     def width(self) -> int:
         """The generator's output width: the networks' space of the table."""
-        if isinstance(self.transformer, TableTransform):
-            return self.transformer.width
-        return len(FEATURES)
+        return network_width(self.transformer)
 
     def _column_at(self, index: int) -> str:
         if isinstance(self.transformer, TableTransform):
@@ -259,7 +253,7 @@ class Synthesizer:
         if copula_file.exists():
             copula = _read(copula_file, GaussianCopula.load)
             mixture = CopulaMixture(copula, float(meta["copula_share"]))
-        width = transformer.width if isinstance(transformer, TableTransform) else len(FEATURES)
+        width = network_width(transformer)
         generator = _generator(directory / GENERATOR_FILE, int(meta["latent_dim"]), width)
         return cls(
             generator=generator,
