@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from support.configs import SHARED_TABLES, TINY, TINY_NETWORKS, compose, shared_table
 from support.tables import MERCHANTS, write_fraud_team_table
+from support.tracked_runs import SMALL_EVALUATION
 
 from wgangp.data.table_schema import TableSchema
 from wgangp.errors import WgangpError
@@ -109,7 +110,9 @@ def test_a_label_a_table_does_not_have_is_one_line(tmp_path: Path) -> None:
 def test_each_shared_table_trains_and_ships_valid_rows(tmp_path: Path, name: str) -> None:
     path = shared_table(name)
     _, label, positive = SHARED_TABLES[name]
-    overrides = [*TINY_NETWORKS, "trainer.steps=60", "select.every=20", "evaluate.enabled=true"]
+    # The evaluation on mixed types runs whole, at a test's size (its figures: tests/evaluation/).
+    overrides = [*TINY_NETWORKS, "trainer.steps=60", "select.every=20", "select.repeats=2"]
+    overrides += ["trainer.batch_size=64", *SMALL_EVALUATION]
     result, _ = _train(tmp_path, path, f"data.label={label}", *overrides)
     assert result.status == "FINISHED"
     synthesizer = Synthesizer.load(result.synthesizer_dir)
