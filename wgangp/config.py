@@ -171,7 +171,7 @@ class TrainerConfig:
     steps: int = 3000  # generator steps
     batch_size: int = 512
     n_critic: int = 5
-    label_sampling: str = "balanced"  # balanced: half frauds per batch | empirical
+    label_sampling: str = "balanced"  # balanced: half rare rows per batch | empirical
     generator_optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     critic_optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
     steps_per_call: int = 10  # generator steps inside one tf.function call
@@ -189,7 +189,7 @@ class TrainerConfig:
     on_nan: str = "raise"  # raise | stop | skip
     max_consecutive_skips: int = 10
     progress: bool = True
-    sample_rows: int = 1000  # fraud rows sampled into the run directory at the end
+    sample_rows: int = 1000  # rare-class rows sampled into the run directory at the end
     #: Generator weight averaging per step (wgangp.training.averaging); 0: off
     ema_decay: float = 0.0
     refit: bool = False  # after selection, fit again on training + validation rows (training.refit)
@@ -264,19 +264,19 @@ class EvaluateConfig:
     :meth:`check` runs again after ``python -m wgangp.evaluate`` changes values."""
 
     enabled: bool = True
-    #: Synthetic fraud rows drawn for fidelity, detection and privacy.
+    #: Synthetic rare-class rows drawn for fidelity, detection and privacy.
     n_synthetic: int = 2000
-    #: Synthetic frauds added to the detector's training rows = ratio * (#real training frauds).
+    #: Synthetic rows added to the detector's training rows = ratio * (#real training rare rows).
     augment_ratios: list[float] = field(default_factory=lambda: [0.5, 1.0, 2.0])
     #: The ratio behind ``eval/pr_auc_augmented`` (one of augment_ratios); the baselines add as
-    #: many frauds, so the headline comparison is count for count.
+    #: many rare rows, so the headline comparison is count for count.
     headline_ratio: float = 1.0
     #: Repeats of the utility experiment (normal subsample, synthetic draw, model seed): lifts
     #: are paired per repeat.
     seeds: int = 5
-    #: Subsample of real training normals the fraud detectors train on (speed).
+    #: Subsample of real training rows of the other class the detectors train on (speed).
     max_normal_rows: int = 20_000
-    #: Report recall at this precision (the operating point of a fraud team's review queue).
+    #: Report recall at this precision (the operating point of a team's review queue).
     target_precision: float = 0.9
     #: Repeats of the detection classifiers, each fitted on a random half of both sets (C2ST).
     c2st_repeats: int = 10

@@ -66,7 +66,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--data", help="data file (default: the one the run trained on)")
     parser.add_argument("--seed", type=int, help="evaluation seed (default: the run's seed)")
-    parser.add_argument("--n-synthetic", type=int, help="synthetic fraud rows to draw")
+    parser.add_argument("--n-synthetic", type=int, help="synthetic rare-class rows to draw")
     parser.add_argument("--seeds", type=int, help="repeats of the utility experiment")
     parser.add_argument("--max-normal-rows", type=int, help="real normals the detectors see")
     parser.add_argument(

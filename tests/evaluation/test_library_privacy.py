@@ -43,4 +43,4 @@ def test_library_privacy_names_a_metric_pair_per_generator_and_a_reference_row()
         "disclosure_protection_smote",
     }
     assert all(0.0 <= v <= 1.0 for v in metrics.values())
-    assert list(table["rows"]) == ["gan", "smote", "real_test_fraud (reference)"]
+    assert list(table["rows"]) == ["gan", "smote", "real_test_rare (reference)"]

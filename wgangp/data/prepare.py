@@ -33,7 +33,8 @@ class PreparedData:
     train: pd.DataFrame
     val: pd.DataFrame
     test: pd.DataFrame
-    #: Rows that repeat an earlier row exactly (of them, frauds); each is in its original's split.
+    #: Rows that repeat an earlier row exactly (of them, rare-class rows); each is in its
+    #: original's split.
     duplicate_rows: int = 0
     duplicate_frauds: int = 0
     #: :func:`~wgangp.data.digest.table_digest` of the validated table before the split.
@@ -55,14 +56,18 @@ class PreparedData:
         """The schema a synthesizer of this table carries (None: Kaggle's built-in one)."""
         return self.table if self.user_table else None
 
+    @property
+    def rare_rows(self) -> str:
+        """The rows of the class to synthesize, as the log counts them: Kaggle's file calls
+        them frauds; a user's table is named by its label and value, whatever it holds."""
+        if self.user_table:
+            return f"with {self.table.label}={self.table.positive}"
+        return "frauds"
+
     def describe(self) -> str:
-        rare = int(self.train[LABEL].sum())
-        rare_rows = (
-            f"{rare} with {self.table.label}={self.table.positive}" if self.user_table
-            else f"{rare} frauds"
-        )  # fmt: skip
+        rare = f"{int(self.train[LABEL].sum())} {self.rare_rows}"
         return (
-            f"{self.source} ({self.origin}): train {len(self.train)} rows ({rare_rows}), "
+            f"{self.source} ({self.origin}): train {len(self.train)} rows ({rare}), "
             f"val {len(self.val)}, test {len(self.test)}"
         )
 
@@ -95,7 +100,7 @@ class PreparedData:
     def describe_duplicates(self) -> str:
         return (
             f"{self.duplicate_rows} row(s) repeat an earlier row exactly ({self.duplicate_frauds} "
-            "of them frauds); each copy is in the same split as its original"
+            f"of them {self.rare_rows}); each copy is in the same split as its original"
         )
 
 
@@ -173,7 +178,7 @@ def _prepared(
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:
     """Fewer training rows than a batch would make every batch repeat rows: refuse it.
 
-    The sampler draws with replacement (frauds are always fewer than a batch: that is the
+    The sampler draws with replacement (rare rows are always fewer than a batch: that is the
     point of class balancing), but a table smaller than one batch is almost surely the wrong
     file or a wrong ``trainer.batch_size``.
     """

@@ -1,4 +1,4 @@
-"""Evaluation of synthetic fraud rows against real rows they were never fitted on.
+"""Evaluation of synthetic rare-class rows against real rows they were never fitted on.
 
 fidelity, detection (C2ST), utility against SMOTE, privacy, on the rows of any table's schema
 (``encoding`` turns them into numbers); ``suite`` runs them all, ``render`` writes the report.

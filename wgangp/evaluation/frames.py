@@ -100,18 +100,23 @@ def checked_sampler(sample_fraud: FraudSampler, schema: TableSchema | None = Non
         rows = sample_fraud(int(n), int(seed))
         if not isinstance(rows, pd.DataFrame) or len(rows) != n:
             got = len(rows) if isinstance(rows, pd.DataFrame) else type(rows).__name__
-            raise DataError(f"the fraud sampler returned {got} instead of a DataFrame of {n} rows")
+            raise DataError(
+                f"the rare-class sampler returned {got} instead of a DataFrame of {n} rows"
+            )
         missing = [c for c in features if c not in rows.columns]
         if missing:
-            raise DataError(f"the fraud sampler's rows lack columns {missing[:5]}")
+            raise DataError(f"the rare-class sampler's rows lack columns {missing[:5]}")
         if LABEL in rows.columns and not (rows[LABEL].astype(np.int64) == FRAUD).all():
-            raise DataError("the fraud sampler returned rows with Class != 1; it must draw frauds")
+            raise DataError(
+                "the rare-class sampler returned rows with Class != 1; it must draw rare-class "
+                "rows only"
+            )
         try:
-            values = checked_features(rows, schema, "the fraud sampler returned")
+            values = checked_features(rows, schema, "the rare-class sampler returned")
         except DataError as err:
             if "NaN or infinite" in str(err):
                 raise DataError(
-                    "the fraud sampler returned NaN or infinite values: the generator diverged"
+                    "the rare-class sampler returned NaN or infinite values: the generator diverged"
                 ) from None
             raise
         return values.assign(**{LABEL: FRAUD}).reset_index(drop=True)

@@ -164,7 +164,7 @@ def library_privacy(
         )
     rows.append(
         {
-            "rows": "real_test_fraud (reference)",
+            "rows": "real_test_rare (reference)",
             "dcr_overfitting_protection": float("nan"),
             "closer_to_training": float("nan"),
             "disclosure_protection": disclosure_protection(holdout, train, schema),

@@ -35,8 +35,8 @@ def _save(figure: Figure, path: Path) -> Path:
 def plot_marginals(
     real: pd.DataFrame, synthetic: pd.DataFrame, path: Path, schema: TableSchema = CREDITCARD
 ) -> Path:
-    """One grid of panels, real test frauds vs synthetic, one per feature (5 x 6 for Kaggle's
-    30): density histograms for numbers, bar charts of level shares for categories."""
+    """One grid of panels, real test rare-class rows vs synthetic, one per feature (5 x 6 for
+    Kaggle's 30): density histograms for numbers, bar charts of level shares for categories."""
     features = schema.features
     n_cols = 6 if len(features) > 16 else min(4, len(features))
     n_rows = math.ceil(len(features) / n_cols)
@@ -52,10 +52,10 @@ def plot_marginals(
         ax.set_yticks([])
     for ax in axes[len(features) :]:
         ax.set_visible(False)
-    axes[0].legend(["real test frauds", "synthetic frauds"], fontsize=8, loc="upper left")
+    axes[0].legend(["real test rare-class rows", "synthetic rows"], fontsize=8, loc="upper left")
     figure.suptitle(
-        "Marginals, real test frauds (blue) vs synthetic frauds (red); density, tails clipped "
-        "at the 0.5/99.5 percentiles"
+        "Marginals, real test rare-class rows (blue) vs synthetic rows (red); density, tails "
+        "clipped at the 0.5/99.5 percentiles"
     )
     return _save(figure, path)
 
@@ -93,8 +93,8 @@ def plot_correlations(
     synthetic_corr = correlation_matrix(synthetic, schema).to_numpy()
     names = numeric_names(schema)
     panels = [
-        ("real test frauds", real_corr, "coolwarm", -1.0),
-        ("synthetic frauds", synthetic_corr, "coolwarm", -1.0),
+        ("real test rare-class rows", real_corr, "coolwarm", -1.0),
+        ("synthetic rows", synthetic_corr, "coolwarm", -1.0),
         ("|difference|", np.abs(real_corr - synthetic_corr), "viridis", 0.0),
     ]
     figure = Figure(figsize=(21, 6.5))
@@ -116,8 +116,8 @@ def plot_projection(
     path: Path,
     schema: TableSchema = CREDITCARD,
 ) -> Path:
-    """First two principal components, fitted on the real training frauds in the evaluation's
-    mixed-type distance space (standardized numbers, scaled one-hot columns)."""
+    """First two principal components, fitted on the real training rare-class rows in the
+    evaluation's mixed-type distance space (standardized numbers, scaled one-hot columns)."""
     standardized = TableEncoding(schema, real_train_fraud).distance_matrix
 
     fitted = standardized(real_train_fraud)
@@ -131,15 +131,15 @@ def plot_projection(
     figure = Figure(figsize=(8, 7))
     ax = figure.subplots()
     layers = [
-        ("synthetic frauds", synthetic, SYNTHETIC_COLOR, 6, 0.35),
-        ("real training frauds", real_train_fraud, "#7f7f7f", 10, 0.6),
-        ("real test frauds", real_test_fraud, REAL_COLOR, 14, 0.9),
+        ("synthetic rows", synthetic, SYNTHETIC_COLOR, 6, 0.35),
+        ("real training rare-class rows", real_train_fraud, "#7f7f7f", 10, 0.6),
+        ("real test rare-class rows", real_test_fraud, REAL_COLOR, 14, 0.9),
     ]
     for label, frame, color, size, alpha in layers:
         points = (standardized(frame) - center) @ basis
         ax.scatter(points[:, 0], points[:, 1], s=size, alpha=alpha, color=color, label=label)
-    ax.set_xlabel(f"PC1 ({explained[0]:.0%} of the real training frauds' variance)")
+    ax.set_xlabel(f"PC1 ({explained[0]:.0%} of the real training rare-class rows' variance)")
     ax.set_ylabel(f"PC2 ({explained[1]:.0%})")
-    ax.set_title("PCA projection (fitted on the real training frauds)")
+    ax.set_title("PCA projection (fitted on the real training rare-class rows)")
     ax.legend(loc="best", fontsize=9)
     return _save(figure, path)

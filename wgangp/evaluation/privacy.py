@@ -113,7 +113,7 @@ def privacy_metrics(
     table = pd.DataFrame(
         [
             _summary_row("synthetic", dcr_synthetic, copies),
-            _summary_row("real_test_fraud (baseline)", dcr_baseline, baseline_copies),
+            _summary_row("real_test_rare (baseline)", dcr_baseline, baseline_copies),
         ]
     )
     return metrics, table

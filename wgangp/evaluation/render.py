@@ -16,14 +16,14 @@ from wgangp.tracking.names import EVAL, metric
 #: (title, explanation, metric names without the ``eval/`` section, tables shown)
 SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     (
-        "Utility: fraud detector trained with the synthetic frauds vs SMOTE and a copula",
+        "Utility: rare-class detector trained with the synthetic rows vs SMOTE and a copula",
         "Detectors (gradient boosting = main, logistic regression = `_logreg`) trained on real "
-        "rows plus added frauds, scored on the held-out real test rows; PR-AUC is the headline "
-        "(higher is better; lift = augmented minus baseline, > 0 means the synthetic frauds help). "
-        "`augmented` = the headline ratio, fixed in advance; SMOTE (SMOTE-NC on a table with "
-        "categories or gaps), a Gaussian copula of the training frauds, independently resampled "
-        "columns (`independent`) and random oversampling add the same number of frauds. Mean ± "
-        "std over repeats.",
+        "rows plus added rare-class rows, scored on the held-out real test rows; PR-AUC is the "
+        "headline (higher is better; lift = augmented minus baseline, > 0 means the synthetic "
+        "rows help). `augmented` = the headline ratio, fixed in advance; SMOTE (SMOTE-NC on a "
+        "table with categories or gaps), a Gaussian copula of the training rare-class rows, "
+        "independently resampled columns (`independent`) and random oversampling add the same "
+        "number of rows. Mean ± std over repeats.",
         [
             "pr_auc_real",
             "pr_auc_augmented",
@@ -44,10 +44,10 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         ["utility"],
     ),
     (
-        "Fidelity: marginals and correlations vs real test frauds",
+        "Fidelity: marginals and correlations vs real test rare-class rows",
         "KS statistic per numeric feature on its present values (0 = same distribution, 1 = "
-        "disjoint), Wasserstein-1 on features standardized by the real training frauds (in "
-        "fraud-class standard deviations), total variation distance of each categorical "
+        "disjoint), Wasserstein-1 on features standardized by the real training rare-class rows "
+        "(in rare-class standard deviations), total variation distance of each categorical "
         "column's level shares (`tv_`), absolute difference of the share of gaps per nullable "
         "column in percentage points (`gap_share_diff_`), mean absolute gap of off-diagonal "
         "Pearson correlations of the numeric columns; lower is better. SDMetrics' quality "
@@ -68,16 +68,16 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         ["fidelity_per_feature"],
     ),
     (
-        "Detection: can a classifier tell synthetic from real frauds (C2ST)?",
-        "ROC-AUC of classifiers separating the real test frauds from generated ones, fitted on a "
-        "random half of both sets and scored on the other half, mean ± std over repeats: 0.5 = "
-        "indistinguishable (best), 1.0 = every generated row is recognisable. `_control` is the "
-        "same protocol on the test frauds against the training frauds: the floor with this "
-        "little data. `_smote`, `_copula` and `_independent` judge the baselines' rows the same "
-        "way. `c2st_auc_` uses every generated row against the test frauds (the protocol of "
-        "earlier runs); `c2st_balanced_auc_` is the standard C2ST on equal numbers of real and "
-        "generated rows (a fresh draw of the larger set per repeat; `detection_balanced.csv` "
-        "gives the rows each score rests on).",
+        "Detection: can a classifier tell synthetic from real rare-class rows (C2ST)?",
+        "ROC-AUC of classifiers separating the real test rare-class rows from generated ones, "
+        "fitted on a random half of both sets and scored on the other half, mean ± std over "
+        "repeats: 0.5 = indistinguishable (best), 1.0 = every generated row is recognisable. "
+        "`_control` is the same protocol on the test rare-class rows against the training ones: "
+        "the floor with this little data. `_smote`, `_copula` and `_independent` judge the "
+        "baselines' rows the same way. `c2st_auc_` uses every generated row against the test "
+        "rare-class rows (the protocol of earlier runs); `c2st_balanced_auc_` is the standard "
+        "C2ST on equal numbers of real and generated rows (a fresh draw of the larger set per "
+        "repeat; `detection_balanced.csv` gives the rows each score rests on).",
         [
             "c2st_auc_gbm",
             "c2st_auc_gbm_control",
@@ -97,10 +97,11 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     (
         "Privacy: distance to the closest real training row (DCR)",
         "Synthetic rows should be about as far from the training rows as genuinely new real "
-        "frauds (the test frauds) are: dcr_ratio near 1 is good, well below 1 suggests "
-        "memorisation; dcr_share_below_p5 should be near 0.05; exact_copies should be 0. "
-        "near_copies: the share of generated frauds nearer a training fraud than 95% of the test "
-        "frauds are (about 0.05 for rows as new as new frauds), for the baselines too.",
+        "rare-class rows (the test ones, `real_test_rare`) are: dcr_ratio near 1 is good, well "
+        "below 1 suggests memorisation; dcr_share_below_p5 should be near 0.05; exact_copies "
+        "should be 0. near_copies: the share of generated rows nearer a training rare-class row "
+        "than 95% of the test rare-class rows are (about 0.05 for rows as new as new real ones), "
+        "for the baselines too.",
         [
             "dcr_synthetic_median",
             "dcr_baseline_median",
@@ -117,13 +118,14 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     (
         "Privacy: SDMetrics' membership and attribute inference",
         "dcr_overfitting_protection (DCROverfittingProtection): min(1, 2 x the share of "
-        "synthetic frauds closer to held-out test frauds than to as many training frauds); 1 = "
-        "no closer to the training rows than to unseen ones. disclosure_protection "
-        "(DisclosureProtection, CAP): an attacker knowing a training fraud's Time and Amount "
-        "guesses its V14 from the synthetic frauds, 10 bins each (another table: the columns "
-        "docs/evaluation.md names); 1 = no better than chance. "
-        "The table gives the held-out real frauds' disclosure protection as the reference. "
-        "Higher is better; `_smote` and `_copula` judge the baselines' rows the same way.",
+        "synthetic rows closer to held-out test rare-class rows than to as many training ones); "
+        "1 = no closer to the training rows than to unseen ones. disclosure_protection "
+        "(DisclosureProtection, CAP): an attacker knowing two columns of a training rare-class "
+        "row guesses a third from the synthetic rows, 10 bins each (Time and Amount -> V14 on "
+        "Kaggle's file; another table: the columns docs/evaluation.md names); 1 = no better than "
+        "chance. The table gives the held-out real rare-class rows' disclosure protection as "
+        "the reference. Higher is better; `_smote` and `_copula` judge the baselines' rows the "
+        "same way.",
         [
             "dcr_overfitting_protection",
             "dcr_overfitting_protection_smote",
@@ -138,7 +140,7 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
     ),
 ]
 
-TITLE = "Evaluation of the synthetic frauds"
+TITLE = "Evaluation of the synthetic rare-class rows"
 INTRO = (
     "All comparisons use real rows that neither the GAN nor any fitted transform has seen "
     "(the test split)."
@@ -150,7 +152,7 @@ _STYLE = (
 )
 
 FIGURES = [
-    ("marginals.png", "Marginal distributions, real test frauds vs synthetic"),
+    ("marginals.png", "Marginal distributions, real test rare-class rows vs synthetic"),
     ("correlations.png", "Correlation matrices"),
     ("projection.png", "PCA projection"),
 ]

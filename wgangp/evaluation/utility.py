@@ -185,7 +185,7 @@ def utility_per_seed(
     normal_rows = real_train[~is_fraud].reset_index(drop=True)
     if len(real_frauds) < 2 or len(all_normals) < 2:
         raise DataError(
-            f"real_train has {len(real_frauds)} frauds and {len(all_normals)} normals; the utility "
+            f"real_train has {len(real_frauds)} rare-class rows and {len(all_normals)} others; the "
             "evaluation needs at least 2 of each: pass the full training split"
         )
     test_x = encoding.model_matrix(real_test)

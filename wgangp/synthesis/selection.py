@@ -230,7 +230,7 @@ def step_selector(
     checkpoint_dir: Path,
     cfg: Config,
 ) -> StepSelector | None:
-    """The run's step selection; None when ``select.every=0`` or validation has too few frauds.
+    """The run's step selection; None when ``select.every=0`` or validation has too few rare rows.
 
     Each probe scores the rows a user would get from the current step: what
     :func:`~wgangp.synthesis.assemble.assemble` builds, for the rare class alone.
@@ -241,8 +241,8 @@ def step_selector(
         return None
     if len(val_frauds) < MIN_VAL_FRAUDS:
         log.warning(
-            "step selection off: the validation split has %d fraud(s), fewer than %d; the last "
-            "step is kept (raise data.val_fraction or use a larger table)",
+            "step selection off: the validation split has %d rare-class row(s), fewer than %d; the "
+            "last step is kept (raise data.val_fraction or use a larger table)",
             len(val_frauds),
             MIN_VAL_FRAUDS,
         )
