@@ -17,7 +17,10 @@ from wgangp.data.schema import FRAUD
 #: What --smoke changes besides the steps: a lighter end-of-run evaluation.
 SMOKE = [
     "select.every=10",
+    "select.repeats=2",
     "evaluate.seeds=1",
+    "evaluate.max_normal_rows=2000",
+    "evaluate.gbm_max_iter=20",
     "evaluate.c2st_repeats=2",
     "evaluate.n_synthetic=100",
     "evaluate.sdmetrics=false",
