@@ -37,6 +37,7 @@ def detection(
         lambda repeat: boosting_model(seed + repeat, gbm_max_iter),
         repeats=repeats,
         seed=seed,
+        scale_leaves=True,
     )
     return float(np.mean(scores))
 

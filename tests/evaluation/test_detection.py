@@ -12,9 +12,11 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from wgangp.evaluation.detection import (
+    boosting_model,
     detection_metrics,
     half_split_aucs,
     logistic_model,
+    scale_leaves_to,
 )
 
 TOLERANCE = 0.12
@@ -92,3 +94,24 @@ def test_the_balanced_test_compares_equal_numbers_of_rows() -> None:
         for suffix in ("", "_shifted")
         for std in ("", "_std")
     }
+
+
+def test_a_balanced_test_on_30_rows_still_grows_trees() -> None:
+    """30 real rows against 30 shifted by 3 std: boosting's default leaf of 20 rows cannot split a
+    fit of 30 (every AUC exactly 0.5); leaves scaled to the fit (5 rows) see the shift."""
+    real, shifted = gaussian(30, 1), gaussian(30, 2, shift=3.0)
+    stumps = half_split_aucs(real, shifted, lambda r: boosting_model(r, 50), repeats=5, seed=0)
+    assert stumps == [0.5] * len(stumps) and stumps
+    metrics, _ = detection_metrics(
+        real, {"": shifted}, repeats=5, gbm_max_iter=50, seed=0, balanced=True
+    )
+    assert metrics["c2st_balanced_auc_gbm"] > 0.8
+
+
+def test_leaves_follow_the_fit_only_below_200_rows() -> None:
+    for rows, leaf in [(30, 5), (59, 5), (134, 13), (200, 20), (2000, 20)]:
+        model = boosting_model(0, 10)
+        scale_leaves_to(model, rows)
+        assert model.get_params()["min_samples_leaf"] == leaf
+    model = logistic_model(0)
+    scale_leaves_to(model, 30)  # no leaves: unchanged, no error

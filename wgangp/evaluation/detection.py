@@ -60,6 +60,22 @@ def boosting_model(seed: int, max_iter: int) -> HistGradientBoostingClassifier:
     )
 
 
+#: Boosting's default smallest leaf (rows), kept wherever a fit has 200 rows or more.
+MIN_LEAF_ROWS = 20
+
+
+def scale_leaves_to(model: object, fit_rows: int) -> None:
+    """Give a boosting model leaves of a tenth of its fit's rows (5 to 20).
+
+    With boosting's default of 20 rows a leaf, a fit of 30 rows cannot split at all (every
+    AUC is exactly 0.5) and one of 60 splits once: a balanced test on a small held-out class
+    would read "can't tell" whatever the rows. Models without leaves are left alone.
+    """
+    params = getattr(model, "get_params", dict)()
+    if "min_samples_leaf" in params:
+        model.set_params(min_samples_leaf=min(MIN_LEAF_ROWS, max(5, fit_rows // 10)))
+
+
 def identical_row_groups(features: np.ndarray) -> np.ndarray:
     """One integer group per distinct row, so exact duplicates stay together."""
     hashes = pd.util.hash_pandas_object(pd.DataFrame(features), index=False).to_numpy()
@@ -73,12 +89,15 @@ def half_split_aucs(
     *,
     repeats: int,
     seed: int,
+    scale_leaves: bool = False,
 ) -> list[float]:
     """ROC-AUC of ``make_model(repeat)`` separating ``other`` (label 1) from ``real`` (label 0),
     fitted on half of the rows and scored on the rest, once per repeat.
 
     The cut goes between distinct rows of both sets together: a row present in both (a copy)
     is on one side of it with all its twins, so its opposite labels cannot be memorised.
+    ``scale_leaves``: a boosting model's smallest leaf follows the fit's size
+    (:func:`scale_leaves_to`), as the balanced test on a few hundred rows needs.
     """
     rng = np.random.default_rng(seed)
     x = np.vstack([real, other])
@@ -91,6 +110,8 @@ def half_split_aucs(
         if len(np.unique(y[fit])) < 2 or len(np.unique(y[~fit])) < 2:
             continue  # a cut that left one side without a class (only with a handful of rows)
         model = make_model(repeat)
+        if scale_leaves:
+            scale_leaves_to(model, int(fit.sum()))
         model.fit(x[fit], y[fit])
         proba = model.predict_proba(x[~fit])[:, 1]
         scores.append(float(roc_auc_score(y[~fit], proba)))
@@ -154,7 +175,7 @@ def balanced_half_split_aucs(
     seed: int,
 ) -> list[float]:
     """:func:`half_split_aucs` on equal numbers of rows: per repeat, a fresh draw of
-    ``min(len(real), len(other))`` rows of each set."""
+    ``min(len(real), len(other))`` rows of each set, boosting's leaves scaled to the fit."""
     rng = np.random.default_rng(seed)
     size = min(len(real), len(other))
     scores = []
@@ -167,5 +188,6 @@ def balanced_half_split_aucs(
             lambda _, r=repeat: make_model(r),
             repeats=1,
             seed=int(rng.integers(2**31)),
+            scale_leaves=True,
         )
     return scores
