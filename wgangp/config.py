@@ -30,6 +30,8 @@ CRITIC_OUTPUTS = ("linear", "tanh")
 GP_NORMS = ("safe_sqrt", "tf_norm", "custom_gradient", "double_where")
 GP_DTYPES = ("float32", "compute")
 LABEL_SAMPLINGS = ("balanced", "empirical")
+#: The credit-card file's columns with repeated values (Amount's 1.00), the default.
+KAGGLE_QUANTILE_COLUMNS = ("Amount", "Time")
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16", "auto")
 DEVICES = ("auto", "cpu", "gpu")
 STRATEGIES = ("none", "mirrored")
@@ -61,7 +63,7 @@ class DataConfig:
     val_fraction: float = 0.1
     test_fraction: float = 0.2
     min_rows_per_class: int = 3
-    # A table of another shape (python -m wgangp.schema); training still reads the Kaggle schema.
+    # Your own table (docs/schema.md): its label, the class to synthesize, an edited schema.
     label: str = "Class"  # the label column
     positive: str | None = None  # the class to synthesize; null: the label's least frequent value
     schema: str | None = None  # an edited schema YAML; null: infer it from the table
@@ -94,12 +96,11 @@ class PreprocessConfig:
     log_amount: bool = True  # model log1p(Amount): Amount spans 0..25,000
     per_class: bool = True  # one scale per class (wgangp.data.transform)
     #: Columns through their quantiles whatever ``scaling`` is: repeated values come back exact.
-    quantile_columns: list[str] = field(default_factory=lambda: ["Amount", "Time"])
+    #: Kaggle's names here; your own table's number columns (checked once the table is read).
+    quantile_columns: list[str] = field(default_factory=lambda: list(KAGGLE_QUANTILE_COLUMNS))
 
     def __post_init__(self) -> None:
         _require_choice(self.scaling, "preprocess.scaling", SCALINGS)
-        for name in self.quantile_columns:
-            _require_choice(name, "preprocess.quantile_columns", FEATURE_NAMES)
         repeated = sorted({n for n in self.quantile_columns if self.quantile_columns.count(n) > 1})
         _require(not repeated, "preprocess.quantile_columns", f"lists {repeated} more than once")
 
@@ -398,6 +399,9 @@ class Config:
         batch, pac = self.trainer.batch_size, self.model.critic.pac
         why = f"{batch} must be a multiple of model.critic.pac={pac} (the critic's pack size)"
         _require(batch % pac == 0, "trainer.batch_size", why)
+        if self.data.label == "Class" and self.data.schema is None:  # Kaggle's file: its names
+            for name in self.preprocess.quantile_columns:
+                _require_choice(name, "preprocess.quantile_columns", FEATURE_NAMES)
 
 
 def register_configs() -> None:

@@ -163,3 +163,27 @@ def test_a_label_the_schema_does_not_name_is_one_line(tmp_path: Path) -> None:
         "data.label=merchant but schema.yaml names label is_fraud; drop data.label or edit "
         "label: in the schema"
     )
+
+
+def test_quantile_columns_name_the_tables_own_number_columns() -> None:
+    """Kaggle's default applies to the columns a table has of it; named columns must be numbers
+    of the table (one line with a suggestion otherwise), and the config no longer refuses them."""
+    from wgangp.config import Config, PreprocessConfig
+    from wgangp.data.feature_transform import table_quantile_columns
+    from wgangp.errors import ConfigError
+
+    table = infer_schema(fraud_team_table(), "is_fraud", source="test")
+    assert table_quantile_columns(["Amount", "Time"], table) == []
+    assert table_quantile_columns(["amount", "count"], table) == ["amount", "count"]
+    with pytest.raises(ConfigError) as info:  # docs/errors.md, word for word
+        table_quantile_columns(["amout"], table)
+    assert str(info.value) == (
+        "invalid config value preprocess.quantile_columns: 'amout' is not a number column of "
+        "the table; did you mean 'amount'?"
+    )
+    with pytest.raises(ConfigError, match=r"'merchant' is not a number .*its number"):
+        table_quantile_columns(["merchant"], table)
+    own = PreprocessConfig(quantile_columns=["amount"])
+    assert Config(data=DataConfig(label="is_fraud"), preprocess=own).preprocess is own
+    with pytest.raises(ConfigError, match=r"'amount' is not one of"):  # Kaggle's file: its names
+        Config(preprocess=own)

@@ -5,13 +5,17 @@ table transform for a user's table. Both map a frame of the internal form
 
 from __future__ import annotations
 
-from wgangp.config import PreprocessConfig
+import difflib
+
+from wgangp.config import KAGGLE_QUANTILE_COLUMNS, PreprocessConfig
 from wgangp.data.prepare import PreparedData
 from wgangp.data.schema import FEATURES
+from wgangp.data.table_schema import TableSchema
 from wgangp.data.table_transform import TableTransform
 from wgangp.data.table_transform_check import FORMAT as TABLE_FORMAT
 from wgangp.data.transform import TabularTransformer
 from wgangp.data.user_table import internal_schema
+from wgangp.errors import ConfigError
 from wgangp.files import document_format
 
 FeatureTransform = TabularTransformer | TableTransform
@@ -23,17 +27,33 @@ def fit_feature_transform(
     """Fit on ``data.train``: each stored quantile knot the mean of >= ``min_rows`` rows."""
     if not data.user_table:
         return TabularTransformer.from_config(preprocess).fit(data.train, min_rows=min_rows)
-    numbers = {c.name for c in data.table.features if c.kind != "categorical"}
     return TableTransform.fit(
         data.train,
         internal_schema(data.table),
         scaling=preprocess.scaling,
         per_class=preprocess.per_class,
-        # Kaggle's default (Amount, Time) applies to a table that has such number columns.
-        quantile_columns=[c for c in preprocess.quantile_columns if c in numbers],
+        quantile_columns=table_quantile_columns(preprocess.quantile_columns, data.table),
         source=f"{data.origin} (training rows)",
         min_rows=min_rows,
     )
+
+
+def table_quantile_columns(names: list[str], table: TableSchema) -> list[str]:
+    """``preprocess.quantile_columns`` on a user's table: each must be one of its number
+    columns; Kaggle's default (Amount, Time) applies to whichever of them the table has."""
+    numbers = [c.name for c in table.features if c.kind != "categorical"]
+    if tuple(names) == KAGGLE_QUANTILE_COLUMNS:
+        return [name for name in names if name in numbers]
+    for name in names:
+        if name not in numbers:
+            close = difflib.get_close_matches(name, numbers, n=1)
+            listed = f"its number columns: {', '.join(numbers)}"
+            fix = f"did you mean {close[0]!r}?" if close else listed
+            raise ConfigError(
+                f"invalid config value preprocess.quantile_columns: {name!r} is not a number "
+                f"column of the table; {fix}"
+            )
+    return list(names)
 
 
 def network_width(transformer: FeatureTransform) -> int:
