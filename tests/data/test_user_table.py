@@ -187,3 +187,27 @@ def test_quantile_columns_name_the_tables_own_number_columns() -> None:
     assert Config(data=DataConfig(label="is_fraud"), preprocess=own).preprocess is own
     with pytest.raises(ConfigError, match=r"'amount' is not one of"):  # Kaggle's file: its names
         Config(preprocess=own)
+
+
+def test_too_few_rows_of_a_class_name_the_label_not_kaggles_class(tmp_path: Path) -> None:
+    """data.min_rows_per_class holds on a user's table, and the split's own minimum speaks of
+    the label's value (docs/errors.md, word for word)."""
+    table = fraud_team_table()
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    frauds = int((table["is_fraud"] == "yes").sum())
+    with pytest.raises(DataError) as info:
+        prepare_data(_data(path, label="is_fraud", min_rows_per_class=frauds + 1), seed=0,
+                     launch_dir=tmp_path)  # fmt: skip
+    assert str(info.value) == (
+        f"{path}: only {frauds} row(s) with is_fraud=yes; at least {frauds + 1} are needed "
+        "(data.min_rows_per_class): use a larger table"
+    )
+    few = pd.concat([table[table["is_fraud"] == "no"], table[table["is_fraud"] == "yes"][:3]])
+    few.to_csv(path, index=False)
+    with pytest.raises(DataError) as info:
+        prepare_data(_data(path, label="is_fraud"), seed=0, launch_dir=tmp_path)
+    assert str(info.value) == (
+        f"{path}: only 3 distinct is_fraud=yes row(s); at least 4 are needed so that training "
+        "gets 2 and validation and test one each: use a larger table"
+    )

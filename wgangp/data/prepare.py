@@ -139,16 +139,22 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
 def _prepare_user_table(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
     """A user's table (:mod:`wgangp.data.user_table`), split like the credit-card file."""
     loaded = load_user_table(data, launch_dir)
+    label, positive = loaded.schema.label, loaded.schema.positive
+    for cls, name in ((1, f"{label}={positive}"), (0, f"{label}!={positive}")):
+        count = int((loaded.frame[LABEL] == cls).sum())
+        if count < data.min_rows_per_class:
+            raise DataError(
+                f"{loaded.origin}: only {count} row(s) with {name}; at least "
+                f"{data.min_rows_per_class} are needed (data.min_rows_per_class): use a larger "
+                "table"
+            )
     split = stratified_split(
         loaded.frame,
         val_fraction=data.val_fraction,
         test_fraction=data.test_fraction,
         seed=seed,
         source=loaded.origin,
-        class_names=(
-            f"{loaded.schema.label}!={loaded.schema.positive}",
-            str(loaded.schema.positive),
-        ),
+        class_names=(f"{label}!={positive}", f"{label}={positive}"),
         columns=list(loaded.frame.columns),
     )
     return _prepared("table", loaded.origin, split, loaded.frame, loaded.schema)

@@ -31,6 +31,8 @@ from wgangp.errors import DataError
 
 #: Distinct rows of each class the training split needs (see the module docstring).
 MIN_TRAIN_ROWS = 2
+#: What the credit-card file's classes are called in messages (a user's table: its label).
+CLASS_NAMES = ("normal", "fraud")
 
 
 def rows_needed(val_fraction: float) -> int:
@@ -61,7 +63,7 @@ def stratified_split(
     test_fraction: float = 0.2,
     seed: int = 0,
     source: str = "data",
-    class_names: tuple[str, str] = ("normal", "fraud"),
+    class_names: tuple[str, str] = CLASS_NAMES,
     columns: Sequence[str] = schema.COLUMNS,
 ) -> Split:
     """Split ``df`` per Class into train/val/test by groups of identical rows, by ``seed``.
@@ -88,8 +90,9 @@ def stratified_split(
                 if len(rows) > len(sizes)
                 else ""
             )
+            which = f" (Class {cls})" if class_names == CLASS_NAMES else ""  # Kaggle's names
             raise DataError(
-                f"{source}: only {len(sizes)} distinct {name} row(s) (Class {cls}){copies}; at "
+                f"{source}: only {len(sizes)} distinct {name} row(s){which}{copies}; at "
                 f"least {needed} are needed so that training gets {MIN_TRAIN_ROWS} and "
                 f"{'validation and ' if has_val else ''}test one each: use a larger table"
             )
