@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from support.configs import REPO
 
-from scripts.bench.peer_launch import PEERS, peer_command, run_peer
-from scripts.bench.plan import Plan
+from scripts.bench.harness import PEERS, Plan, peer_command, run_peer
 
 FULL, QUICK = Plan.chosen(quick=False), Plan.chosen(quick=True)
 

@@ -15,17 +15,17 @@ import argparse
 import math
 import time
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scripts.bench.peers.record import (
     SIZES,
+    Contender,
     Record,
     Size,
-    emit_each,
-    peer_arguments,
-    peer_sizes,
-    run_main,
-    time_steps,
+    peer_main,
+    peer_parser,
+    time_interleaved,
     versions,
 )
 from scripts.bench.peers.rows import load_frame
@@ -39,14 +39,13 @@ NATIVE_NOTE = "its defaults: batch 500, G/D 256-256, embedding 128, pac 10, 1 cr
 SIZE_NOTE = "size's batch/widths/latent/n_critic; pac 8 (batch must be a multiple of pac)"
 
 
-def measure(
-    size: Size, pac: int, frame: pd.DataFrame, args: argparse.Namespace, notes: list[str]
-) -> Record:
+def measure(size: Size, frame: pd.DataFrame, args: argparse.Namespace, notes: list[str]) -> Record:
     """Training throughput at one size, with the transformer fitted beforehand."""
     import torch
     from ctgan import CTGAN
 
-    notes = list(notes)
+    pac = 10 if size is NATIVE else 8
+    notes = [*notes, NATIVE_NOTE if size is NATIVE else SIZE_NOTE]
     steps_per_epoch = max(len(frame) // size.batch, 1)
 
     def make(epochs: int) -> CTGAN:
@@ -64,7 +63,8 @@ def measure(
     def run(steps: int) -> None:
         make(max(1, math.ceil(steps / steps_per_epoch))).fit(frame, ["Class"])
 
-    timing = time_steps(run, args.epochs * steps_per_epoch, args.repeats, warmup=1)
+    contender = Contender(run, args.epochs * steps_per_epoch, warmup=1)
+    (timing,) = time_interleaved([contender], args.repeats)
     flops = None
     if not args.no_flops:
         try:
@@ -132,16 +132,9 @@ def prefit(frame: pd.DataFrame, notes: list[str]) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = peer_arguments("python -m scripts.bench.peers.ctgan_bench", __doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=2, help="epochs per timed repeat")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--max-rows", type=int, default=0, help="0 = all rows")
-    parser.add_argument("--no-flops", action="store_true")
-    args = parser.parse_args(argv)
-    sizes = peer_sizes(parser, args)
+def prepare(args: argparse.Namespace) -> Callable[[str], Record]:
+    """Read the rows (``--max-rows`` of them) and fit the transformer once for every size."""
     warnings.filterwarnings("ignore")
-
     notes: list[str] = []
     frame = load_frame(args.data, notes)
     if args.max_rows:
@@ -150,14 +143,17 @@ def main(argv: list[str] | None = None) -> int:
     prep = prefit(frame, notes)
 
     def one(name: str) -> Record:
-        size = NATIVE if name == "native" else SIZES[name]
-        pac = 10 if size is NATIVE else 8
-        record = measure(size, pac, frame, args, [*notes, NATIVE_NOTE if pac == 10 else SIZE_NOTE])
+        record = measure(NATIVE if name == "native" else SIZES[name], frame, args, notes)
         record.extra = dict(prep)
         return record
 
-    return emit_each(SYSTEM, VARIANT, sizes, one)
+    return one
 
 
 if __name__ == "__main__":
-    run_main(SYSTEM, VARIANT, main)
+    options = peer_parser("python -m scripts.bench.peers.ctgan_bench", __doc__.splitlines()[0])
+    options.add_argument("--epochs", type=int, default=2, help="epochs per timed repeat")
+    options.add_argument("--repeats", type=int, default=3)
+    options.add_argument("--max-rows", type=int, default=0, help="0 = all rows")
+    options.add_argument("--no-flops", action="store_true")
+    peer_main(SYSTEM, VARIANT, options, prepare)
