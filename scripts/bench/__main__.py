@@ -4,9 +4,8 @@
     python -m scripts.bench --quick --systems naive,matmul --out tmp/x.json    # CI
     python -m scripts.bench --extras --systems naive,wgangp_k_xla --sizes default
 
-Run from the repo root. Figures are steady-state (after warm-up, median of repeats) critic
-samples/s (= batch x n_critic x generator steps/s) and generator steps/s, on the real rows, at
-the sizes of ``scripts/bench/peers/record.py``. Writes FILE.json (a list of records) and FILE.md
+Run from the repo root. Figures are steady-state critic samples/s (= batch x n_critic x generator
+steps/s) and generator steps/s on the real rows. Writes FILE.json (a list of records) and FILE.md
 (the table, ratios to the naive loop of the same size). See docs/benchmark.md.
 """
 
@@ -89,14 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         args = parse_args(argv)
-        needs_rows = any(s in IN_PROCESS_SYSTEMS for s in args.systems)
-        rows = load_rows(args.data) if needs_rows else None
     except WgangpError as err:
         print(f"benchmark: {err}", file=sys.stderr)
         return err.exit_code
-    except FileNotFoundError as err:
-        print(f"benchmark: {err}; pass --data PATH or set WGANGP_REAL_SAMPLE", file=sys.stderr)
-        return DataError.exit_code
+    needs_rows = any(s in IN_PROCESS_SYSTEMS for s in args.systems)
+    rows = load_rows(args.data) if needs_rows else None  # --data was checked: it exists
     if rows is not None and rows.simulated:
         log("!" * 78)
         log(f"!!! {rows.note}: set WGANGP_REAL_SAMPLE or --data; figures are NOT comparable")
@@ -116,8 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     table = report.write(out, records, report.header(mode, data_line, load_before, load_after))
     print(table)
     log(f"wrote {out} and {out.with_suffix('.md')} in {time.perf_counter() - started:.0f}s")
-    failed = [r for r in records if r.status == "failed"]
-    return 1 if failed else 0
+    return 1 if any(r.status == "failed" for r in records) else 0
 
 
 if __name__ == "__main__":

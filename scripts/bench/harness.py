@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -161,7 +160,6 @@ class Harness:
         self.plan = plan
         self.rows = rows
         self.records: list[Record] = []
-        self.naive_shapes: dict[Size, Counter] = {}  # the matmuls the probe runs, per size
 
     def add(self, record: Record) -> None:
         """Keep ``record`` (flagged if it trained on simulated rows) and log its figure."""
@@ -174,19 +172,13 @@ class Harness:
 
     def build(self, name: str, size: Size, k: int) -> System:
         """System ``name`` at ``size`` (a ``_k`` variant with ``k`` steps per call)."""
-        if name == "matmul":
-            from scripts.bench.matmul_probe import ProbeStep
+        if name not in ("naive", "matmul"):
+            return wgangp_systems.build(name, size, self.rows, k)
+        from scripts.bench.matmul_probe import ProbeStep
+        from scripts.bench.naive_loop import NaiveLoop
 
-            if size not in self.naive_shapes:
-                self.build("naive", size, 1)  # traces the step for its shapes; trains nothing
-            return ProbeStep(self.naive_shapes[size])
-        if name == "naive":
-            from scripts.bench.naive_loop import NaiveLoop
-
-            loop = NaiveLoop(size, self.rows)
-            self.naive_shapes[size] = loop.flop_count().shapes
-            return loop
-        return wgangp_systems.build(name, size, self.rows, k)
+        loop = NaiveLoop(size, self.rows)  # the probe runs its step's matmuls (traced, not run)
+        return loop if name == "naive" else ProbeStep(loop.flop_count().shapes)
 
     def time_round_robin(
         self, names: list[str], size: Size, steps: int, warmup: int, k: int, repeats: int

@@ -66,8 +66,7 @@ def markdown(records: list[Record], header: list[str]) -> str:
             f"| {fmt(r.gen_steps_per_s, 1)} | {fmt(r.gflops_per_s, 1)} | {fmt(per_step, 3)} "
             f"| {ratio} | {r.status} |"
         )
-        extra = [f"{k}={v}" for k, v in r.extra.items() if k != "shapes"]
-        details = [*r.notes, *extra]
+        details = [*r.notes, *(f"{k}={v}" for k, v in r.extra.items() if k != "shapes")]
         if details:
             notes.append(f"{i}. " + "; ".join(str(d) for d in details))
     if notes:

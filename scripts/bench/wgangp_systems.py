@@ -1,11 +1,6 @@
-"""The project's trainer as benchmark systems: plain, the default config, XLA, K steps per call,
-K steps + XLA.
-
-Each is a system like the others (``harness.System``): ``run(steps)`` completes ``steps``
-generator steps (each = ``size.n_critic`` critic updates + 1 generator update), returning only
-when the work is done, and is only asked for multiples of ``steps_per_call`` (K for the ``_k``
-variants); ``flops_per_gen_step()`` counts the matmuls of ``TrainStep.generator_step`` (the body
-of the ``tf.range`` loop, traced alone so every shape is static).
+"""The project's trainer as benchmark systems (``harness.System``): plain, the default config,
+XLA, K steps per call, K steps + XLA. Their FLOPs are those of ``TrainStep.generator_step`` (the
+body of the ``tf.range`` loop, traced alone so every shape is static).
 """
 
 from __future__ import annotations
@@ -86,22 +81,17 @@ class TrainerSystem:
             SYSTEMS[name],
             "op determinism off here: it is process-wide and would bind the naive loop too",
         ]
-        self._flops: float | None = None
 
-    def run(self, steps: int) -> object:
-        result = None
-        remaining = steps
-        while remaining > 0:
-            result = self.trainer.advance(min(remaining, self.steps_per_call))
+    def run(self, steps: int) -> None:
+        """``steps`` generator steps in calls of ``steps_per_call``; a non-finite step raises."""
+        while steps > 0:
+            result = self.trainer.advance(min(steps, self.steps_per_call))
             if result.bad_step >= 0:
                 raise RuntimeError(f"non-finite at step {result.bad_step}: {result.bad_source}")
-            remaining -= result.completed
-        return result
+            steps -= result.completed
 
     def flops_per_gen_step(self) -> float:
-        if self._flops is None:
-            self._flops = float(count_step_flops(self.trainer).flops)
-        return self._flops
+        return float(count_step_flops(self.trainer).flops)
 
 
 def count_step_flops(trainer: TrainStep) -> FlopCount:

@@ -189,22 +189,21 @@ def versions(*modules: str, import_missing: bool = True) -> dict[str, object]:
     """Python, the load, and the versions of the named modules importable in this interpreter."""
     found: dict[str, object] = {"python": platform.python_version(), "load_avg_1m": load_average()}
     for name in modules:
-        module = sys.modules.get(name)
-        if module is None and import_missing:
-            try:
-                module = __import__(name)
-            except Exception:  # noqa: BLE001 - a missing module is simply not reported
-                continue
-        if module is None:
+        try:
+            module = sys.modules.get(name) or (__import__(name) if import_missing else None)
+        except Exception:  # noqa: BLE001 - a missing module is simply not reported
             continue
-        version = getattr(module, "__version__", None)
-        if version is None:
-            try:
-                version = importlib.metadata.version(name.replace("_", "-"))
-            except importlib.metadata.PackageNotFoundError:
-                version = "?"
-        found[name] = str(version)
+        if module is not None:
+            found[name] = str(getattr(module, "__version__", None) or distribution_version(name))
     return found
+
+
+def distribution_version(module: str) -> str:
+    """The version its installed distribution declares, for a module without ``__version__``."""
+    try:
+        return importlib.metadata.version(module.replace("_", "-"))
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
 
 
 def log(message: str) -> None:

@@ -7,7 +7,7 @@ record a size:
 
 It times exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), step by step so
 warm-up and repeats are apart. Its conditional ``fit`` fails as shipped, so it is patched
-(:func:`patch_unset_processor`); for ``default``/``small`` its networks are replaced by the
+(:func:`patch_shipped_fit`); for ``default``/``small`` its networks are replaced by the
 size's MLPs (its API has only ``layers_dim``). Both are stated in the record; docs/benchmark.md
 has the details.
 """
@@ -45,26 +45,21 @@ NATIVE = Size("native", (128, 256, 512), (512, 256, 128), latent=32, batch=64, n
 NATIVE_LR, LAYERS_DIM = 5e-4, 128
 
 
-def shipped_fit_error(frame: pd.DataFrame) -> str:
-    """Run its conditional ``fit`` as shipped on a few rows; return how it fails."""
-    from ydata_synthetic.synthesizers import ModelParameters, TrainParameters
+def patch_shipped_fit(frame: pd.DataFrame) -> str:
+    """Run its conditional ``fit`` as shipped on a few rows, then apply the one-line fix without
+    which it cannot run; return how it failed."""
+    from ydata_synthetic.synthesizers import ModelParameters, TrainParameters, base
     from ydata_synthetic.synthesizers.regular.cwgangp.model import CWGANGP
 
     synth = CWGANGP(ModelParameters(batch_size=8, noise_dim=4, layers_dim=4))
     num_cols = [c for c in frame.columns if c != "Class"]
+    error = "none (fit ran unpatched)"
     try:
         synth.fit(frame.head(64), ["Class"], TrainParameters(epochs=0), num_cols, [])
     except Exception as err:  # noqa: BLE001 - the failure is the finding
-        return f"{type(err).__name__}: {err}"
-    return "none (fit ran unpatched)"
-
-
-def patch_unset_processor() -> str:
-    """The one-line fix without which its conditional ``fit`` cannot run."""
-    from ydata_synthetic.synthesizers import base
-
+        error = f"{type(err).__name__}: {err}"
     base.BaseModel.fit = base.BaseGANModel.fit
-    return "patched: BaseModel.fit = BaseGANModel.fit"
+    return error
 
 
 def patch_networks(gen_widths: tuple[int, ...], critic_widths: tuple[int, ...]) -> None:
@@ -178,8 +173,9 @@ def prepare(args: argparse.Namespace) -> Callable[[str], Record]:
     shipped_networks = (cw.Generator, cw.Critic)
     notes: list[str] = []
     frame = load_frame(args.data, notes)
-    shipped_error = shipped_fit_error(frame)
-    notes.insert(0, f"{patch_unset_processor()}; as shipped, fit raised {shipped_error}"[:240])
+    shipped_error = patch_shipped_fit(frame)
+    patched = "patched: BaseModel.fit = BaseGANModel.fit"
+    notes.insert(0, f"{patched}; as shipped, fit raised {shipped_error}"[:240])
 
     def one(name: str) -> Record:
         cw.Generator, cw.Critic = shipped_networks
