@@ -1,12 +1,8 @@
 """Training-throughput benchmark: the naive Keras-style loop, the project's trainer, the peers.
 
-    python -m scripts.bench --out benchmarks/out/bench.json                    # full
-    python -m scripts.bench --quick --systems naive,matmul --out tmp/x.json    # CI
-    python -m scripts.bench --extras --systems naive,wgangp_k_xla --sizes default
-
-Run from the repo root. Figures are steady-state critic samples/s (= batch x n_critic x generator
-steps/s) and generator steps/s on the real rows. Writes FILE.json (a list of records) and FILE.md
-(the table, ratios to the naive loop of the same size). See docs/benchmark.md.
+Run from the repo root, e.g. ``python -m scripts.bench --quick --systems naive,matmul --out
+tmp/x.json`` (CI). Writes FILE.json (a list of records) and FILE.md (the table, ratios to the
+naive loop of the same size). What it measures and how: docs/benchmark.md.
 """
 
 from __future__ import annotations

@@ -227,13 +227,9 @@ class Harness:
             self.add(record)
 
     def run_batch_sweep(self, names: list[str]) -> None:
-        """ms per generator step at the default widths across batch sizes, for ``names`` (the
-        naive loop and/or one trainer variant), timed round-robin at each batch size.
-
-        A repeat holds about the same time at every batch size; a ``_k`` variant runs the plan's
-        K steps a call, capped at the repeat's steps (a call of K steps at the largest batches
-        would be longer than a whole repeat).
-        """
+        """ms per generator step at the default widths across batch sizes, for ``names``, timed
+        round-robin at each; a repeat holds about the same time at every batch size, so K is
+        capped at its steps (K steps at the largest batches would outlast a whole repeat)."""
         note = "extras: default widths at another batch size, timed round-robin with " + (
             ", ".join(names)
         )

@@ -4,9 +4,7 @@ Every ratio in the benchmark is relative to this loop. It is deliberately the co
 write the model: host-side numpy sampling of class-balanced batches each step, the one-hot label
 concatenated to each network's input, a Python ``for`` over the ``n_critic`` critic updates inside
 one ``@tf.function`` (unrolled when traced), a nested-tape gradient penalty with the NaN-safe norm
-``sqrt(sum(g^2) + 1e-12)``, Adam(1e-4, 0, 0.9), LeakyReLU MLPs.
-
-A benchmark system like the others (``harness.System``).
+``sqrt(sum(g^2) + 1e-12)``, Adam(1e-4, 0, 0.9), LeakyReLU MLPs. A ``harness.System``.
 """
 
 from __future__ import annotations

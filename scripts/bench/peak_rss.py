@@ -1,11 +1,8 @@
 """Peak memory of a system training from many rows, measured in a fresh process.
 
-``--extras`` starts it in a process of its own so that nothing else the run loaded counts; it
-prints one JSON record:
-
-    python -m scripts.bench.peak_rss --system wgangp_k_xla --rss-rows 1000000
-
-The RSS read after every call shows whether a loop copies its data per step or holds it once.
+``--extras`` runs ``python -m scripts.bench.peak_rss --system NAME --rss-rows N`` so that nothing
+else the run loaded counts; the RSS read after every call shows whether a loop copies its data
+per step or holds it once. Prints one JSON record.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Peer: CTGAN 0.12.1 (PyTorch) on all the fraud rows; preprocessing timed apart from training.
 
-Runs in ``.bench-envs/ctgan`` (CPU torch) from the repo root and prints one JSON record a size:
-
-    .bench-envs/ctgan/bin/python -m scripts.bench.peers.ctgan_bench --json --size native
-
-Its ``DataTransformer`` is fitted once, timed, and handed to every timed ``CTGAN.fit(epochs=E)``
-so that they measure training only; ``steps = epochs x len(rows) // batch``. What ``native`` and
-the sizes mean for it: docs/benchmark.md.
+Runs in ``.bench-envs/ctgan`` (CPU torch) from the repo root, one JSON record a ``--size``. Its
+``DataTransformer`` is fitted once, timed, and handed to every timed ``CTGAN.fit(epochs=E)`` so
+that they measure training only; ``steps = epochs x len(rows) // batch``. What ``native`` and the
+sizes mean for it: docs/benchmark.md.
 """
 
 from __future__ import annotations
@@ -111,20 +108,10 @@ def prefit(frame: pd.DataFrame, notes: list[str]) -> dict[str, Any]:
         f"preprocessing (separate, not in throughput): DataTransformer.fit {fit_s:.1f}s"
         f" + transform {transform_s:.1f}s; {transformed.shape[1]} columns after encoding"
     )
-
-    class Prefitted:
-        """Stands in for DataTransformer inside CTGAN.fit: already fitted, transform cached."""
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(transformer, name)
-
-        def fit(self, *_: object, **__: object) -> None:
-            return None
-
-        def transform(self, *_: object, **__: object) -> Any:
-            return transformed
-
-    ctgan_module.DataTransformer = Prefitted
+    # What CTGAN.fit makes and fits is this one, already fitted, its transform cached.
+    transformer.fit = lambda *_, **__: None
+    transformer.transform = lambda *_, **__: transformed
+    ctgan_module.DataTransformer = lambda: transformer
     return {
         "preprocess_fit_s": round(fit_s, 3),
         "preprocess_transform_s": round(transform_s, 3),

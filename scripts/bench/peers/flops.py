@@ -68,11 +68,8 @@ def _called(op: tf.Operation) -> list[str]:
 
 
 def count_flops(concrete_function, loop_trip_count: int = 1) -> FlopCount:
-    """Matmul FLOPs of one call of ``concrete_function`` (from ``fn.get_concrete_function(...)``).
-
-    ``loop_trip_count`` multiplies every while-loop body (nested loops multiply again); of
-    alternative branches, the costliest counts.
-    """
+    """Matmul FLOPs of one call of ``concrete_function`` (from ``fn.get_concrete_function(...)``);
+    ``loop_trip_count`` multiplies every while-loop body (nested loops multiply again)."""
     graph = concrete_function.graph
     fdefs = {f.signature.name: f for f in graph.as_graph_def().library.function}
     cache: dict[str, FlopCount] = {}

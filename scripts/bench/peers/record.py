@@ -1,8 +1,6 @@
-"""The benchmark's record and what every measurement shares: the sizes, timing, versions, and a
-peer's entry point.
-
-The peers import this module in their own environments (an older TensorFlow, PyTorch, no
-``wgangp``), so it needs the standard library only; the harness reads their records back with it.
+"""The benchmark's record and what every measurement shares: sizes, timing, versions, a peer's
+entry point. The standard library only: the peers import it in their own environments (an older
+TensorFlow, PyTorch, no ``wgangp``) and the harness reads their records back with it.
 """
 
 from __future__ import annotations
@@ -71,12 +69,9 @@ class Contender:
 
 
 def time_interleaved(contenders: list[Contender], repeats: int) -> list[Timing]:
-    """Warm every system up, then time repeat r of each before repeat r+1 of any.
-
-    This VM's speed drifts over minutes: timed in blocks, one after the other, a system's
-    figure depends on its place in the run. Round-robin repeats put the slow minutes on every
-    system alike, so ratios stay fair (docs/benchmark.md has the drift measured).
-    """
+    """Warm every system up, then time repeat r of each before repeat r+1 of any: this VM's
+    speed drifts over minutes, and round-robin repeats put the slow minutes on every system
+    alike, so ratios stay fair (docs/benchmark.md has the drift measured)."""
     warmups = []
     for c in contenders:
         start = time.perf_counter()
@@ -194,16 +189,13 @@ def versions(*modules: str, import_missing: bool = True) -> dict[str, object]:
         except Exception:  # noqa: BLE001 - a missing module is simply not reported
             continue
         if module is not None:
-            found[name] = str(getattr(module, "__version__", None) or distribution_version(name))
+            version = getattr(module, "__version__", None)
+            try:
+                version = version or importlib.metadata.version(name.replace("_", "-"))
+            except importlib.metadata.PackageNotFoundError:
+                version = "?"
+            found[name] = str(version)
     return found
-
-
-def distribution_version(module: str) -> str:
-    """The version its installed distribution declares, for a module without ``__version__``."""
-    try:
-        return importlib.metadata.version(module.replace("_", "-"))
-    except importlib.metadata.PackageNotFoundError:
-        return "?"
 
 
 def log(message: str) -> None:

@@ -1,15 +1,10 @@
 """Peer: ydata-synthetic 1.4.0's CWGAN-GP on the fraud rows, timed as its own ``fit`` loop runs.
 
-Runs in ``.bench-envs/ydata`` (TensorFlow 2.15, numpy<2) from the repo root and prints one JSON
-record a size:
-
-    .bench-envs/ydata/bin/python -m scripts.bench.peers.ydata_cwgangp --json --size native
-
-It times exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), step by step so
-warm-up and repeats are apart. Its conditional ``fit`` fails as shipped, so it is patched
-(:func:`patch_shipped_fit`); for ``default``/``small`` its networks are replaced by the
-size's MLPs (its API has only ``layers_dim``). Both are stated in the record; docs/benchmark.md
-has the details.
+Runs in ``.bench-envs/ydata`` (TensorFlow 2.15, numpy<2) from the repo root, one JSON record a
+``--size``. It times exactly its ``fit`` inner loop (``get_data_batch`` + ``train_step``), step by
+step so warm-up and repeats are apart. Its conditional ``fit`` fails as shipped, so it is patched
+(:func:`patch_shipped_fit`); for ``default``/``small`` its networks are replaced by the size's
+MLPs (its API has only ``layers_dim``). Both are in the record; details: docs/benchmark.md.
 """
 
 from __future__ import annotations
