@@ -1,13 +1,8 @@
 """Training-throughput benchmark: the naive Keras-style loop, the project's trainer, the peers.
 
-    python -m scripts.bench --out benchmarks/out/bench.json                    # full
-    python -m scripts.bench --quick --systems naive,matmul --out tmp/x.json    # CI
-    python -m scripts.bench --extras --systems naive,wgangp_k_xla --sizes default
-
-Run from the repo root. Figures are steady-state (after warm-up, median of repeats) critic
-samples/s (= batch x n_critic x generator steps/s) and generator steps/s, on the real rows, at
-the sizes of ``scripts/bench/peers/record.py``. Writes FILE.json (a list of records) and FILE.md
-(the table, ratios to the naive loop of the same size). See docs/benchmark.md.
+Run from the repo root, e.g. ``python -m scripts.bench --quick --systems naive,matmul --out
+tmp/x.json`` (CI). Writes FILE.json (a list of records) and FILE.md (the table, ratios to the
+naive loop of the same size). What it measures and how: docs/benchmark.md.
 """
 
 from __future__ import annotations
@@ -19,10 +14,9 @@ import time
 from pathlib import Path
 
 from scripts.bench import report
-from scripts.bench.harness import ALL_SYSTEMS, IN_PROCESS_SYSTEMS, Harness
+from scripts.bench.harness import ALL_SYSTEMS, IN_PROCESS_SYSTEMS, Harness, Plan
 from scripts.bench.peers.record import SIZES, load_average, log
 from scripts.bench.peers.rows import REPO, load_rows, real_sample_path
-from scripts.bench.plan import Plan
 from wgangp.errors import ConfigError, DataError, WgangpError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports TensorFlow
@@ -34,21 +28,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m scripts.bench", description=__doc__.splitlines()[0]
     )
+    systems = ", ".join(ALL_SYSTEMS)
     parser.add_argument(
-        "--systems",
-        default=",".join(ALL_SYSTEMS),
-        help=f"comma-separated, from: {', '.join(ALL_SYSTEMS)}",
+        "--systems", default=",".join(ALL_SYSTEMS), help=f"comma-separated, from: {systems}"
     )
     parser.add_argument("--sizes", default="default,small", help="comma-separated: default,small")
+    out = str(REPO / "benchmarks" / "out" / "benchmark.json")
     parser.add_argument(
-        "--out",
-        default=str(REPO / "benchmarks" / "out" / "benchmark.json"),
-        help="records as JSON; the table goes beside it with the suffix .md",
+        "--out", default=out, help="records as JSON; the table goes beside it with the suffix .md"
     )
     parser.add_argument(
-        "--data",
-        default=None,
-        help="real rows CSV (default: $WGANGP_REAL_SAMPLE, then the shared sample)",
+        "--data", help="real rows CSV (default: $WGANGP_REAL_SAMPLE, then the shared sample)"
     )
     parser.add_argument(
         "--quick",
@@ -73,28 +63,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     args.sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
-    unknown = [s for s in args.systems if s not in ALL_SYSTEMS]
-    if unknown:
-        raise ConfigError(
-            f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(ALL_SYSTEMS)}"
-        )
-    bad_sizes = [s for s in args.sizes if s not in SIZES]
-    if bad_sizes:
-        raise ConfigError(f"unknown size(s) {', '.join(bad_sizes)}; choose from {', '.join(SIZES)}")
+    for kind, chosen, known in (("system", args.systems, ALL_SYSTEMS), ("size", args.sizes, SIZES)):
+        unknown = [s for s in chosen if s not in known]
+        if unknown:
+            choices = ", ".join(known)
+            raise ConfigError(f"unknown {kind}(s) {', '.join(unknown)}; choose from {choices}")
     missing = [p for p in args.include if not Path(p).is_file()]
     if missing:
         raise ConfigError(f"--include {missing[0]} does not exist; pass a benchmark JSON file")
     if args.data and not Path(args.data).is_file():
         raise DataError(f"--data {args.data} does not exist; pass the real rows CSV(.gz)")
-    args.plan = Plan.chosen(
-        quick=args.quick,
-        steps=args.steps,
-        repeats=args.repeats,
-        systems=tuple(args.systems),
-        sizes=tuple(args.sizes),
-        data=args.data,
-        extras=args.extras,
-    )
+    chosen = {"systems": tuple(args.systems), "sizes": tuple(args.sizes), "data": args.data}
+    budgets = {"quick": args.quick, "steps": args.steps, "repeats": args.repeats}
+    args.plan = Plan.chosen(**budgets, **chosen, extras=args.extras)
     return args
 
 
@@ -103,14 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         args = parse_args(argv)
-        needs_rows = any(s in IN_PROCESS_SYSTEMS for s in args.systems)
-        rows = load_rows(args.data) if needs_rows else None
     except WgangpError as err:
         print(f"benchmark: {err}", file=sys.stderr)
         return err.exit_code
-    except FileNotFoundError as err:
-        print(f"benchmark: {err}; pass --data PATH or set WGANGP_REAL_SAMPLE", file=sys.stderr)
-        return DataError.exit_code
+    needs_rows = any(s in IN_PROCESS_SYSTEMS for s in args.systems)
+    rows = load_rows(args.data) if needs_rows else None  # --data was checked: it exists
     if rows is not None and rows.simulated:
         log("!" * 78)
         log(f"!!! {rows.note}: set WGANGP_REAL_SAMPLE or --data; figures are NOT comparable")
@@ -130,8 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     table = report.write(out, records, report.header(mode, data_line, load_before, load_after))
     print(table)
     log(f"wrote {out} and {out.with_suffix('.md')} in {time.perf_counter() - started:.0f}s")
-    failed = [r for r in records if r.status == "failed"]
-    return 1 if failed else 0
+    return 1 if any(r.status == "failed" for r in records) else 0
 
 
 if __name__ == "__main__":

@@ -4,9 +4,8 @@ Each distinct matmul shape of a traced training step (from ``peers.flops.count_f
 backward and gradient-penalty double-backward matmuls, transposes included) runs in a tight
 ``tf.range`` loop inside one ``tf.function``, ``UNROLL`` independent matmuls per trip.
 :class:`ProbeStep` runs every shape as often as the step does, so it is a benchmark system like
-the others: timed round-robin with them (``scripts.bench.harness.time_interleaved``), in the
-same minutes of this VM's drift, its steps per second are those of a step that does nothing but
-its matmuls.
+the others: timed round-robin with them, in the same minutes of this VM's drift, its steps per
+second are those of a step that does nothing but its matmuls.
 """
 
 from __future__ import annotations
@@ -15,9 +14,6 @@ from collections import Counter
 from typing import Any
 
 import tensorflow as tf
-
-MatmulKey = tuple[int, int, int, bool, bool]  # (m, k, n, transpose_a, transpose_b)
-
 
 #: Independent matmuls per loop trip: amortizes the while loop's own per-trip cost, which would
 #: otherwise dominate the small shapes (a 256x32x1 matmul is 16 kFLOP).
@@ -44,14 +40,6 @@ def _loop(
     return repeat
 
 
-def _operands(key: MatmulKey) -> tuple[tf.Tensor, tf.Tensor]:
-    """``UNROLL`` distinct left operands and one right operand for a matmul of shape ``key``."""
-    m, k, n, transpose_a, transpose_b = key
-    a = tf.random.normal([UNROLL, k, m] if transpose_a else [UNROLL, m, k])
-    b = tf.random.normal([n, k] if transpose_b else [k, n])
-    return a, b
-
-
 class ProbeStep:
     """A step's matmuls alone: ``run(n)`` runs each shape ``count x n`` times (its loop trips
     are ``count x n / UNROLL``, so ``n`` must be a multiple of ``steps_per_call``)."""
@@ -65,9 +53,12 @@ class ProbeStep:
     ]
 
     def __init__(self, shapes: Counter) -> None:
-        self.loops = [
-            (_loop(*key), *_operands(key), count) for key, count in sorted(shapes.items())
-        ]
+        """``shapes``: (m, k, n, transpose_a, transpose_b) -> how often one step runs it."""
+        self.loops = []
+        for (m, k, n, ta, tb), count in sorted(shapes.items()):
+            a = tf.random.normal([UNROLL, k, m] if ta else [UNROLL, m, k])  # UNROLL left operands
+            b = tf.random.normal([n, k] if tb else [k, n])
+            self.loops.append((_loop(m, k, n, ta, tb), a, b, count))
         self.flops_per_step = sum(2 * m * k * n * c for (m, k, n, _, _), c in shapes.items())
         self.shapes = len(shapes)
         self.variant = f"probe ({self.shapes} shapes)"

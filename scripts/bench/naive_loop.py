@@ -4,22 +4,17 @@ Every ratio in the benchmark is relative to this loop. It is deliberately the co
 write the model: host-side numpy sampling of class-balanced batches each step, the one-hot label
 concatenated to each network's input, a Python ``for`` over the ``n_critic`` critic updates inside
 one ``@tf.function`` (unrolled when traced), a nested-tape gradient penalty with the NaN-safe norm
-``sqrt(sum(g^2) + 1e-12)``, Adam(1e-4, 0, 0.9), LeakyReLU MLPs.
-
-A benchmark system like the others (``harness.System``). Run alone for the peak-RSS extra:
-``python -m scripts.bench.naive_loop --rss-rows 1000000``.
+``sqrt(sum(g^2) + 1e-12)``, Adam(1e-4, 0, 0.9), LeakyReLU MLPs. A ``harness.System``.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from scripts.bench import peak_rss
 from scripts.bench.peers.flops import FlopCount, count_flops
 from scripts.bench.peers.record import Size
 from scripts.bench.peers.rows import N_CLASSES, N_FEATURES, Rows
@@ -37,29 +32,6 @@ def mlp(n_inputs: int, widths: tuple[int, ...], n_outputs: int, name: str) -> ke
     return keras.Sequential(layers, name=name)
 
 
-class BalancedSampler:
-    """Host-side sampling of class-balanced batches (the naive loop's and Keras example's way)."""
-
-    def __init__(self, rows: Rows, seed: int = 0) -> None:
-        self.features = rows.features
-        self.by_class = [np.flatnonzero(rows.labels == c) for c in range(N_CLASSES)]
-        self.rng = np.random.default_rng(seed)
-
-    def onehot(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` labels drawn uniformly over the classes, and the same as one-hot rows."""
-        labels = self.rng.integers(0, N_CLASSES, size=n)
-        return labels, np.eye(N_CLASSES, dtype=np.float32)[labels]
-
-    def batch(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """``n`` rows with labels drawn uniformly over the classes, and their one-hot labels."""
-        labels, onehot = self.onehot(n)
-        index = np.empty(n, dtype=np.int64)
-        for c, members in enumerate(self.by_class):
-            where = labels == c
-            index[where] = members[self.rng.integers(0, len(members), size=int(where.sum()))]
-        return self.features[index], onehot
-
-
 class NaiveLoop:
     """The baseline trainer at one size; ``run(n)`` does ``n`` generator steps on host batches."""
 
@@ -67,12 +39,14 @@ class NaiveLoop:
     steps_per_call = 1
     notes = ["baseline: one tf.function per generator step, host numpy batches"]
 
-    def __init__(self, size: Size, rows: Rows, seed: int = 0) -> None:
-        keras.utils.set_random_seed(seed)
+    def __init__(self, size: Size, rows: Rows) -> None:
+        keras.utils.set_random_seed(0)
         self.size = size
         self.settings: dict[str, Any] = {}
         self._flops: FlopCount | None = None
-        self.sampler = BalancedSampler(rows, seed)
+        self.features = rows.features
+        self.by_class = [np.flatnonzero(rows.labels == c) for c in range(N_CLASSES)]
+        self.rng = np.random.default_rng(0)
         self.generator = mlp(size.latent + N_CLASSES, size.gen_widths, N_FEATURES, "generator")
         self.critic = mlp(N_FEATURES + N_CLASSES, size.critic_widths, 1, "critic")
         self.g_opt = keras.optimizers.Adam(1e-4, beta_1=0.0, beta_2=0.9)
@@ -80,12 +54,19 @@ class NaiveLoop:
         self.train_step = tf.function(self._train_step)
 
     def host_batch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """n_critic real batches with their one-hot labels, and labels for the generator update."""
+        """n_critic real batches with their one-hot labels, and labels for the generator update:
+        labels uniform over the classes, rows drawn from each label's class (numpy, on the host,
+        as the Keras example does)."""
         k, b = self.size.n_critic, self.size.batch
-        real, labels = self.sampler.batch(k * b)
-        _, gen_labels = self.sampler.onehot(b)
-        shape = (k, b)
-        return real.reshape(*shape, N_FEATURES), labels.reshape(*shape, N_CLASSES), gen_labels
+        labels = self.rng.integers(0, N_CLASSES, size=k * b)
+        index = np.empty(k * b, dtype=np.int64)
+        for c, members in enumerate(self.by_class):
+            where = labels == c
+            index[where] = members[self.rng.integers(0, len(members), size=int(where.sum()))]
+        onehot = np.eye(N_CLASSES, dtype=np.float32)
+        gen_labels = onehot[self.rng.integers(0, N_CLASSES, size=b)]
+        real = self.features[index].reshape(k, b, N_FEATURES)
+        return real, onehot[labels].reshape(k, b, N_CLASSES), gen_labels
 
     def _critic_update(self, real: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
         batch = self.size.batch
@@ -143,11 +124,3 @@ class NaiveLoop:
 
     def flops_per_gen_step(self) -> float:
         return float(self.flop_count().flops)
-
-
-if __name__ == "__main__":
-    sys.exit(
-        peak_rss.main(
-            None, prog="python -m scripts.bench.naive_loop", builders={"naive": NaiveLoop}, steps=20
-        )
-    )

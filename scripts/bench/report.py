@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from scripts.bench.machine import environment
-from scripts.bench.peers.record import Record
+from scripts.bench.harness import environment
+from scripts.bench.peers.record import Record, json_records
 
 
 def read_records(path: Path) -> list[Record]:
@@ -17,9 +17,8 @@ def read_records(path: Path) -> list[Record]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        data = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
-    items = data if isinstance(data, list) else [data]
-    return [Record.from_dict(item) for item in items]
+        return json_records(text)
+    return [Record.from_dict(item) for item in (data if isinstance(data, list) else [data])]
 
 
 def fmt(value: float | None, digits: int = 0) -> str:
@@ -67,8 +66,7 @@ def markdown(records: list[Record], header: list[str]) -> str:
             f"| {fmt(r.gen_steps_per_s, 1)} | {fmt(r.gflops_per_s, 1)} | {fmt(per_step, 3)} "
             f"| {ratio} | {r.status} |"
         )
-        extra = [f"{k}={v}" for k, v in r.extra.items() if k != "shapes"]
-        details = [*r.notes, *extra]
+        details = [*r.notes, *(f"{k}={v}" for k, v in r.extra.items() if k != "shapes")]
         if details:
             notes.append(f"{i}. " + "; ".join(str(d) for d in details))
     if notes:

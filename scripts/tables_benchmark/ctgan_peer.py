@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scripts.bench.peer_launch import envs_dir
+from scripts.bench.peers import envs_dir
 from scripts.bench.peers.rows import REPO
 from scripts.tables_benchmark.codes import TableCodes
 

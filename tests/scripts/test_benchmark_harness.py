@@ -249,7 +249,7 @@ def test_extras_sweep_then_measure_peak_memory_in_fresh_module_processes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """--extras sweeps the naive loop and the fastest trainer mode asked for, then measures each
-    one's peak memory in a fresh ``python -m scripts.bench.<module>`` from the repo root; a
+    one's peak memory in a fresh ``python -m scripts.bench.peak_rss`` from the repo root; a
     process that prints no record leaves a failed one."""
     from scripts.bench import harness as harness_module
     from scripts.bench.__main__ import parse_args
@@ -263,7 +263,7 @@ def test_extras_sweep_then_measure_peak_memory_in_fresh_module_processes(
 
     def fake_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
         runs.append((command, kwargs["cwd"]))
-        if command[2] == "scripts.bench.naive_loop":
+        if command[command.index("--system") + 1] == "naive":
             record = Record(system="naive", variant="peak-rss 1,000,000 rows", size="default")
             line = json.dumps(record.to_dict())
             return subprocess.CompletedProcess(command, 0, f"progress\n{line}\n", "")
@@ -276,12 +276,9 @@ def test_extras_sweep_then_measure_peak_memory_in_fresh_module_processes(
 
     assert swept == [["naive", "wgangp_k_xla"]]
     commands = [command for command, _ in runs]
-    assert [c[:3] for c in commands] == [
-        [sys.executable, "-m", "scripts.bench.naive_loop"],
-        [sys.executable, "-m", "scripts.bench.wgangp_systems"],
-    ]
+    assert [c[:3] for c in commands] == [[sys.executable, "-m", "scripts.bench.peak_rss"]] * 2
     assert all(c[c.index("--rss-rows") + 1] == "1000000" for c in commands)
-    assert commands[1][commands[1].index("--system") + 1] == "wgangp_k_xla"
+    assert [c[c.index("--system") + 1] for c in commands] == ["naive", "wgangp_k_xla"]
     assert {cwd for _, cwd in runs} == {str(BENCH_REPO)} == {str(REPO)}
     naive, trainer = harness.records
     assert (naive.system, naive.status) == ("naive", "ok")
@@ -294,17 +291,14 @@ def test_extras_sweep_then_measure_peak_memory_in_fresh_module_processes(
 
 
 @pytest.mark.parametrize(
-    "module, options",
-    [
-        ("scripts.bench.naive_loop", ["--size", "small"]),
-        ("scripts.bench.wgangp_systems", ["--system", "wgangp"]),
-    ],
+    "options", [["--system", "naive", "--size", "small"], ["--system", "wgangp"]]
 )
 @pytest.mark.slow
-def test_peak_memory_modules_run_alone_and_print_one_record(module: str, options: list) -> None:
+def test_peak_memory_module_runs_alone_and_prints_one_record(options: list) -> None:
     """The extras' fresh processes, at a tiny scale: each prints its record as its last line."""
+    command = [sys.executable, "-m", "scripts.bench.peak_rss", "--rss-rows", "3000", "--steps", "2"]
     done = subprocess.run(
-        [sys.executable, "-m", module, "--rss-rows", "3000", "--steps", "2", *options],
+        [*command, *options],
         capture_output=True,
         text=True,
         timeout=300,

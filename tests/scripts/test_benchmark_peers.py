@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from support.configs import REPO
 
-from scripts.bench.peer_launch import PEERS, peer_command, run_peer
-from scripts.bench.plan import Plan
+from scripts.bench.harness import PEERS, Plan, peer_command, run_peer
 
 FULL, QUICK = Plan.chosen(quick=False), Plan.chosen(quick=True)
 
@@ -135,3 +134,31 @@ def test_peer_modules_need_neither_tensorflow_nor_the_project() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_peer_main_prints_a_record_per_size_and_fails_only_the_size_that_raised(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both peers' entry point: a size whose measurement raises is a failed record (exit 1);
+    the sizes before and after it are still measured and printed."""
+    from scripts.bench.peers.record import Record, peer_main, peer_parser
+
+    def prepare(args) -> object:
+        def measure(size: str) -> Record:
+            if size == "default":
+                raise MemoryError("too big")
+            return Record(system="p", variant="v", size=size)
+
+        return measure
+
+    monkeypatch.setattr(sys, "argv", ["peer", "--size", "native,default,small"])
+    with pytest.raises(SystemExit) as exited:
+        peer_main("p", "v", peer_parser("peer", "a peer"), prepare)
+    assert exited.value.code == 1
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["size"], r["status"]) for r in records] == [
+        ("native", "ok"),
+        ("default", "failed"),
+        ("small", "ok"),
+    ]
+    assert records[1]["notes"] == ["MemoryError: too big"]

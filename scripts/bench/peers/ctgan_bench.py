@@ -1,12 +1,9 @@
 """Peer: CTGAN 0.12.1 (PyTorch) on all the fraud rows; preprocessing timed apart from training.
 
-Runs in ``.bench-envs/ctgan`` (CPU torch) from the repo root and prints one JSON record a size:
-
-    .bench-envs/ctgan/bin/python -m scripts.bench.peers.ctgan_bench --json --size native
-
-Its ``DataTransformer`` is fitted once, timed, and handed to every timed ``CTGAN.fit(epochs=E)``
-so that they measure training only; ``steps = epochs x len(rows) // batch``. What ``native`` and
-the sizes mean for it: docs/benchmark.md.
+Runs in ``.bench-envs/ctgan`` (CPU torch) from the repo root, one JSON record a ``--size``. Its
+``DataTransformer`` is fitted once, timed, and handed to every timed ``CTGAN.fit(epochs=E)`` so
+that they measure training only; ``steps = epochs x len(rows) // batch``. What ``native`` and the
+sizes mean for it: docs/benchmark.md.
 """
 
 from __future__ import annotations
@@ -15,17 +12,17 @@ import argparse
 import math
 import time
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scripts.bench.peers.record import (
     SIZES,
+    Contender,
     Record,
     Size,
-    emit_each,
-    peer_arguments,
-    peer_sizes,
-    run_main,
-    time_steps,
+    peer_main,
+    peer_parser,
+    time_interleaved,
     versions,
 )
 from scripts.bench.peers.rows import load_frame
@@ -39,14 +36,13 @@ NATIVE_NOTE = "its defaults: batch 500, G/D 256-256, embedding 128, pac 10, 1 cr
 SIZE_NOTE = "size's batch/widths/latent/n_critic; pac 8 (batch must be a multiple of pac)"
 
 
-def measure(
-    size: Size, pac: int, frame: pd.DataFrame, args: argparse.Namespace, notes: list[str]
-) -> Record:
+def measure(size: Size, frame: pd.DataFrame, args: argparse.Namespace, notes: list[str]) -> Record:
     """Training throughput at one size, with the transformer fitted beforehand."""
     import torch
     from ctgan import CTGAN
 
-    notes = list(notes)
+    pac = 10 if size is NATIVE else 8
+    notes = [*notes, NATIVE_NOTE if size is NATIVE else SIZE_NOTE]
     steps_per_epoch = max(len(frame) // size.batch, 1)
 
     def make(epochs: int) -> CTGAN:
@@ -64,7 +60,8 @@ def measure(
     def run(steps: int) -> None:
         make(max(1, math.ceil(steps / steps_per_epoch))).fit(frame, ["Class"])
 
-    timing = time_steps(run, args.epochs * steps_per_epoch, args.repeats, warmup=1)
+    contender = Contender(run, args.epochs * steps_per_epoch, warmup=1)
+    (timing,) = time_interleaved([contender], args.repeats)
     flops = None
     if not args.no_flops:
         try:
@@ -111,20 +108,10 @@ def prefit(frame: pd.DataFrame, notes: list[str]) -> dict[str, Any]:
         f"preprocessing (separate, not in throughput): DataTransformer.fit {fit_s:.1f}s"
         f" + transform {transform_s:.1f}s; {transformed.shape[1]} columns after encoding"
     )
-
-    class Prefitted:
-        """Stands in for DataTransformer inside CTGAN.fit: already fitted, transform cached."""
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(transformer, name)
-
-        def fit(self, *_: object, **__: object) -> None:
-            return None
-
-        def transform(self, *_: object, **__: object) -> Any:
-            return transformed
-
-    ctgan_module.DataTransformer = Prefitted
+    # What CTGAN.fit makes and fits is this one, already fitted, its transform cached.
+    transformer.fit = lambda *_, **__: None
+    transformer.transform = lambda *_, **__: transformed
+    ctgan_module.DataTransformer = lambda: transformer
     return {
         "preprocess_fit_s": round(fit_s, 3),
         "preprocess_transform_s": round(transform_s, 3),
@@ -132,16 +119,9 @@ def prefit(frame: pd.DataFrame, notes: list[str]) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = peer_arguments("python -m scripts.bench.peers.ctgan_bench", __doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=2, help="epochs per timed repeat")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--max-rows", type=int, default=0, help="0 = all rows")
-    parser.add_argument("--no-flops", action="store_true")
-    args = parser.parse_args(argv)
-    sizes = peer_sizes(parser, args)
+def prepare(args: argparse.Namespace) -> Callable[[str], Record]:
+    """Read the rows (``--max-rows`` of them) and fit the transformer once for every size."""
     warnings.filterwarnings("ignore")
-
     notes: list[str] = []
     frame = load_frame(args.data, notes)
     if args.max_rows:
@@ -150,14 +130,17 @@ def main(argv: list[str] | None = None) -> int:
     prep = prefit(frame, notes)
 
     def one(name: str) -> Record:
-        size = NATIVE if name == "native" else SIZES[name]
-        pac = 10 if size is NATIVE else 8
-        record = measure(size, pac, frame, args, [*notes, NATIVE_NOTE if pac == 10 else SIZE_NOTE])
+        record = measure(NATIVE if name == "native" else SIZES[name], frame, args, notes)
         record.extra = dict(prep)
         return record
 
-    return emit_each(SYSTEM, VARIANT, sizes, one)
+    return one
 
 
 if __name__ == "__main__":
-    run_main(SYSTEM, VARIANT, main)
+    options = peer_parser("python -m scripts.bench.peers.ctgan_bench", __doc__.splitlines()[0])
+    options.add_argument("--epochs", type=int, default=2, help="epochs per timed repeat")
+    options.add_argument("--repeats", type=int, default=3)
+    options.add_argument("--max-rows", type=int, default=0, help="0 = all rows")
+    options.add_argument("--no-flops", action="store_true")
+    peer_main(SYSTEM, VARIANT, options, prepare)

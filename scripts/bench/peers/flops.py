@@ -37,86 +37,63 @@ class FlopCount:
         for key, count in other.shapes.items():
             self.shapes[key] += count * times
 
-
-def _matmul_shape(op: tf.Operation) -> tuple[int, int, int, int, bool, bool] | None:
-    """(batch, m, k, n, transpose_a, transpose_b) of a matmul op, or None if not static."""
-    a, b = (t.shape for t in op.inputs[:2])
-    if a.rank is None or b.rank is None or not a.is_fully_defined() or not b.is_fully_defined():
-        return None
-    if op.type == "MatMul":
-        ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    def add_matmul(self, op: tf.Operation) -> None:
+        """One matmul op, counted from its static input shapes (if they are static)."""
+        self.matmuls += 1
+        a, b = (t.shape for t in op.inputs[:2])
+        if not (a.is_fully_defined() and b.is_fully_defined()):
+            self.unknown_shape_matmuls += 1
+            return
         batch = 1
-    else:
-        ta, tb = op.get_attr("adj_x"), op.get_attr("adj_y")
-        batch_shape = tf.broadcast_static_shape(a[:-2], b[:-2])
-        batch = int(batch_shape.num_elements())
-    m, k = (a[-1], a[-2]) if ta else (a[-2], a[-1])
-    n = b[-2] if tb else b[-1]
-    return batch, int(m), int(k), int(n), bool(ta), bool(tb)
+        if op.type == "MatMul":
+            ta, tb = op.get_attr("transpose_a"), op.get_attr("transpose_b")
+        else:
+            ta, tb = op.get_attr("adj_x"), op.get_attr("adj_y")
+            batch = int(tf.broadcast_static_shape(a[:-2], b[:-2]).num_elements())
+        m, k = (a[-1], a[-2]) if ta else (a[-2], a[-1])
+        n = b[-2] if tb else b[-1]
+        self.flops += 2 * batch * int(m) * int(k) * int(n)
+        self.shapes[(int(m), int(k), int(n), bool(ta), bool(tb))] += batch
 
 
-def _called_functions(op: tf.Operation) -> list[tuple[str, bool, bool]]:
-    """(function name, is a loop body, is one of alternative branches) for each call in ``op``."""
-    calls = []
+def _called(op: tf.Operation) -> list[str]:
+    """The functions ``op`` calls (loop bodies and conditions, branches, partitioned calls)."""
+    names = []
     for attr in op.node_def.attr.values():
-        names = []
         if attr.HasField("func"):
             names.append(attr.func.name)
         if attr.HasField("list"):
             names.extend(f.name for f in attr.list.func)
-        for name in names:
-            calls.append(name)
-    if op.type in LOOP_OPS:
-        body = op.node_def.attr["body"].func.name
-        cond = op.node_def.attr["cond"].func.name
-        return [(body, True, False), (cond, True, False)]
-    if op.type in BRANCH_OPS:
-        return [(name, False, True) for name in calls]
-    return [(name, False, False) for name in calls]
-
-
-class _Counter:
-    def __init__(self, graph_def: tf.compat.v1.GraphDef, loop_trip_count: int) -> None:
-        self.fdefs = {f.signature.name: f for f in graph_def.library.function}
-        self.loop_trip_count = loop_trip_count
-        self.cache: dict[str, FlopCount] = {}
-
-    def function(self, name: str) -> FlopCount:
-        if name not in self.cache:
-            fdef = self.fdefs.get(name)
-            self.cache[name] = FlopCount()  # guards against recursion
-            if fdef is not None:
-                self.cache[name] = self.graph(function_def_to_graph(fdef))
-        return self.cache[name]
-
-    def graph(self, graph: tf.Graph) -> FlopCount:
-        total = FlopCount()
-        for op in graph.get_operations():
-            if op.type in MATMUL_OPS:
-                shape = _matmul_shape(op)
-                total.matmuls += 1
-                if shape is None:
-                    total.unknown_shape_matmuls += 1
-                    continue
-                batch, m, k, n, ta, tb = shape
-                total.flops += 2 * batch * m * k * n
-                total.shapes[(m, k, n, ta, tb)] += batch
-                continue
-            calls = _called_functions(op)
-            branches = [self.function(name) for name, _, is_branch in calls if is_branch]
-            if branches:
-                total.add(max(branches, key=lambda c: c.flops))
-            for name, is_loop, is_branch in calls:
-                if not is_branch:
-                    total.add(self.function(name), self.loop_trip_count if is_loop else 1)
-        return total
+    return names
 
 
 def count_flops(concrete_function, loop_trip_count: int = 1) -> FlopCount:
-    """Matmul FLOPs of one call of ``concrete_function`` (from ``fn.get_concrete_function(...)``).
-
-    ``loop_trip_count`` multiplies every while-loop body (nested loops multiply again).
-    """
+    """Matmul FLOPs of one call of ``concrete_function`` (from ``fn.get_concrete_function(...)``);
+    ``loop_trip_count`` multiplies every while-loop body (nested loops multiply again)."""
     graph = concrete_function.graph
-    counter = _Counter(graph.as_graph_def(), loop_trip_count)
-    return counter.graph(graph)
+    fdefs = {f.signature.name: f for f in graph.as_graph_def().library.function}
+    cache: dict[str, FlopCount] = {}
+
+    def function(name: str) -> FlopCount:
+        if name not in cache:
+            cache[name] = FlopCount()  # guards against recursion
+            if name in fdefs:
+                cache[name] = count(function_def_to_graph(fdefs[name]))
+        return cache[name]
+
+    def count(g: tf.Graph) -> FlopCount:
+        total = FlopCount()
+        for op in g.get_operations():
+            if op.type in MATMUL_OPS:
+                total.add_matmul(op)
+            elif op.type in BRANCH_OPS:
+                branches = [function(name) for name in _called(op)]
+                if branches:
+                    total.add(max(branches, key=lambda c: c.flops))
+            else:
+                times = loop_trip_count if op.type in LOOP_OPS else 1
+                for name in _called(op):
+                    total.add(function(name), times)
+        return total
+
+    return count(graph)

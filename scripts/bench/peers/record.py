@@ -1,7 +1,6 @@
-"""The benchmark's record and what every measurement shares: the sizes, timing, versions.
-
-The peers import this module in their own environments (an older TensorFlow, PyTorch, no
-``wgangp``), so it needs the standard library only; the harness reads their records back with it.
+"""The benchmark's record and what every measurement shares: sizes, timing, versions, a peer's
+entry point. The standard library only: the peers import it in their own environments (an older
+TensorFlow, PyTorch, no ``wgangp``) and the harness reads their records back with it.
 """
 
 from __future__ import annotations
@@ -32,13 +31,8 @@ class Size:
     n_critic: int
 
     def settings(self) -> dict[str, Any]:
-        return {
-            "batch": self.batch,
-            "gen_widths": list(self.gen_widths),
-            "critic_widths": list(self.critic_widths),
-            "latent": self.latent,
-            "n_critic": self.n_critic,
-        }
+        widths = {"gen_widths": list(self.gen_widths), "critic_widths": list(self.critic_widths)}
+        return {"batch": self.batch, **widths, "latent": self.latent, "n_critic": self.n_critic}
 
 
 SIZES: dict[str, Size] = {
@@ -56,30 +50,40 @@ class Timing:
     warmup_s: float
 
     @property
-    def median_s(self) -> float:
-        return statistics.median(self.repeats)
-
-    @property
     def steps_per_s(self) -> float:
-        return self.steps / self.median_s
+        return self.steps / statistics.median(self.repeats)
 
     @property
     def spread(self) -> float:
         """(max - min) / median of the repeats, the run-to-run noise."""
-        return (max(self.repeats) - min(self.repeats)) / self.median_s
+        return (max(self.repeats) - min(self.repeats)) / statistics.median(self.repeats)
 
 
-def time_steps(run: Callable[[int], object], steps: int, repeats: int, warmup: int) -> Timing:
-    """Call ``run(n)`` (which must finish ``n`` generator steps) once to warm up, then time it."""
-    start = time.perf_counter()
-    run(warmup)
-    warmup_s = time.perf_counter() - start
-    seconds = []
-    for _ in range(repeats):
+@dataclass(frozen=True)
+class Contender:
+    """One system of a timing: ``run(n)`` must finish ``n`` generator steps."""
+
+    run: Callable[[int], object]
+    steps: int
+    warmup: int
+
+
+def time_interleaved(contenders: list[Contender], repeats: int) -> list[Timing]:
+    """Warm every system up, then time repeat r of each before repeat r+1 of any: this VM's
+    speed drifts over minutes, and round-robin repeats put the slow minutes on every system
+    alike, so ratios stay fair (docs/benchmark.md has the drift measured)."""
+    warmups = []
+    for c in contenders:
         start = time.perf_counter()
-        run(steps)
-        seconds.append(time.perf_counter() - start)
-    return Timing(steps, seconds, warmup_s)
+        c.run(c.warmup)
+        warmups.append(time.perf_counter() - start)
+    durations: list[list[float]] = [[] for _ in contenders]
+    for _ in range(repeats):
+        for c, seconds in zip(contenders, durations, strict=True):
+            start = time.perf_counter()
+            c.run(c.steps)
+            seconds.append(time.perf_counter() - start)
+    return [Timing(c.steps, d, w) for c, d, w in zip(contenders, durations, warmups, strict=True)]
 
 
 FIGURES = ("critic_samples_per_s", "gen_steps_per_s", "gflops_per_s", "flops_per_gen_step")
@@ -143,9 +147,8 @@ class Record:
     @classmethod
     def failed(cls, system: str, variant: str, size: str, error: BaseException) -> Record:
         """The record of a system that raised ``error`` instead of a figure."""
-        return cls.unmeasured(
-            system, variant, size, "failed", f"{type(error).__name__}: {error}"[:500]
-        )
+        note = f"{type(error).__name__}: {error}"[:500]
+        return cls.unmeasured(system, variant, size, "failed", note)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -161,6 +164,17 @@ class Record:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
+def json_records(text: str) -> list[Record]:
+    """The records printed as JSON lines in ``text`` (anything else a process printed is not)."""
+    return [Record.from_dict(json.loads(line)) for line in text.splitlines() if line[:1] == "{"]
+
+
+def emit_json(record: Record) -> None:
+    """Print the record as one stdout line (what the harness reads back from a fresh process)."""
+    sys.stdout.write(json.dumps(record.to_dict()) + "\n")
+    sys.stdout.flush()
+
+
 def load_average() -> float:
     """1-minute load average: above the core count, other processes shared the CPU."""
     return round(os.getloadavg()[0], 2)
@@ -170,21 +184,17 @@ def versions(*modules: str, import_missing: bool = True) -> dict[str, object]:
     """Python, the load, and the versions of the named modules importable in this interpreter."""
     found: dict[str, object] = {"python": platform.python_version(), "load_avg_1m": load_average()}
     for name in modules:
-        module = sys.modules.get(name)
-        if module is None and import_missing:
-            try:
-                module = __import__(name)
-            except Exception:  # noqa: BLE001 - a missing module is simply not reported
-                continue
-        if module is None:
+        try:
+            module = sys.modules.get(name) or (__import__(name) if import_missing else None)
+        except Exception:  # noqa: BLE001 - a missing module is simply not reported
             continue
-        version = getattr(module, "__version__", None)
-        if version is None:
+        if module is not None:
+            version = getattr(module, "__version__", None)
             try:
-                version = importlib.metadata.version(name.replace("_", "-"))
+                version = version or importlib.metadata.version(name.replace("_", "-"))
             except importlib.metadata.PackageNotFoundError:
                 version = "?"
-        found[name] = str(version)
+            found[name] = str(version)
     return found
 
 
@@ -193,7 +203,7 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def peer_arguments(prog: str, description: str) -> argparse.ArgumentParser:
+def peer_parser(prog: str, description: str) -> argparse.ArgumentParser:
     """A peer's options as the harness passes them: ``--json --size a,b --data PATH``."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--json", action="store_true", help="print JSON records (the default)")
@@ -204,23 +214,26 @@ def peer_arguments(prog: str, description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def peer_sizes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
-    """``--size`` as a list, checked (an unknown size is a usage error)."""
+def peer_main(
+    system: str,
+    variant: str,
+    parser: argparse.ArgumentParser,
+    prepare: Callable[[argparse.Namespace], Callable[[str], Record]],
+) -> NoReturn:
+    """A peer's entry point: ``prepare`` (loads the rows, patches the library) returns what
+    measures one size; one JSON record per ``--size``, failed where it raised, and a failed
+    record instead of a traceback if ``prepare`` did (the harness needs a record). Exit 1 if
+    any failed."""
+    args = parser.parse_args()
     sizes = [s for s in args.size.split(",") if s]
     unknown = [s for s in sizes if s not in ("native", *SIZES)]
     if unknown:
         parser.error(f"unknown size(s) {unknown}")
-    return sizes
-
-
-def emit_json(record: Record) -> None:
-    """Print the record as one stdout line (what the harness reads back from a fresh process)."""
-    sys.stdout.write(json.dumps(record.to_dict()) + "\n")
-    sys.stdout.flush()
-
-
-def emit_each(system: str, variant: str, sizes: list[str], measure: Callable[[str], Record]) -> int:
-    """Print one record per size, a failed one where ``measure`` raised; 1 if any failed."""
+    try:
+        measure = prepare(args)
+    except Exception as err:  # noqa: BLE001 - the harness needs a record, not a traceback
+        emit_json(Record.failed(system, variant, "?", err))
+        sys.exit(1)
     status = 0
     for size in sizes:
         try:
@@ -228,13 +241,4 @@ def emit_each(system: str, variant: str, sizes: list[str], measure: Callable[[st
         except Exception as err:  # noqa: BLE001 - the harness needs a record, not a traceback
             record, status = Record.failed(system, variant, size, err), 1
         emit_json(record)
-    return status
-
-
-def run_main(system: str, variant: str, main: Callable[[], int]) -> NoReturn:
-    """A peer's entry point: whatever breaks, the harness gets a JSON record, not a traceback."""
-    try:
-        sys.exit(main())
-    except Exception as err:  # noqa: BLE001 - the harness needs a record, not a traceback
-        emit_json(Record.failed(system, variant, "?", err))
-        sys.exit(1)
+    sys.exit(status)

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT_REAL_SAMPLE = REPO.parent / "shared" / "data" / "creditcard_real_sample.csv.gz"
-REAL_SAMPLE_ENV = "WGANGP_REAL_SAMPLE"
 SAMPLE_ROWS = 30_172  # the real sample's size, which simulated rows stand in for
 N_FEATURES = 30
 N_CLASSES = 2
@@ -44,28 +43,36 @@ def real_sample_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     """``--data``, else ``$WGANGP_REAL_SAMPLE``, else the shared sample beside the repo."""
     if explicit:
         return Path(explicit)
-    env = os.environ.get(REAL_SAMPLE_ENV)
-    return Path(env) if env else DEFAULT_REAL_SAMPLE
+    return Path(os.environ.get("WGANGP_REAL_SAMPLE") or DEFAULT_REAL_SAMPLE)
 
 
-def read_frame(path: Path) -> pd.DataFrame:
-    """The raw table (31 columns, Kaggle order) as a DataFrame; pandas is imported lazily."""
-    import pandas as pd
-
-    frame = pd.read_csv(path)
-    frame.columns = [str(c).strip('"') for c in frame.columns]
-    frame["Class"] = frame["Class"].astype(str).str.strip('"').astype(int)
-    return frame
-
-
-def simulated_rows(n_rows: int, seed: int = 0, fraud_rate: float = 0.01) -> Rows:
+def simulated_rows(n_rows: int) -> Rows:
     """Gaussian stand-in rows with the real table's shape (used only when the sample is absent)."""
-    rng = np.random.default_rng(seed)
-    labels = (rng.random(n_rows) < fraud_rate).astype(np.int64)
+    rng = np.random.default_rng(0)
+    labels = (rng.random(n_rows) < 0.01).astype(np.int64)
     labels[:2] = (0, 1)
     features = rng.standard_normal((n_rows, N_FEATURES), dtype=np.float32)
     features += labels[:, None].astype(np.float32)
     return Rows(features, labels, f"numpy normal, {n_rows} rows", simulated=True)
+
+
+def load_frame(explicit: str | os.PathLike[str] | None, notes: list[str]) -> pd.DataFrame:
+    """The raw table (31 columns, Kaggle order; a peer's own preprocessing reads it), or a
+    simulated one; where it came from goes to ``notes``. Pandas is imported here, lazily."""
+    import pandas as pd
+
+    path = real_sample_path(explicit)
+    if not path.is_file():
+        rows = simulated_rows(SAMPLE_ROWS)
+        frame = pd.DataFrame(rows.features, columns=[f"F{i}" for i in range(N_FEATURES)])
+        frame["Class"] = rows.labels
+        notes.append("SIMULATED DATA: real sample not found")
+        return frame
+    frame = pd.read_csv(path)
+    frame.columns = [str(c).strip('"') for c in frame.columns]
+    frame["Class"] = frame["Class"].astype(str).str.strip('"').astype(int)
+    notes.append(f"real rows: {len(frame)} from {path}")
+    return frame
 
 
 def load_rows(explicit: str | os.PathLike[str] | None = None) -> Rows:
@@ -76,27 +83,10 @@ def load_rows(explicit: str | os.PathLike[str] | None = None) -> Rows:
         if explicit:
             raise FileNotFoundError(f"real sample not found at {path}")
         return simulated_rows(SAMPLE_ROWS)
-    frame = read_frame(path)
+    frame = load_frame(path, [])
     labels = frame["Class"].to_numpy(np.int64)
     features = frame.drop(columns=["Class"]).to_numpy(np.float64)
     std = features.std(axis=0)
     std[std == 0] = 1.0
     features = ((features - features.mean(axis=0)) / std).astype(np.float32)
     return Rows(features, labels, str(path), simulated=False)
-
-
-def load_frame(explicit: str | None, notes: list[str]) -> pd.DataFrame:
-    """The raw table for a peer (its own preprocessing reads it), or a simulated one; where it
-    came from goes to ``notes``."""
-    path = real_sample_path(explicit)
-    if path.is_file():
-        frame = read_frame(path)
-        notes.append(f"real rows: {len(frame)} from {path}")
-        return frame
-    import pandas as pd
-
-    rows = simulated_rows(SAMPLE_ROWS)
-    frame = pd.DataFrame(rows.features, columns=[f"F{i}" for i in range(N_FEATURES)])
-    frame["Class"] = rows.labels
-    notes.append("SIMULATED DATA: real sample not found")
-    return frame

@@ -7,8 +7,8 @@
 #
 # The harness then runs each peer from the repo root as a module of this checkout, e.g.
 #   .bench-envs/ctgan/bin/python -m scripts.bench.peers.ctgan_bench --json --size small
-# so the envs need only the peer's own packages (the peers import scripts.bench.common, which
-# needs numpy and pandas, both installed with the peer).
+# so the envs need only the peer's own packages (the peers import scripts.bench.peers.record and
+# .rows, which need numpy and pandas, both installed with the peer).
 #
 # Why each env is separate: ydata-synthetic 1.4.0 needs TensorFlow 2.15 and numpy<2 (the project
 # uses TF 2.21); CTGAN needs torch. torch is installed FIRST with plain pip so that pip finds the
