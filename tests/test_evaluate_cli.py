@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 from support.configs import TINY, compose
+from support.tracked_runs import SMALL_EVALUATION
 
 from wgangp.evaluate import main
 from wgangp.train import train
@@ -17,6 +18,8 @@ from wgangp.train import train
 def test_evaluate_a_real_rows_run(tmp_path: Path, real_sample: Path, capsys) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     overrides = [o for o in TINY if not o.startswith(("data=", "data."))]
+    # The command reads the run's evaluate.* settings: a test's size (no SDMetrics, small detectors)
+    overrides += [o for o in SMALL_EVALUATION if o != "evaluate.enabled=true"]
     cfg = compose(overrides + [f"data.path={real_sample}", f"tracking.uri={uri}"])
     result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
     args = ["--run", f"runs:/{result.run_id}", "--tracking-uri", uri, "--out", str(tmp_path / "ev")]
