@@ -427,9 +427,12 @@ def test_docker_check_debootstraps_from_apts_own_mirror(tmp_path: Path) -> None:
     assert _check_helper("apt_mirror trixie", APT_ETC=str(tmp_path)) == ""
 
 
-def test_ci_runs_the_docker_check_before_the_suite() -> None:
-    """The image is proven in CI, as its own step; the fast test tier never builds it."""
+def test_ci_runs_the_docker_check_beside_the_suite() -> None:
+    """The image is proven in CI: the check starts before the suite, CI waits for it after, and
+    its failure fails CI; the fast test tier never builds it."""
     lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
-    assert "bash scripts/docker_check.sh" in lines
-    suite = max(i for i, line in enumerate(lines) if "-m pytest" in line)
-    assert lines.index("bash scripts/docker_check.sh") < suite
+    start = lines.index('bash scripts/docker_check.sh >"$docker_log" 2>&1 &')
+    suite = max(i for i, line in enumerate(lines) if "-m pytest --all" in line)
+    waited = lines.index('wait "$docker_pid" || docker=$?')
+    assert start < suite < waited
+    assert lines[-1] == 'exit "$docker"' and '[ "$tests" -eq 0 ] || exit "$tests"' in lines
