@@ -26,5 +26,7 @@ def test_ci_installs_once_then_runs_every_test_tier() -> None:
     assert sum("scripts/bootstrap.sh" in line for line in lines) == 1
     install = lines.index(TEST_INSTALL)
     pytest_lines = [line for line in lines if "pytest" in line]
-    assert pytest_lines == [CI_TEST_COMMAND]
-    assert install < lines.index(CI_TEST_COMMAND)
+    run_tests = f"{CI_TEST_COMMAND} || tests=$?"  # its status kept while the Docker check ends
+    assert pytest_lines == [run_tests]
+    assert install < lines.index(run_tests)
+    assert '[ "$tests" -eq 0 ] || exit "$tests"' in lines
