@@ -61,7 +61,7 @@ class PreparedData:
         """The rows of the class to synthesize, as the log counts them: Kaggle's file calls
         them frauds; a user's table is named by its label and value, whatever it holds."""
         if self.user_table:
-            return f"with {self.table.label}={self.table.positive}"
+            return f"with {self.table.class_names[1]}"
         return "frauds"
 
     def describe(self) -> str:
@@ -139,12 +139,12 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
 def _prepare_user_table(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
     """A user's table (:mod:`wgangp.data.user_table`), split like the credit-card file."""
     loaded = load_user_table(data, launch_dir)
-    label, positive = loaded.schema.label, loaded.schema.positive
-    for cls, name in ((1, f"{label}={positive}"), (0, f"{label}!={positive}")):
+    names = loaded.schema.class_names
+    for cls in (1, 0):
         count = int((loaded.frame[LABEL] == cls).sum())
         if count < data.min_rows_per_class:
             raise DataError(
-                f"{loaded.origin}: only {count} row(s) with {name}; at least "
+                f"{loaded.origin}: only {count} row(s) with {names[cls]}; at least "
                 f"{data.min_rows_per_class} are needed (data.min_rows_per_class): use a larger "
                 "table"
             )
@@ -154,7 +154,7 @@ def _prepare_user_table(data: DataConfig, *, seed: int, launch_dir: Path) -> Pre
         test_fraction=data.test_fraction,
         seed=seed,
         source=loaded.origin,
-        class_names=(f"{label}!={positive}", f"{label}={positive}"),
+        class_names=names,
         columns=list(loaded.frame.columns),
     )
     return _prepared("table", loaded.origin, split, loaded.frame, loaded.schema)

@@ -136,6 +136,11 @@ class TableSchema:
         """Every column except the label."""
         return tuple(column for column in self.columns if column.name != self.label)
 
+    @property
+    def class_names(self) -> tuple[str, str]:
+        """How messages name the two classes: ``Status!=bad`` (0) and ``Status=bad`` (1)."""
+        return f"{self.label}!={self.positive}", f"{self.label}={self.positive}"
+
     def column(self, name: str) -> ColumnSchema:
         for column in self.columns:
             if column.name == name:
