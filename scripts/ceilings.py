@@ -33,8 +33,8 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig, EvaluateConfig
+from wgangp.data.creditcard import feature_names
 from wgangp.data.prepare import PreparedData, prepare_data
-from wgangp.data.schema import FEATURES, FRAUD, LABEL
 from wgangp.errors import WgangpError
 from wgangp.evaluation.detection import boosting_model, detection_metrics
 from wgangp.evaluation.privacy import near_copy_share
@@ -114,11 +114,11 @@ def measure(
     split: PreparedData, on: str, settings: EvaluateConfig, sd: float, seed: int
 ) -> dict[str, float]:
     """Both measurements on one split; figures by row name."""
-    columns = list(FEATURES)
+    columns = list(feature_names())
     held_out, other = (split.val, split.test) if on == "val" else (split.test, split.val)
 
     def rows_of(frame: pd.DataFrame, fraud: bool = True) -> np.ndarray:
-        return frame.loc[(frame[LABEL] == FRAUD) == fraud, columns].to_numpy(np.float64)
+        return frame.loc[(split.classes(frame) == 1) == fraud, columns].to_numpy(np.float64)
 
     train_frauds, real = rows_of(split.train), rows_of(held_out)
     log = tuple(columns.index(c) for c in LOG_COLUMNS)
@@ -141,7 +141,7 @@ def measure(
         rows_of(split.train, fraud=False),
         rows_of(other),
         held_out.loc[:, columns].to_numpy(np.float64),
-        (held_out[LABEL].to_numpy() == FRAUD).astype(int),
+        split.classes(held_out).astype(int),
         settings,
         seed,
     )

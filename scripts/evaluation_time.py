@@ -17,7 +17,7 @@ import time
 import pandas as pd
 
 from wgangp.config import EvaluateConfig
-from wgangp.data.schema import FRAUD, LABEL
+from wgangp.data.creditcard import creditcard_schema
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.split import stratified_split
 from wgangp.evaluation.suite import run_evaluation
@@ -26,15 +26,24 @@ from wgangp.evaluation.suite import run_evaluation
 def simulated_frauds(n: int, seed: int) -> pd.DataFrame:
     """``n`` simulated fraud rows (the simulator's fraud rows of a half-fraud table)."""
     table = simulate_creditcard(n_rows=2 * n + 4, fraud_rate=0.5, seed=seed)
-    return table[table[LABEL] == FRAUD].head(n).reset_index(drop=True)
+    schema = creditcard_schema()
+    return table[schema.classes(table[schema.label]) == 1].head(n).reset_index(drop=True)
 
 
 def measure(rows: int, settings: EvaluateConfig, seed: int = 0) -> dict[str, float]:
     """Wall and CPU seconds of one ``run_evaluation`` on a ``rows``-row simulated split."""
-    split = stratified_split(simulate_creditcard(n_rows=rows, seed=seed), seed=seed)
+    schema = creditcard_schema()
+    table = simulate_creditcard(n_rows=rows, seed=seed)
+    classes = schema.classes(table[schema.label])
+    split = stratified_split(table, classes, schema.class_names, seed=seed)
     wall, cpu = time.perf_counter(), time.process_time()
     result = run_evaluation(
-        split.train, split.test, lambda n, s: simulated_frauds(n, int(s) + 1), settings, seed=seed
+        split.train,
+        split.test,
+        lambda n, s: simulated_frauds(n, int(s) + 1),
+        settings,
+        schema,
+        seed=seed,
     )
     return {
         "wall_s": time.perf_counter() - wall,

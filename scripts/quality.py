@@ -114,7 +114,7 @@ def score(
 
     from wgangp.config import DataConfig, EvaluateConfig, SelectConfig
     from wgangp.data.prepare import prepare_data
-    from wgangp.data.schema import FEATURES, FRAUD, LABEL
+    from wgangp.data.table_schema import RARE
     from wgangp.evaluation.detection import detection_metrics
     from wgangp.evaluation.privacy import near_copy_share
     from wgangp.serving.synthesizer import Synthesizer
@@ -126,21 +126,21 @@ def score(
     synthesizer = Synthesizer.load(out / "synthesizer")
     ec = EvaluateConfig()  # the end-of-run evaluation's draw size and detector
     sc = SelectConfig(repeats=repeats, gbm_max_iter=ec.gbm_max_iter)
-    val_frauds = split.val[split.val[LABEL] == FRAUD]
-    probe = ValidationProbe(val_frauds, sc, seed + 10_000)  # draws the loop never made
-    metrics = probe.score(lambda n, s: synthesizer.sample(n, label=FRAUD, seed=s), step=0)
+    # draws the loop never made
+    probe = ValidationProbe(split.rare(split.val), sc, seed + 10_000, split.table)
+    metrics = probe.score(lambda n, s: synthesizer.sample(n, label=RARE, seed=s), step=0)
 
     def features(frame: pd.DataFrame) -> np.ndarray:
-        return frame.loc[:, list(FEATURES)].to_numpy(np.float64)
+        return probe.encoding.model_matrix(frame)
 
     # As many rows as the end-of-run evaluation draws, judged by its detector.
     real = probe.real
-    train_frauds = features(split.train[split.train[LABEL] == FRAUD])
+    train_frauds = features(split.rare(split.train))
     aucs = []
     for k in range(draws):
         offset = DRAW_SEED_STEP * k
         drawn = features(
-            synthesizer.sample(ec.n_synthetic, label=FRAUD, seed=seed + 20_000 + offset)
+            synthesizer.sample(ec.n_synthetic, label=RARE, seed=seed + 20_000 + offset)
         )
         if k == 0:
             metrics[metric(VAL, "near_copies")] = near_copy_share(drawn, train_frauds, real)

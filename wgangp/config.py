@@ -30,14 +30,10 @@ CRITIC_OUTPUTS = ("linear", "tanh")
 GP_NORMS = ("safe_sqrt", "tf_norm", "custom_gradient", "double_where")
 GP_DTYPES = ("float32", "compute")
 LABEL_SAMPLINGS = ("balanced", "empirical")
-#: The credit-card file's columns with repeated values (Amount's 1.00), the default.
-KAGGLE_QUANTILE_COLUMNS = ("Amount", "Time")
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16", "auto")
 DEVICES = ("auto", "cpu", "gpu")
 STRATEGIES = ("none", "mirrored")
 NAN_POLICIES = ("raise", "stop", "skip")
-#: The feature columns, as ``wgangp.data.schema.FEATURES`` names them (config sits below data).
-FEATURE_NAMES = ("Time", *(f"V{i}" for i in range(1, 29)), "Amount")
 SELECT_BY = ("c2st_auc_gbm", "ks_mean")  # val/* metrics the quality loop can select by
 MAX_SEED = 2**32 - 1  # numpy's legacy seeding (Keras' set_random_seed) takes 32-bit seeds
 
@@ -90,14 +86,17 @@ class DataConfig:
 
 @dataclass
 class PreprocessConfig:
-    """Invertible feature transform; ``scaling=none`` reproduces the unscaled original setup."""
+    """Invertible feature transform (``wgangp.data.table_transform``); ``scaling=none`` keeps raw
+    units, the unscaled original setup."""
 
     scaling: str = "standard"  # standard | quantile | gmm (to a normal) | none
-    log_amount: bool = True  # model log1p(Amount): Amount spans 0..25,000
-    per_class: bool = True  # one scale per class (wgangp.data.transform)
-    #: Columns through their quantiles whatever ``scaling`` is: repeated values come back exact.
-    #: Kaggle's names here; your own table's number columns (checked once the table is read).
-    quantile_columns: list[str] = field(default_factory=lambda: list(KAGGLE_QUANTILE_COLUMNS))
+    per_class: bool = True  # one scale per class
+    #: A number column with point masses (values many training rows share) goes through its
+    #: quantiles, so they come back exactly; false: every column through ``scaling`` alone.
+    point_masses: bool = True
+    #: More number columns through their quantiles whatever ``scaling`` is (checked against the
+    #: table once it is read).
+    quantile_columns: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _require_choice(self.scaling, "preprocess.scaling", SCALINGS)
@@ -399,9 +398,6 @@ class Config:
         batch, pac = self.trainer.batch_size, self.model.critic.pac
         why = f"{batch} must be a multiple of model.critic.pac={pac} (the critic's pack size)"
         _require(batch % pac == 0, "trainer.batch_size", why)
-        if self.data.label == "Class" and self.data.schema is None:  # Kaggle's file: its names
-            for name in self.preprocess.quantile_columns:
-                _require_choice(name, "preprocess.quantile_columns", FEATURE_NAMES)
 
 
 def register_configs() -> None:

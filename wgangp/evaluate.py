@@ -107,6 +107,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     from mlflow.tracking import MlflowClient
 
     from wgangp.data.prepare import prepare_data
+    from wgangp.data.table_schema import RARE
     from wgangp.evaluation.suite import run_evaluation
     from wgangp.serving.synthesizer import load_synthesizer
     from wgangp.tracking.store import resolve_tracking_uri
@@ -137,10 +138,10 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     result = run_evaluation(
         data.train,
         data.test,
-        lambda n, s: synthesizer.sample(n, label=1, seed=s),
+        lambda n, s: synthesizer.sample(n, label=RARE, seed=s),
         settings,
+        data.table,
         seed=seed,
-        schema=data.table,
     )
     out = args.out or Path(tempfile.mkdtemp(prefix=f"wgangp-eval-{run_id[:8]}-"))
     result.write(out)

@@ -25,7 +25,7 @@ from wgangp.config import DataConfig
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_match import match_table
 from wgangp.data.schema_review import ambiguities
-from wgangp.data.table_reader import read_user_table
+from wgangp.data.table_reader import read_table
 from wgangp.data.table_schema import TableSchema
 from wgangp.errors import ConfigError, WgangpError, report_error
 
@@ -71,12 +71,12 @@ def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
         schema = _edited_schema(request)
         if data.path is not None:
             path = Path(data.path).expanduser()
-            _, dropped = match_table(read_user_table(path), schema, source=str(path))
+            _, dropped = match_table(read_table(path), schema, source=str(path))
             if dropped:
                 log.info("%s: column(s) not in the schema, dropped: %s", path, ", ".join(dropped))
         return schema, []
     path = Path(str(data.path)).expanduser()
-    frame = read_user_table(path)
+    frame = read_table(path)
     schema = infer_schema(frame, label=data.label, positive=data.positive, source=str(path))
     return schema, ambiguities(frame, schema, source=str(path))
 

@@ -41,10 +41,11 @@ def train(
 
     ``output_dir`` defaults to Hydra's run directory (or a fresh ``outputs/`` folder outside
     Hydra); ``launch_dir``, against which relative paths resolve, to the user's directory.
-    Data flows one way: load -> validate -> split -> fit the transform on the training split ->
-    train -> select a step -> (``trainer.refit``: train again on training + validation rows for
-    that many steps) -> assemble what ships (calibrated marginals, the copula's share of rows) ->
-    export it -> evaluate it on the test split, all logged to one MLflow run.
+    Data flows one way, for every table: load -> schema -> validate -> split -> fit the transform
+    on the training split -> train -> select a step -> (``trainer.refit``: train again on
+    training + validation rows for that many steps) -> assemble what ships (calibrated marginals,
+    the copula's share of rows) -> export it -> evaluate it on the test split, all logged to one
+    MLflow run.
     """
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.
@@ -85,15 +86,14 @@ def train(
                     return _stopped(run, fit.outcome, fit_steps=outcome.step)
                 outcome.final_metrics.update(refit_metrics(fit.outcome.final_metrics))
                 refit = trained_on(data, fit.outcome.step)
-            _log_post_processing(cfg, fit.transformer, tracker)
             synthesizer = assemble(
                 fit.generator,
                 fit.transformer,
                 cfg.model.latent_dim,
+                data.table,
                 data.train,
                 cfg.ship,
                 cfg.seed,
-                table=data.user_schema,
             )
             bundle = export(synthesizer, output, tracker, cfg, selection)
             if cfg.evaluate.enabled:
@@ -111,20 +111,6 @@ def train(
         run.describe_end(outcome.step, headline(*selected, outcome.final_metrics), refit)
         log.info("%s; outputs in %s", outcome.describe(), output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
-
-
-def _log_post_processing(cfg: Config, transformer, tracker) -> None:
-    """Say once that a user's table ships without the copula mixture (``ship.copula_share``)."""
-    from wgangp.data.table_transform import TableTransform
-
-    if isinstance(transformer, TableTransform) and cfg.ship.copula_share:
-        log.info(
-            "ship: no copula mixture on a user's table (ship.copula_share=%s applies to Kaggle's "
-            "file); the rows come from the generator%s",
-            cfg.ship.copula_share,
-            ", calibrated per column kind" if cfg.ship.calibrate_marginals else "",
-        )
-        tracker.set_tags({"ship.copula": "off: a user's table"})
 
 
 def _stopped(run: TrackedRun, outcome: LoopOutcome, fit_steps: int | None = None) -> TrainResult:

@@ -15,7 +15,7 @@ import pandas as pd
 from imblearn.over_sampling import SMOTE, SMOTENC
 
 from scripts.tables_benchmark.codes import TableCodes
-from wgangp.data.schema import FRAUD
+from wgangp.data.table_schema import RARE
 from wgangp.serving.copula import GaussianCopula
 
 #: Common-class rows SMOTE balances against (they do not change its rare rows; speed).
@@ -52,8 +52,8 @@ def copula_rows(codes: TableCodes, rare: pd.DataFrame, n: int, seed: int) -> pd.
     x = codes.encode(rare)
     discrete = [codes.names.index(name) for name in codes.discrete]
     x[:, discrete] += rng.uniform(-0.45, 0.45, size=(len(x), len(discrete)))
-    copula = GaussianCopula.fit({FRAUD: x})
-    return codes.decode(copula.draw(n, FRAUD, rng))
+    copula = GaussianCopula.fit({RARE: x})
+    return codes.decode(copula.draw(n, RARE, rng))
 
 
 def marginal_rows(rare: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from scripts.tables_benchmark.tables import TableSpec
 from wgangp.config import CONF_DIR, register_configs
-from wgangp.data.schema import FRAUD
+from wgangp.data.table_schema import RARE
 
 #: What --smoke changes besides the steps: a lighter end-of-run evaluation.
 SMOKE = [
@@ -40,7 +40,7 @@ class TrainedModel:
     def sample(self, n: int, seed: int, features: list[str]) -> pd.DataFrame:
         from wgangp.serving.synthesizer import Synthesizer
 
-        rows = Synthesizer.load(self.synthesizer_dir).sample(n, label=FRAUD, seed=seed)
+        rows = Synthesizer.load(self.synthesizer_dir).sample(n, label=RARE, seed=seed)
         return rows.loc[:, features].reset_index(drop=True)
 
 

@@ -11,13 +11,12 @@ from omegaconf import DictConfig
 
 from wgangp.config import to_config
 from wgangp.data.prepare import prepare_data
-from wgangp.data.schema import FRAUD, LABEL
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_schema import RARE, TableSchema
 
 
 @dataclass(frozen=True)
 class TableSplit:
-    """A table's schema and its three splits in the run's form (features + ``Class`` 0/1)."""
+    """A table's schema and its three splits in the run's form (features and the label)."""
 
     table: TableSchema
     train: pd.DataFrame
@@ -31,11 +30,13 @@ class TableSplit:
     def rare(self, part: str) -> pd.DataFrame:
         """The rare-class rows of ``part`` (train | val | test), features only."""
         frame = getattr(self, part)
-        return frame.loc[frame[LABEL] == FRAUD, self.features].reset_index(drop=True)
+        rare = self.table.classes(frame[self.table.label]) == RARE
+        return frame.loc[rare, self.features].reset_index(drop=True)
 
     def common(self, part: str) -> pd.DataFrame:
         frame = getattr(self, part)
-        return frame.loc[frame[LABEL] != FRAUD, self.features].reset_index(drop=True)
+        rare = self.table.classes(frame[self.table.label]) == RARE
+        return frame.loc[~rare, self.features].reset_index(drop=True)
 
 
 def table_split(cfg: DictConfig, launch_dir: Path) -> TableSplit:

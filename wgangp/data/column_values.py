@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from wgangp.data.numbers import short_number
-from wgangp.data.schema import MAX_ABS_VALUE
+from wgangp.data.numbers import MAX_ABS_VALUE, short_number
 from wgangp.errors import DataError
 
 

@@ -8,7 +8,7 @@ from wgangp.data.column_codes import bound_seconds
 from wgangp.data.scales import Scale
 from wgangp.data.table_schema import ColumnSchema, Value
 
-#: The key of a column's scale fitted on every row; a class's own scale is keyed by its level.
+#: The key of a column's scale fitted on every row; a class's own scale is keyed "0" or "1".
 ALL_ROWS = "all"
 
 
@@ -19,10 +19,12 @@ class FittedColumn:
     schema: ColumnSchema
     #: The value a gap is filled with, in the column's units (a level; ISO text for datetimes).
     fill: Value
-    #: Scales keyed by ``all`` and class levels as text; empty for categoricals.
+    #: Scales keyed by ``all`` and the classes ``0`` and ``1``; empty for categoricals.
     scales: dict[str, Scale] = field(default_factory=dict)
     #: Seconds datetimes are rounded to (86400: dates); 0: not rounded.
     step: float = 0.0
+    #: Mapped through its quantiles (point masses, or ``preprocess.quantile_columns``).
+    quantile: bool = False
 
     @property
     def name(self) -> str:
@@ -46,10 +48,3 @@ class FittedColumn:
         if self.kind == "datetime":
             return bound_seconds(self.fill)
         return float(self.fill)  # type: ignore[arg-type]
-
-
-def class_key(level: Value) -> str:
-    """A class level as the text keying its scales (``1`` for 1 and 1.0)."""
-    if isinstance(level, float) and level.is_integer():
-        return str(int(level))
-    return str(level)

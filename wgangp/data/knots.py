@@ -6,7 +6,9 @@ with people who must not read the training customers' amounts and times (docs/pr
 each column's sorted values are cut into consecutive groups of at least ``min_rows`` rows (at
 most ``max_knots`` groups) and each group is stored as its mean, the k-anonymous aggregate of
 statistical disclosure control (microaggregation). A group whose rows all share one value (the
-frauds' Amount 1.00) stores that value exactly: many rows hold it, so it names no one. A mean that
+frauds' Amount 1.00) stores that value exactly: many rows hold it, so it names no one; such a
+value (an atom) spans its rows' share of the scale, half a rank past its first and last row, so
+two neighbouring atoms meet with no values between them, as in the data. A mean that
 lands on a value fewer than ``min_rows`` rows hold moves halfway to the next distinct value of its
 group, so it equals none. Two more knots extend the line through the outermost groups to the
 probabilities 0 and 1: the generated tails keep spreading instead of piling up on one value.
@@ -14,8 +16,8 @@ probabilities 0 and 1: the generated tails keep spreading instead of piling up o
 Knots never decrease (groups are consecutive in sorted order and every knot stays within its
 group's range) and the references are shared by all columns, as a ``QuantileTransformer``'s are.
 A class with fewer than ``2 * min_rows`` rows has no two such groups: it gets two knots, its mean
--/+ sqrt(3) standard deviations (the uniform with its mean and variance), and a warning, since
-so few rows cannot be hidden in groups of ``min_rows``.
+-/+ sqrt(3) standard deviations (the uniform with its mean and variance); the transform's fit warns
+about such a class once, since so few rows cannot be hidden in groups of ``min_rows``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ log = logging.getLogger(__name__)
 DEFAULT_MIN_ROWS = 5
 #: Two values closer than this (relative, at least 1e-9 absolute) count as equal.
 SAME = 1e-9
+#: A value is a point mass of a column when at least this share of the rows hold it (and at least
+#: ``min_rows`` of them): a rate from a lookup, a favourite ratio, an amount of exactly 0, a cap.
+POINT_MASS_SHARE = 0.01
+#: Where two atoms meet, the later one starts this much further on the probability scale.
+_GAP = 1e-12
 
 
 def grouped_knots(x: np.ndarray, min_rows: int, max_knots: int) -> tuple[np.ndarray, np.ndarray]:
@@ -39,8 +46,8 @@ def grouped_knots(x: np.ndarray, min_rows: int, max_knots: int) -> tuple[np.ndar
     n = len(x)
     if min_rows < 2:
         raise ValueError(f"min_rows must be >= 2 (got {min_rows})")
-    if n < 2 * min_rows:
-        log.warning(
+    if n < 2 * min_rows:  # the transform's fit warns once per class (TableTransform.fit)
+        log.debug(
             "%d rows of a class are fewer than 2 x %d: its quantile tables are its mean -/+ "
             "sqrt(3) sd, which so few rows can reveal",
             n,
@@ -65,16 +72,30 @@ def grouped_knots(x: np.ndarray, min_rows: int, max_knots: int) -> tuple[np.ndar
     return references, quantiles
 
 
+def point_masses(
+    values: np.ndarray, min_rows: int, min_share: float = POINT_MASS_SHARE
+) -> np.ndarray:
+    """The values at least ``min_rows`` rows and ``min_share`` of the rows hold, sorted."""
+    distinct, counts = np.unique(np.asarray(values, np.float64), return_counts=True)
+    return distinct[(counts >= min_rows) & (counts >= min_share * len(values))]
+
+
 def _atoms(values: np.ndarray, min_rows: int) -> list[tuple[float, float, float]]:
-    """``(value, first, last)`` for each value >= ``min_rows`` sorted rows share, with the
-    probabilities of its first and last rank."""
+    """``(value, low, high)`` for each value >= ``min_rows`` sorted rows share: the probabilities
+    half a rank before its first row and half a rank after its last, so that atoms on adjacent
+    ranks meet (the later starting just after) and no value between them is ever drawn."""
     distinct, first, counts = np.unique(values, return_index=True, return_counts=True)
     last = len(values) - 1
-    return [
-        (float(v), i / last, (i + c - 1) / last)
-        for v, i, c in zip(distinct, first, counts, strict=True)
-        if c >= min_rows
-    ]
+    half = 0.5 / last
+    atoms: list[tuple[float, float, float]] = []
+    for v, i, c in zip(distinct, first, counts, strict=True):
+        if c < min_rows:
+            continue
+        low, high = max(0.0, i / last - half), min(1.0, (i + c - 1) / last + half)
+        if atoms and low <= atoms[-1][2]:
+            low = atoms[-1][2] + _GAP
+        atoms.append((float(v), low, high))
+    return atoms
 
 
 def _column_knots(

@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from wgangp.data.numbers import short_number
-from wgangp.data.schema import MAX_PARAMETER
+from wgangp.data.numbers import MAX_PARAMETER, short_number
 
 MAX_COMPONENTS = 10
 MIN_WEIGHT = 0.005

@@ -1,4 +1,5 @@
-"""The data a run trains and is judged on: load -> validate -> split, as one call.
+"""The data a run trains and is judged on: load -> schema -> validate -> split, as one call, for
+every table (Kaggle's credit-card file, its simulated stand-in, a user's own table).
 
 Training and ``python -m wgangp.evaluate`` both go through :func:`prepare_data`, so an evaluation
 rebuilds exactly the split its run trained on (same file, same ``data.*`` settings, same seed),
@@ -8,64 +9,69 @@ with every group of identical rows in one split (:mod:`wgangp.data.split`).
 from __future__ import annotations
 
 import json
-import os
-from dataclasses import dataclass, field, replace
+import logging
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig
+from wgangp.data.creditcard import HEADER as CREDITCARD_HEADER
 from wgangp.data.digest import table_digest
-from wgangp.data.loader import load_creditcard, load_simulated
-from wgangp.data.schema import LABEL
-from wgangp.data.split import Split, rows_needed, stratified_split
-from wgangp.data.table_schema import TableSchema
-from wgangp.data.user_table import is_user_table, load_user_table
+from wgangp.data.schema_inference import infer_schema
+from wgangp.data.schema_review import require_unambiguous
+from wgangp.data.source import LoadedTable, load_table, resolve_path
+from wgangp.data.split import rows_needed, stratified_split
+from wgangp.data.table_schema import RARE, TableSchema
+from wgangp.data.validation import validate_table
 from wgangp.errors import DataError
+
+log = logging.getLogger("wgangp.data")
 
 
 @dataclass
 class PreparedData:
-    """The validated table's three splits, in original units, and where the table came from."""
+    """The validated table's three splits, in canonical form (:mod:`wgangp.data.validation`),
+    its schema, and where it came from."""
 
-    source: str  # "file" | "kaggle" | "simulated" (the credit-card schema) | "table" (a user's)
+    source: str  # "file" | "kaggle" | "simulated"
     origin: str  # the file read, or "simulated(seed=..., rows=...)"
+    #: The table's name in run names and MLflow (the file's stem, or simulated).
+    name: str
+    table: TableSchema
     train: pd.DataFrame
     val: pd.DataFrame
     test: pd.DataFrame
     #: Rows that repeat an earlier row exactly (of them, rare-class rows); each is in its
     #: original's split.
     duplicate_rows: int = 0
-    duplicate_frauds: int = 0
+    duplicate_rare: int = 0
     #: :func:`~wgangp.data.digest.table_digest` of the validated table before the split.
     digest: str = ""
-    #: The table's schema: Kaggle's for the credit-card file, the user's (given or inferred) else.
-    table: TableSchema = field(default_factory=TableSchema.creditcard)
+    #: Whether the schema was inferred from the table (not shipped, not ``data.schema``).
+    inferred: bool = False
 
     @property
     def features(self) -> list[str]:
-        """The feature columns, in the table's order (every column but ``Class``)."""
+        """The feature columns, in the table's order (every column but the label)."""
         return [column.name for column in self.table.features]
 
-    @property
-    def user_table(self) -> bool:
-        return self.source == "table"
+    def classes(self, frame: pd.DataFrame) -> np.ndarray:
+        """Each row's class (1: the rare class, the one to synthesize; 0: the rest)."""
+        return self.table.classes(frame[self.table.label])
 
-    @property
-    def user_schema(self) -> TableSchema | None:
-        """The schema a synthesizer of this table carries (None: Kaggle's built-in one)."""
-        return self.table if self.user_table else None
+    def rare(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The rows of ``frame`` of the rare class, with a fresh index."""
+        return frame[self.classes(frame) == RARE].reset_index(drop=True)
 
     @property
     def rare_rows(self) -> str:
-        """The rows of the class to synthesize, as the log counts them: Kaggle's file calls
-        them frauds; a user's table is named by its label and value, whatever it holds."""
-        if self.user_table:
-            return f"with {self.table.class_names[1]}"
-        return "frauds"
+        """How the log counts the rare class's rows: ``with Status=bad``."""
+        return f"with {self.table.class_names[RARE]}"
 
     def describe(self) -> str:
-        rare = f"{int(self.train[LABEL].sum())} {self.rare_rows}"
+        rare = f"{int(self.classes(self.train).sum())} {self.rare_rows}"
         return (
             f"{self.source} ({self.origin}): train {len(self.train)} rows ({rare}), "
             f"val {len(self.val)}, test {len(self.test)}"
@@ -75,7 +81,6 @@ class PreparedData:
         """The table as an MLflow dataset (name, digest, source, schema, profile; no rows), so
         the run page's "Datasets" tells runs on different tables apart."""
         simulated = self.source == "simulated"
-        name = "simulated" if simulated else Path(self.origin).name.split(".")[0]
         columns = [
             {"type": column.value_type, "name": column.name, "required": not column.nullable}
             for column in self.table.columns
@@ -83,7 +88,7 @@ class PreparedData:
         rows = len(self.train) + len(self.val) + len(self.test)
         profile = {"num_rows": rows, "num_elements": rows * len(self.table.columns)}
         return {
-            "name": name,
+            "name": self.name,
             "digest": self.digest,
             "source_type": "code" if simulated else "local",
             "source": json.dumps({"uri": self.origin}),
@@ -99,86 +104,75 @@ class PreparedData:
 
     def describe_duplicates(self) -> str:
         return (
-            f"{self.duplicate_rows} row(s) repeat an earlier row exactly ({self.duplicate_frauds} "
+            f"{self.duplicate_rows} row(s) repeat an earlier row exactly ({self.duplicate_rare} "
             f"of them {self.rare_rows}); each copy is in the same split as its original"
         )
 
 
 def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
-    """Load the configured table (relative paths from ``launch_dir``), validate it, split it.
+    """Load the configured table (relative paths from ``launch_dir``), give it its schema,
+    validate it, split it.
 
     Each class needs ``data.min_rows_per_class`` rows, and at least what the split needs
     (:func:`~wgangp.data.split.rows_needed`), so a too-small table fails at validation with the
     number that is really needed.
     """
-    min_rows = max(data.min_rows_per_class, rows_needed(data.val_fraction))
-    if is_user_table(data, launch_dir):
-        return _prepare_user_table(data, seed=seed, launch_dir=launch_dir)
-    if data.name == "simulated":
-        loaded = load_simulated(seed=seed, rows=data.simulated_rows, min_rows_per_class=min_rows)
-    else:
-        loaded = load_creditcard(
-            data.path,
-            launch_dir=launch_dir,
-            fallback=data.fallback,
-            cache_dir=Path(os.path.expanduser(data.cache_dir)),
-            seed=seed,
-            simulated_rows=data.simulated_rows,
-            min_rows_per_class=min_rows,
-        )
-    split = stratified_split(
+    loaded = load_table(data, seed=seed, launch_dir=launch_dir)
+    schema, inferred = table_schema(loaded, data, launch_dir)
+    frame = validate_table(
         loaded.frame,
+        schema,
+        source=loaded.origin,
+        min_rows_per_class=max(data.min_rows_per_class, rows_needed(data.val_fraction)),
+        header=CREDITCARD_HEADER if loaded.schema is not None else None,
+    )
+    split = stratified_split(
+        frame,
+        schema.classes(frame[schema.label]),
+        schema.class_names,
         val_fraction=data.val_fraction,
         test_fraction=data.test_fraction,
         seed=seed,
         source=loaded.origin,
     )
-    return _prepared(loaded.source, loaded.origin, split, loaded.frame)
-
-
-def _prepare_user_table(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
-    """A user's table (:mod:`wgangp.data.user_table`), split like the credit-card file."""
-    loaded = load_user_table(data, launch_dir)
-    names = loaded.schema.class_names
-    for cls in (1, 0):
-        count = int((loaded.frame[LABEL] == cls).sum())
-        if count < data.min_rows_per_class:
-            raise DataError(
-                f"{loaded.origin}: only {count} row(s) with {names[cls]}; at least "
-                f"{data.min_rows_per_class} are needed (data.min_rows_per_class): use a larger "
-                "table"
-            )
-    split = stratified_split(
-        loaded.frame,
-        val_fraction=data.val_fraction,
-        test_fraction=data.test_fraction,
-        seed=seed,
-        source=loaded.origin,
-        class_names=names,
-        columns=list(loaded.frame.columns),
-    )
-    return _prepared("table", loaded.origin, split, loaded.frame, loaded.schema)
-
-
-def _prepared(
-    source: str,
-    origin: str,
-    split: Split,
-    frame: pd.DataFrame,
-    table: TableSchema | None = None,
-) -> PreparedData:
-    """The split of ``frame`` as a run's data, with the table's digest (and schema)."""
     return PreparedData(
-        source,
-        origin,
+        loaded.source,
+        loaded.origin,
+        loaded.name,
+        schema,
         split.train,
         split.val,
         split.test,
         duplicate_rows=split.duplicate_rows,
-        duplicate_frauds=split.duplicate_frauds,
+        duplicate_rare=split.duplicate_rare,
         digest=table_digest(frame),
-        table=table or TableSchema.creditcard(),
+        inferred=inferred,
     )
+
+
+def table_schema(
+    loaded: LoadedTable, data: DataConfig, launch_dir: Path
+) -> tuple[TableSchema, bool]:
+    """The schema of the loaded table, and whether it was inferred: the one shipped for Kaggle's
+    file, else ``data.schema`` (with ``data.positive``), else inferred from the rows and
+    refused in one line when a column needs a person's decision."""
+    if loaded.schema is not None:
+        return loaded.schema, False
+    if data.schema is not None:
+        schema = TableSchema.load(resolve_path(data.schema, launch_dir))
+        if data.label != "Class" and data.label != schema.label:
+            raise DataError(
+                f"data.label={data.label} but {data.schema} names label {schema.label}; drop "
+                "data.label or edit label: in the schema"
+            )
+        if data.positive is not None:
+            schema = replace(schema, positive=data.positive)
+        return schema, False
+    schema = infer_schema(
+        loaded.frame, label=data.label, positive=data.positive, source=loaded.origin
+    )
+    require_unambiguous(loaded.frame, schema, source=loaded.origin)
+    return schema, True
 
 
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:

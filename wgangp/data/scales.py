@@ -25,8 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from wgangp.data.knots import DEFAULT_MIN_ROWS, grouped_knots
-from wgangp.data.numbers import short_number
-from wgangp.data.schema import MAX_PARAMETER
+from wgangp.data.numbers import MAX_PARAMETER, short_number
 
 #: Quantiles a ``quantile`` scale keeps per column (fewer when fitted on fewer rows).
 MAX_QUANTILES = 1000

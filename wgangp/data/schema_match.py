@@ -16,42 +16,64 @@ from wgangp.errors import DataError
 
 
 def match_table(
-    frame: pd.DataFrame, schema: TableSchema, source: str = "data"
+    frame: pd.DataFrame,
+    schema: TableSchema,
+    source: str = "data",
+    header: str | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """The table's columns the schema lists, in its order, and the names of those dropped."""
+    """The table's columns the schema lists, in its order, and the names of those dropped.
+
+    ``header`` describes the header of a schema the user cannot edit (Kaggle's shipped one):
+    its lines then say what the file needs instead of how to edit ``data.schema``."""
     names = [str(name) for name in frame.columns]
     absent = [name for name in schema.names if name not in names]
     if absent:
+        fix = (
+            f"the header needs the {len(schema.names)} columns {header}"
+            if header
+            else "fix the header, or delete their entries from data.schema"
+        )
         raise DataError(
-            f"{source}: column(s) {cv.shown(absent)} of the schema are not in the table; fix the "
-            "header, or delete their entries from data.schema"
+            f"{source}: column(s) {cv.shown(absent)} of the schema are not in the table; {fix}"
         )
     frame = frame.set_axis(names, axis=1)
     for column in schema.columns:
-        _check_column(frame[column.name], column, source)
+        _check_column(frame[column.name], column, source, editable=header is None)
     _check_positive_rows(frame[schema.label], schema, source)
     dropped = [name for name in names if name not in schema.names]
     return frame[list(schema.names)], dropped
 
 
-def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
+def _check_column(
+    values: pd.Series, column: ColumnSchema, source: str, *, editable: bool = True
+) -> None:
     cells = cv.present(values)
     name = column.name
     if len(cells) < len(values) and not column.nullable:
+        fix = (
+            "fix or drop those rows, or set nullable: true"
+            if editable
+            else "fix or drop those rows"
+        )
         raise DataError(
             f"{source}: column {name} has {len(values) - len(cells)} missing value(s) (first at "
             f"data row {cv.first_gap_row(values, cells)}) but the schema says nullable: false; "
-            "fix or drop those rows, or set nullable: true"
+            f"{fix}"
         )
     if column.kind == "categorical":
         levels = column.levels or ()
         outside = cells.map(lambda v: find_value(levels, cv.native(v)) is None)
         if outside.any():
             examples = list(pd.unique(cells[outside]))
+            shown_levels = ", ".join(map(str, levels))
+            fix = (
+                "add them to its levels in data.schema, or fix those rows"
+                if editable
+                else f"its values are {shown_levels}: fix those rows"
+            )
             raise DataError(
                 f"{source}: column {name} has {int(outside.sum())} value(s) outside its levels "
-                f"(e.g. {cv.shown(examples)}); add them to its levels in data.schema, or fix those "
-                "rows"
+                f"(e.g. {cv.shown(examples)}); {fix}"
             )
     elif column.kind == "datetime":
         if not cells.empty and cv.as_dates(cells) is None:
@@ -60,7 +82,8 @@ def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
                 "(e.g. a text without digits); fix those cells, or set kind: categorical"
             )
     else:
-        numbers = cv.checked_numbers(cells, name, column.kind, source, ", or set kind: categorical")
+        advice = ", or set kind: categorical" if editable else ""
+        numbers = cv.checked_numbers(cells, name, column.kind, source, advice)
         fraction = numbers.to_numpy(np.float64) % 1 != 0
         if column.kind == "integer" and fraction.any():
             raise DataError(

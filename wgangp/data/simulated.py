@@ -11,11 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from wgangp.data import schema
+from wgangp.data.creditcard import column_names
 from wgangp.errors import ConfigError
 
 _SECONDS_PER_DAY = 86_400.0
 _SECONDS_PER_HOUR = 3_600.0
+#: The last second of Kaggle's two days, as its Time column ends.
+_TIME_MAX = 172_792.0
 
 # Relative activity per hour of the day: normal card use sleeps at night, fraud much less so.
 _NORMAL_HOURLY = np.array(
@@ -87,11 +89,12 @@ def simulate_creditcard(
     pca[:, fraud_at] = _fraud_pca(rng, n_fraud)
     amount[fraud_at] = _amounts(rng, rng.standard_normal(n_fraud), _FRAUD_AMOUNT)
     label = np.zeros(n_rows, np.int64)
-    label[fraud_at] = schema.FRAUD
+    label[fraud_at] = 1
 
     features = np.vstack([time, pca, amount])  # (30, n): its transpose is one pandas block
-    frame = pd.DataFrame(features.T, columns=list(schema.FEATURES), copy=False)
-    frame[schema.LABEL] = label
+    *feature_columns, label_column = column_names()
+    frame = pd.DataFrame(features.T, columns=feature_columns, copy=False)
+    frame[label_column] = label
     return frame
 
 
@@ -100,7 +103,7 @@ def _times(rng: np.random.Generator, n: int) -> np.ndarray:
     day = rng.integers(0, 2, n)
     hour = rng.choice(24, size=n, p=_NORMAL_HOURLY / _NORMAL_HOURLY.sum())
     seconds = day * _SECONDS_PER_DAY + (hour + rng.random(n)) * _SECONDS_PER_HOUR
-    return np.minimum(np.floor(seconds), schema.TIME_MAX)
+    return np.minimum(np.floor(seconds), _TIME_MAX)
 
 
 def _fraud_positions(rng: np.random.Generator, time: np.ndarray, n_fraud: int) -> np.ndarray:

@@ -1,14 +1,15 @@
-"""Train/validation/test split, stratified by Class, that keeps identical rows together and never
-leaves a split without frauds.
+"""Train/validation/test split, stratified by class, that keeps identical rows together and never
+leaves a split without rows of the rare class.
 
-With 0.17% frauds a plain stratified split of a small table can round a split's fraud count to
-zero, and every fraud metric on it becomes undefined; each class is therefore split on its own,
-with at least one row of each class in every non-empty split. (A seeded numpy permutation per
-class does this exactly; sklearn's ``train_test_split`` would add a multi-second import for it.)
+With 0.17% frauds (Kaggle's file) a plain stratified split of a small table can round a split's rare
+count to zero, and every metric of the rare class on it becomes undefined; each class is therefore
+split on its own, with at least one row of each class in every non-empty split. (A seeded numpy
+permutation per class does this exactly; sklearn's ``train_test_split`` would add a multi-second
+import for it.)
 
 Real tables hold exact duplicate rows (Kaggle's file has 1,081, 19 of them frauds). Split row by
 row, a duplicate lands in training and its copy in test, and every test metric then measures a
-memorised row. So the unit the split assigns is a *group* of identical rows (all 31 columns equal):
+memorised row. So the unit the split assigns is a *group* of identical rows (every column equal):
 each group goes whole to one split, and the split fractions are met as closely as whole groups
 allow.
 
@@ -20,19 +21,16 @@ needs; validation asks for it too (:func:`wgangp.data.prepare.prepare_data`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from wgangp.data import schema
+from wgangp.data.table_schema import CLASSES, RARE
 from wgangp.errors import DataError
 
 #: Distinct rows of each class the training split needs (see the module docstring).
 MIN_TRAIN_ROWS = 2
-#: What the credit-card file's classes are called in messages (a user's table: its label).
-CLASS_NAMES = ("normal", "fraud")
 
 
 def rows_needed(val_fraction: float) -> int:
@@ -45,28 +43,29 @@ def rows_needed(val_fraction: float) -> int:
 class Split:
     """Disjoint parts of one table; each keeps the original row order, with a fresh index.
 
-    ``duplicate_rows`` counts the rows that repeat an earlier row exactly (``duplicate_frauds``
-    those of Class 1); each copy is in the same part as its original.
+    ``duplicate_rows`` counts the rows that repeat an earlier row exactly (``duplicate_rare``
+    those of the rare class); each copy is in the same part as its original.
     """
 
     train: pd.DataFrame
     val: pd.DataFrame
     test: pd.DataFrame
     duplicate_rows: int = 0
-    duplicate_frauds: int = 0
+    duplicate_rare: int = 0
 
 
 def stratified_split(
     df: pd.DataFrame,
+    classes: np.ndarray,
+    class_names: tuple[str, str],
     *,
     val_fraction: float = 0.1,
     test_fraction: float = 0.2,
     seed: int = 0,
     source: str = "data",
-    class_names: tuple[str, str] = CLASS_NAMES,
-    columns: Sequence[str] = schema.COLUMNS,
 ) -> Split:
-    """Split ``df`` per Class into train/val/test by groups of identical rows, by ``seed``.
+    """Split ``df`` per class (``classes``: each row's 0 or 1, named ``class_names`` in errors)
+    into train/val/test by groups of identical rows, by ``seed``.
 
     ``val_fraction`` may be 0 (empty validation frame); the fractions are the schema's
     (``DataConfig``: each below 0.5). Each class needs :func:`rows_needed` distinct rows, else
@@ -75,11 +74,11 @@ def stratified_split(
     """
     has_val = val_fraction > 0
     needed = rows_needed(val_fraction)
-    labels = df[schema.LABEL].to_numpy()
-    groups = identical_row_groups(df, columns)
+    labels = np.asarray(classes)
+    groups = identical_row_groups(df)
     rng = np.random.Generator(np.random.PCG64(seed))
     parts: dict[str, list[np.ndarray]] = {"train": [], "val": [], "test": []}
-    for cls, name in zip(schema.CLASSES, class_names, strict=True):
+    for cls, name in zip(CLASSES, class_names, strict=True):
         rows = np.flatnonzero(labels == cls)
         # Group ids number groups by first appearance, so np.unique keeps that order.
         _, group_of_row = np.unique(groups[rows], return_inverse=True)
@@ -90,9 +89,8 @@ def stratified_split(
                 if len(rows) > len(sizes)
                 else ""
             )
-            which = f" (Class {cls})" if class_names == CLASS_NAMES else ""  # Kaggle's names
             raise DataError(
-                f"{source}: only {len(sizes)} distinct {name} row(s){which}{copies}; at "
+                f"{source}: only {len(sizes)} distinct row(s) with {name}{copies}; at "
                 f"least {needed} are needed so that training gets {MIN_TRAIN_ROWS} and "
                 f"{'validation and ' if has_val else ''}test one each: use a larger table"
             )
@@ -117,17 +115,15 @@ def stratified_split(
         val=take("val"),
         test=take("test"),
         duplicate_rows=int(duplicated.sum()),
-        duplicate_frauds=int((duplicated & (labels == schema.FRAUD)).sum()),
+        duplicate_rare=int((duplicated & (labels == RARE)).sum()),
     )
 
 
-def identical_row_groups(df: pd.DataFrame, columns: Sequence[str] = schema.COLUMNS) -> np.ndarray:
+def identical_row_groups(table: pd.DataFrame) -> np.ndarray:
     """One integer per row, equal exactly for rows equal in every column, numbered by first
     appearance. Hashing (60 ms for Kaggle's file, a groupby takes 0.8 s) and then checking
     each row against its group's first row keeps it exact: a hash collision falls back. A table
-    with text or gaps (a user's) is grouped directly: its cells are not all numbers. Rows are
-    compared on ``columns`` (Kaggle's 31, or every column of a user's table)."""
-    table = df.loc[:, list(columns)]
+    with text or gaps is grouped directly: its cells are not all numbers."""
     numeric = all(
         pd.api.types.is_float_dtype(t) or pd.api.types.is_integer_dtype(t) for t in table.dtypes
     )

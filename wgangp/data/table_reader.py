@@ -1,11 +1,13 @@
-"""Read any user table (CSV, gzipped CSV, Parquet) as it is, each failure one line.
+"""Read any table file as it is: CSV (plain, gzip, or a zip holding one), or Parquet; no checks of
+its values (that is :mod:`wgangp.data.validation`'s), each failure of the file itself one line.
 
-:func:`wgangp.data.loader.read_table` reads the credit-card file and its messages name
-creditcard.csv; a user's own table gets the same checks with advice about that table.
+The lines' advice depends on the file a user meant (:class:`ReadAdvice`): a user's own table, or
+Kaggle's credit-card file (where to get it again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import zipfile
 import zlib
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pandas as pd
 
@@ -20,6 +23,8 @@ from wgangp.data.file_format import check_format_matches_name, check_is_file
 from wgangp.errors import DataError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
+#: The member of a zip archive read when it holds several CSVs (Kaggle's download).
+PREFERRED_MEMBER = "creditcard.csv"
 _CORRUPT = (EOFError, zlib.error, zipfile.BadZipFile, gzip.BadGzipFile, OSError)
 
 
@@ -30,25 +35,75 @@ class ReadAdvice:
     what: str  # how data.path's file is named in the advice
     empty: str  # a file of 0 bytes
     no_header: str  # a file with neither header nor rows
+    no_rows: str  # a header and no rows
     row_width: str  # what every CSV row needs
     encoding: str
     corrupt: str
-    #: Further exceptions that mean a corrupt file for this reader (Parquet's ValueErrors).
-    corrupt_also: tuple[type[Exception], ...] = ()
 
 
-#: A user's own table (CSV or Parquet), and Kaggle's credit-card file (CSV, gzip or zip).
-USER_TABLE, CREDITCARD_FILE = (
+#: A user's own table, and Kaggle's credit-card file.
+TABLE, CREDITCARD_FILE = (
     ReadAdvice(
         "table", "give a table with a header row", "give a table with a header row",
-        "as many comma-separated values as the header", "save it as UTF-8 CSV or Parquet",
-        "write it again", corrupt_also=(ValueError,),
+        "give a table with rows", "as many comma-separated values as the header",
+        "save it as UTF-8 CSV or Parquet", "write it again",
     ),
     ReadAdvice(
         "CSV file", "replace it with creditcard.csv", "use creditcard.csv",
-        "31 comma-separated values", "use a .csv, .csv.gz or Kaggle's .zip", "download it again",
+        "replace it with creditcard.csv", "31 comma-separated values",
+        "use a .csv, .csv.gz or Kaggle's .zip", "download it again",
     ),
 )  # fmt: skip
+
+
+def read_table(path: Path, advice: ReadAdvice = TABLE) -> pd.DataFrame:
+    """The table at ``path`` (.csv, .csv.gz/.gz, .zip, .parquet/.pq), unvalidated, with a header
+    of distinct names and at least one row."""
+    path = Path(path)
+    with read_errors(path, advice):
+        if path.suffix.lower() in PARQUET_SUFFIXES:
+            frame = pd.read_parquet(path)
+            names = [str(name) for name in frame.columns]
+        else:
+            check_format_matches_name(path)
+            with _opened(path) as source:
+                frame = pd.read_csv(source, compression="infer", low_memory=False)
+            names = _header_names(path)
+            if len(names) == frame.shape[1]:  # as written, stripped: pandas renames copies
+                frame.columns = names
+    if frame.shape[1] == 1:
+        header = str(frame.columns[0])
+        for separator, name in ((";", "semicolon"), ("\t", "tab")):
+            if separator in header:
+                shown = repr(header) if len(header) <= 40 else repr(header[:37]) + "..."
+                raise DataError(
+                    f"{path} looks {name}-separated (a single column {shown}); save it "
+                    "comma-separated"
+                )
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:  # pandas would have renamed the copies (Age -> Age.1), a column never there
+        shown = ", ".join(repeated[:5])
+        raise DataError(
+            f"{path}: column(s) {shown} appear more than once in the header; rename or drop the "
+            "copies, every column needs its own name"
+        )
+    if len(frame) == 0:
+        raise DataError(f"{path} has a header but no rows; {advice.no_rows}")
+    return frame
+
+
+def read_header(path: Path) -> list[str] | None:
+    """The column names of a table file, read without its rows; None when it cannot be read
+    (empty, truncated, another format: the full read's one line comes later)."""
+    path = Path(path)
+    try:
+        if path.suffix.lower() in PARQUET_SUFFIXES:
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        return _header_names(path)
+    except Exception:
+        return None
 
 
 @contextmanager
@@ -71,35 +126,51 @@ def read_errors(path: Path, advice: ReadAdvice) -> Iterator[None]:
         raise DataError(
             f"{path} is not a UTF-8 text CSV ({one_line(err)}); {advice.encoding}"
         ) from None
-    except (*_CORRUPT, *advice.corrupt_also) as err:
+    except (*_CORRUPT, ValueError) as err:  # Parquet's readers raise ValueError (ArrowInvalid)
         raise DataError(
             f"{path} is truncated or corrupt ({one_line(err)}); {advice.corrupt}"
         ) from None
-
-
-def read_user_table(path: Path) -> pd.DataFrame:
-    """The table at ``path`` (.csv, .csv.gz, .parquet), unvalidated, with at least one row."""
-    path = Path(path)
-    with read_errors(path, USER_TABLE):
-        if path.suffix.lower() in PARQUET_SUFFIXES:
-            frame = pd.read_parquet(path)
-        else:
-            check_format_matches_name(path)
-            frame = pd.read_csv(path, compression="infer", low_memory=False)
-    if len(frame) == 0:
-        raise DataError(f"{path} has a header but no rows; give a table with rows")
-    if frame.shape[1] == 1:
-        header = str(frame.columns[0])
-        for separator, name in ((";", "semicolon"), ("\t", "tab")):
-            if separator in header:
-                raise DataError(
-                    f"{path} looks {name}-separated (a single column {header[:40]!r}); save it "
-                    "comma-separated"
-                )
-    return frame
 
 
 def one_line(err: BaseException | str) -> str:
     """An exception's text on one line, at most 160 characters."""
     text = " ".join(str(err).split())
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[Path | IO[bytes]]:
+    """What pandas reads: the path (it decompresses by the name), or a zip's CSV member."""
+    if path.name.lower().endswith(".zip"):
+        with zipfile.ZipFile(path) as archive, archive.open(_csv_member(archive, path)) as member:
+            yield member
+    else:
+        yield path
+
+
+def _header_names(path: Path) -> list[str]:
+    """The header line as written: pandas renames a repeated column name (``V1.1``)."""
+    with _opened(path) as source:
+        first = pd.read_csv(
+            source, compression="infer", header=None, nrows=1, dtype=str, keep_default_na=False
+        )
+    return [str(name).strip() for name in first.iloc[0]] if len(first) else []
+
+
+def _csv_member(archive: zipfile.ZipFile, path: Path) -> str:
+    """The archive's ``creditcard.csv`` member (Kaggle's download), or its only .csv member."""
+    members = [
+        name
+        for name in archive.namelist()
+        if name.lower().endswith(".csv") and not name.startswith("__MACOSX/")
+    ]
+    for name in members:
+        if Path(name).name == PREFERRED_MEMBER:
+            return name
+    if len(members) == 1:
+        return members[0]
+    listed = ", ".join(members[:5]) or "none"
+    raise DataError(
+        f"{path} has no {PREFERRED_MEMBER} and not exactly one .csv member (found: {listed}); "
+        "extract the right file and set data.path to it"
+    )

@@ -1,9 +1,9 @@
 """A table's schema as data: each column's kind, bounds, levels and gaps; the label and its class.
 
-Kaggle's credit-card layout is one such schema (:meth:`TableSchema.creditcard`); any other table
-gets one by inference (:mod:`wgangp.data.schema_inference`) that the user can review and edit as
-YAML. Every schema object is valid: construction checks it, and an edited file's mistake is one
-line naming the column and the fix (:class:`~wgangp.errors.ConfigError`).
+Kaggle's credit-card file has one shipped with the package (:mod:`wgangp.data.creditcard`); any
+other table gets one by inference (:mod:`wgangp.data.schema_inference`) that the user can review and
+edit as YAML. Every schema object is valid: construction checks it, and an edited file's mistake is
+one line naming the column and the fix (:class:`~wgangp.errors.ConfigError`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
-from wgangp.data import schema as creditcard_schema
+from wgangp.data.numbers import MAX_ABS_VALUE
 from wgangp.data.schema_yaml import dump_yaml, load_yaml
 from wgangp.errors import ConfigError
 
@@ -26,16 +27,21 @@ KINDS = ("continuous", "integer", "categorical", "datetime")
 NUMERIC_KINDS = ("continuous", "integer")
 #: The version of the YAML layout written by :meth:`TableSchema.to_yaml`.
 FORMAT_VERSION = 1
+#: The internal class codes: the rare class (the one to synthesize) and the rest.
+REST, RARE = 0, 1
+CLASSES = (REST, RARE)
 #: A label value or a categorical level, as YAML holds it.
 Value = str | int | float | bool
 
-_COLUMN_KEYS = ("name", "kind", "bounds", "levels", "missing", "nullable")
+_COLUMN_KEYS = ("name", "kind", "bounds", "levels", "missing", "nullable", "log", "round", "clip")
 _TABLE_KEYS = ("version", "label", "positive", "rows", "label_counts", "columns")
 _YAML_HEADER = (
     "# wgangp table schema: review it, edit it, then train with data.schema=<this file>.\n"
     "# kind: continuous | integer | categorical (levels: [...]) | datetime; bounds: [min, max]\n"
     "# (inferred: the means of the 5 smallest and 5 largest values, no row's own); missing:\n"
-    "# empty cells seen; nullable: whether a cell may be empty.\n"
+    "# empty cells seen; nullable: whether a cell may be empty. Options of a number column\n"
+    "# (docs/schema.md): log: true (model log1p of values >= 0), round: 0.01 (a rounding step),\n"
+    "# clip: false (generated values may leave the bounds).\n"
     "# Delete a column's entry to drop that column; positive is the class to synthesize.\n"
 )
 
@@ -52,6 +58,12 @@ class ColumnSchema:
     levels: tuple[Value, ...] | None = None
     missing: int = 0
     nullable: bool = False
+    #: A number column modelled as log1p of its values (all >= 0): a long right tail.
+    log: bool = False
+    #: The step generated values are rounded to (0.01: cents); None: not rounded (integers: 1).
+    round: float | None = None
+    #: Whether generated values are clipped into the bounds (fitted privately when absent).
+    clip: bool = True
 
     def __post_init__(self) -> None:
         _check_column(self)
@@ -79,6 +91,12 @@ class ColumnSchema:
             out["levels"] = list(self.levels)
         out["missing"] = self.missing
         out["nullable"] = self.nullable
+        if self.log:
+            out["log"] = True
+        if self.round is not None:
+            out["round"] = self.round
+        if not self.clip:
+            out["clip"] = False
         return out
 
     @classmethod
@@ -99,6 +117,9 @@ class ColumnSchema:
         nullable = raw.get("nullable", bool(missing))
         if not isinstance(nullable, bool):
             raise ConfigError(f"column {name!r}: nullable must be true or false, got {nullable!r}")
+        for key in ("log", "clip"):
+            if key in raw and not isinstance(raw[key], bool):
+                raise ConfigError(f"column {name!r}: {key} must be true or false, got {raw[key]!r}")
         return cls(
             name=name,
             kind=raw.get("kind"),  # type: ignore[arg-type] - checked in __post_init__
@@ -106,6 +127,9 @@ class ColumnSchema:
             levels=tuple(levels) if levels is not None else None,
             missing=missing,
             nullable=nullable,
+            log=raw.get("log", False),
+            round=raw.get("round"),
+            clip=raw.get("clip", True),
         )
 
 
@@ -147,20 +171,14 @@ class TableSchema:
                 return column
         raise KeyError(name)
 
-    @classmethod
-    def creditcard(cls) -> TableSchema:
-        """Kaggle's creditcard.csv: Time, V1..V28, Amount continuous; Class 0/1, fraud = 1."""
-        features = tuple(
-            ColumnSchema(name=name, kind="continuous") for name in creditcard_schema.FEATURES
-        )
-        label = ColumnSchema(
-            name=creditcard_schema.LABEL, kind="categorical", levels=creditcard_schema.CLASSES
-        )
-        return cls(
-            columns=(*features, label),
-            label=creditcard_schema.LABEL,
-            positive=creditcard_schema.FRAUD,
-        )
+    def classes(self, labels: pd.Series) -> np.ndarray:
+        """Each row's class: 1 where the label holds ``positive`` (the class to synthesize),
+        else 0. The code lives apart from the table's columns, so a label may be named
+        anything, ``Class`` included."""
+        positive = (self.positive,)
+        # One lookup per distinct value, not per row: a label has a handful of values.
+        lookup = {v: int(find_value(positive, _plain(v)) is not None) for v in pd.unique(labels)}
+        return labels.map(lookup).to_numpy(dtype=np.int64)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"version": self.version, "label": self.label}
@@ -262,6 +280,16 @@ def find_value(values: tuple[Value, ...], wanted: Value) -> Value | None:
     return folded[0] if len(folded) == 1 else None
 
 
+def _plain(value: Any) -> Any:
+    """A cell as the plain value levels are written in (numpy scalars unwrapped, whole floats
+    of a column read as floats because of a gap elsewhere as integers)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _text(value: Value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
@@ -309,6 +337,32 @@ def _check_column(column: ColumnSchema) -> None:
                 "values it takes)"
             )
         _check_bounds(column)
+    _check_options(column)
+
+
+def _check_options(column: ColumnSchema) -> None:
+    """``log``, ``round`` and ``clip`` shape a number column's values (docs/schema.md)."""
+    name, numeric = column.name, column.kind in NUMERIC_KINDS
+    if not numeric and (column.log or column.round is not None or not column.clip):
+        raise ConfigError(
+            f"column {name!r} is {column.kind}; log, round and clip are options of continuous "
+            "and integer columns: delete them"
+        )
+    if column.log and column.bounds is not None and column.bounds[0] < 0:
+        raise ConfigError(
+            f"column {name!r} has log: true but a negative lower bound {column.bounds[0]}; a log "
+            "column holds values >= 0: delete log or fix the bounds"
+        )
+    step = column.round
+    if step is not None and (
+        isinstance(step, bool)
+        or not isinstance(step, int | float)
+        or not math.isfinite(step)
+        or step <= 0
+    ):
+        raise ConfigError(
+            f"column {name!r}: round must be a step > 0 (0.01 rounds to cents), got {step!r}"
+        )
 
 
 def _check_levels(column: ColumnSchema) -> None:
@@ -355,7 +409,7 @@ def _check_bounds(column: ColumnSchema) -> None:
             raise ConfigError(
                 f"column {name!r}: bound {bound!r} is not a number; write bounds: [min, max]"
             )
-        if not math.isfinite(bound) or abs(bound) > creditcard_schema.MAX_ABS_VALUE:
+        if not math.isfinite(bound) or abs(bound) > MAX_ABS_VALUE:
             raise ConfigError(
                 f"column {name!r}: bound {bound!r} is not a finite number of at most 1e+15 in "
                 "magnitude; write the real range"

@@ -1,41 +1,65 @@
-"""A schema'd table's features into the networks' space and back: invertible, finite, in bounds.
+"""A table's features into the networks' space and back: invertible, finite, in bounds.
 
 Each feature column becomes the blocks of :mod:`wgangp.data.table_layout`. Numbers and datetimes
 (as seconds since 1970) go through a scale of :mod:`wgangp.data.scales` fitted on the column's
 present training values, one per class with ``per_class`` (a rare class's marginals differ from
-the others', as fraud's do); a categorical is its one-hot; a nullable column's gaps are filled
-with its median (its most frequent level) and flagged in its missing indicator, so NaN never
-reaches the networks. The inverse promises a user of the generated rows what the schema says:
-every category one of the column's levels, integers whole, every value within the column's
-bounds, datetimes as datetimes, gaps wherever an indicator exceeds 0.5. Stored as JSON, checked on
-load (:mod:`wgangp.data.table_transform_check`).
+the others', as fraud's do: V14 of Kaggle's frauds is centred near -7); a categorical is its
+one-hot; a nullable column's gaps are filled with its median (its most frequent level) and
+flagged in its missing indicator, so NaN never reaches the networks.
+
+The schema's options shape a number column (docs/schema.md): ``log`` models log1p of its values
+(a long right tail, Kaggle's Amount), ``round`` is the step its generated values are rounded to
+(cents), ``clip: false`` lets them leave the bounds (Kaggle's V1..V28, unbounded in the data too).
+Bounds the schema does not give are fitted on the training rows and name no row (the means of the
+few smallest and largest values, :func:`~wgangp.data.knots.private_range`).
+
+**Point masses.** A value that at least ``min_rows`` training rows of a class share and that holds
+at least 1% of them (:func:`~wgangp.data.knots.point_masses`: a rate from a lookup, a favourite
+ratio, an amount of exactly 0, a cap, Kaggle's Amount of 1.00) makes its column go through its
+quantiles, whatever the scaling: the inverse maps a whole interval of the networks' scale onto each
+such value, so it comes back exactly, at its share, and between such values the column stays
+continuous. ``preprocess.quantile_columns`` adds columns without point masses;
+``preprocess.point_masses=false`` turns the rule off. ``scaling=none`` keeps raw units (no log,
+no quantiles: the original failing setup the ablation reproduces).
+
+The inverse promises a user of the generated rows what the schema says: every category one of the
+column's levels, integers whole, values on their rounding step and (unless ``clip: false``) within
+the bounds, datetimes as datetimes, gaps wherever an indicator exceeds 0.5. Stored as JSON,
+checked on load (:mod:`wgangp.data.table_transform_check`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from decimal import Decimal
 from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
 
-from wgangp.data.column_codes import column_codes, from_seconds, level_of
-from wgangp.data.fitted_column import ALL_ROWS, FittedColumn, class_key
-from wgangp.data.knots import no_ones_value
-from wgangp.data.numbers import short_number
-from wgangp.data.scales import DEFAULT_MIN_ROWS, fit_scale
-from wgangp.data.table_layout import Block, table_layout
-from wgangp.data.table_schema import ColumnSchema, TableSchema, Value
-from wgangp.data.table_transform_check import FORMAT, checked_parts
-from wgangp.data.transform import parsed_json
+from wgangp.data.column_codes import column_codes, from_seconds
+from wgangp.data.fitted_column import ALL_ROWS, FittedColumn
+from wgangp.data.knots import no_ones_value, point_masses, private_range
+from wgangp.data.numbers import MAX_ABS_VALUE, short_number
+from wgangp.data.scales import DEFAULT_MIN_ROWS, QuantileScale, Scale, fit_scale
+from wgangp.data.table_layout import Block, layout_width, table_layout
+from wgangp.data.table_schema import CLASSES, ColumnSchema, TableSchema
+from wgangp.data.table_transform_check import FORMAT, checked_parts, parsed_json
 from wgangp.errors import ConfigError, DataError, NonFiniteError
+
+log = logging.getLogger("wgangp.data")
 
 #: A class with fewer present values in a column uses that column's scale of all rows.
 MIN_CLASS_ROWS = 10
 #: Datetime resolutions tried, coarsest first: a column of dates comes back as dates.
 DATETIME_STEPS = (86400.0, 3600.0, 60.0, 1.0)
+#: The largest log1p a log column's inverse takes (beyond, expm1 leaves every real value).
+_MAX_LOG = float(np.log1p(MAX_ABS_VALUE))
+
+Classes = np.ndarray | int | None
 
 
 class TableTransform:
@@ -44,68 +68,77 @@ class TableTransform:
     def __init__(
         self,
         columns: Sequence[FittedColumn],
-        label: str,
-        label_levels: Sequence[Value],
-        label_at: int,
         scaling: str = "standard",
         per_class: bool = True,
         quantile_columns: Sequence[str] = (),
     ) -> None:
         self.columns = tuple(columns)
-        self.label, self.label_levels, self.label_at = label, tuple(label_levels), label_at
         self.scaling, self.per_class = scaling, per_class
+        #: The number columns mapped through their quantiles (point masses, or asked for).
         self.quantile_columns = tuple(quantile_columns)
         self.layout: tuple[Block, ...] = table_layout(column.schema for column in self.columns)
-        self.width = self.layout[-1].stop if self.layout else 0
+        self.width = layout_width(self.layout)
+
+    @property
+    def raw(self) -> bool:
+        """``scaling=none``: every number as it is in the table."""
+        return self.scaling == "none"
 
     @classmethod
     def fit(
         cls,
         frame: pd.DataFrame,
         schema: TableSchema,
+        classes: np.ndarray,
+        *,
         scaling: str = "standard",
         per_class: bool = True,
+        point_masses: bool = True,
         quantile_columns: Sequence[str] = (),
         source: str = "training rows",
         min_rows: int = DEFAULT_MIN_ROWS,
     ) -> TableTransform:
-        """Fit on ``frame`` (the training rows, with the label); DataError in one line. Every
-        stored quantile knot is the mean of >= ``min_rows`` rows (``ship.min_atom_rows``)."""
-        _check_options(schema, scaling, quantile_columns)
+        """Fit on ``frame`` (the training rows) whose rows are of ``classes`` (0/1); DataError
+        in one line. ``point_masses`` false: no column goes through its quantiles for its point
+        masses (``preprocess.point_masses``). Every stored number from the rows (quantile knots,
+        fitted bounds, fills) is no row's own: a mean of >= ``min_rows`` rows or a value that
+        many hold (``ship.min_atom_rows``, docs/privacy.md)."""
+        check_options(schema, scaling, quantile_columns)
         for column in schema.features:
             if column.name not in frame:
                 _absent(column.name, source)
-        levels = schema.column(schema.label).levels or ()
-        keys = None
-        if per_class:
-            if schema.label not in frame:
-                _no_label(schema.label, source)
-            keys = _class_keys(frame, schema.label, levels, source)
+        classes = np.asarray(classes)
+        for c in CLASSES:
+            rows = int((classes == c).sum())
+            if rows < 2 * min_rows:
+                log.warning(
+                    "%s: %d row(s) of class %s are fewer than 2 x %d: its quantile tables are "
+                    "its mean -/+ sqrt(3) sd, which so few rows can reveal",
+                    source, rows, schema.class_names[c], min_rows,
+                )  # fmt: skip
         fitted = [
             _fit_column(
                 frame[column.name],
                 column,
-                keys,
-                scaling,
-                [0] if column.name in quantile_columns else None,
-                source,
-                min_rows,
+                classes,
+                scaling=scaling,
+                per_class=per_class,
+                by_point_masses=point_masses,
+                quantile=column.name in quantile_columns,
+                source=source,
+                min_rows=min_rows,
             )
             for column in schema.features
         ]
-        return cls(
-            fitted,
-            label=schema.label,
-            label_levels=levels,
-            label_at=schema.names.index(schema.label),
-            scaling=scaling,
-            per_class=per_class,
-            quantile_columns=quantile_columns,
-        )
+        quantiles = [column.name for column in fitted if column.quantile]
+        return cls(fitted, scaling=scaling, per_class=per_class, quantile_columns=quantiles)
 
-    def transform(self, frame: pd.DataFrame, source: str = "rows") -> np.ndarray:
-        """Features of ``frame`` -> float32 (rows, width), finite; gaps filled and flagged."""
-        keys = self._keys(frame, source) if self.per_class else None
+    def transform(
+        self, frame: pd.DataFrame, classes: Classes = None, source: str = "rows"
+    ) -> np.ndarray:
+        """Features of ``frame`` (rows of ``classes``: an array of 0/1, or one class for all)
+        -> float32 (rows, width), finite; gaps filled and flagged."""
+        keys = self._keys(classes, len(frame))
         out = np.zeros((len(frame), self.width), dtype=np.float32)
         blocks = iter(self.layout)
         for column in self.columns:
@@ -117,16 +150,17 @@ class TableTransform:
             if column.kind == "categorical":
                 out[np.arange(len(codes)), block.start + codes.astype(np.int64)] = 1.0
             else:
-                z = _apply(column, codes, keys, "forward").astype(np.float32)
+                z = _apply(column, self._model_units(column, codes), keys, "forward")
+                z = z.astype(np.float32)
                 _require_finite(z, column.name, source)
                 out[:, block.start] = z
             if column.schema.nullable:
                 out[:, next(blocks).start] = gaps
         return out
 
-    def inverse(self, x: np.ndarray, labels: Sequence[Value] | None = None) -> pd.DataFrame:
-        """Network outputs -> the features in the table's names and dtypes, in bounds (module doc),
-        with the label column where the table has it when ``labels`` (label values) are given."""
+    def inverse(self, x: np.ndarray, classes: Classes = None) -> pd.DataFrame:
+        """Network outputs of rows of ``classes`` -> the features in the table's names and dtypes,
+        on their steps and in bounds (module doc)."""
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] != self.width:
             raise ValueError(f"expected rows of width {self.width}, got shape {x.shape}")
@@ -137,9 +171,7 @@ class TableTransform:
                 f"{int(bad.any(axis=1).sum())} of {len(x)} generated row(s) hold non-finite "
                 f"values (first in column {block.column}); the generator diverged: retrain it"
             )
-        if self.per_class and labels is None:
-            raise ValueError("a per-class transform needs the rows' labels to invert them")
-        keys = None if labels is None else self._label_keys(labels)
+        keys = self._keys(classes, len(x))
         data: dict[str, Any] = {}
         blocks = iter(self.layout)
         for column in self.columns:
@@ -149,19 +181,12 @@ class TableTransform:
             if column.schema.nullable:
                 indicator = next(blocks)
                 gaps = x[:, indicator.start] > 0.5
-            data[column.name] = _values(column, part, keys if self.per_class else None, gaps)
-        frame = pd.DataFrame(data, index=pd.RangeIndex(len(x)))
-        if labels is not None:
-            values = [level_of(self.label_levels, v) for v in labels]
-            frame.insert(self.label_at, self.label, pd.Series(values, dtype=object).infer_objects())
-        return frame
+            data[column.name] = self._values(column, part, keys, gaps)
+        return pd.DataFrame(data, index=pd.RangeIndex(len(x)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "label": self.label,
-            "label_levels": list(self.label_levels),
-            "label_at": self.label_at,
             "scaling": self.scaling,
             "per_class": self.per_class,
             "quantile_columns": list(self.quantile_columns),
@@ -181,22 +206,58 @@ class TableTransform:
     def from_json(cls, text: str, source: str = "table transform") -> TableTransform:
         return cls.from_dict(parsed_json(text, source), source)
 
-    def _keys(self, frame: pd.DataFrame, source: str) -> np.ndarray:
-        if self.label not in frame:
-            _no_label(self.label, source)
-        return _class_keys(frame, self.label, self.label_levels, source)
+    def _keys(self, classes: Classes, rows: int) -> np.ndarray | None:
+        """Each row's scale key ('0', '1'), or None when the scales are shared."""
+        if not self.per_class:
+            return None
+        if classes is None:
+            raise ValueError("a per-class transform needs the rows' classes")
+        keys = np.broadcast_to(np.asarray(classes), (rows,))
+        if not np.isin(keys, CLASSES).all():
+            raise ValueError(f"classes must be 0 or 1, got {sorted(set(keys.tolist()))[:5]}")
+        return keys.astype(np.int64).astype(str)
 
-    def _label_keys(self, labels: Sequence[Value]) -> np.ndarray:
-        keys = []
-        for value in labels:
-            level = level_of(self.label_levels, value)
-            if level is None:
-                raise ValueError(f"label {value!r} is not one of {list(self.label_levels)}")
-            keys.append(class_key(level))
-        return np.asarray(keys, dtype=object)
+    def _model_units(self, column: FittedColumn, codes: np.ndarray) -> np.ndarray:
+        """A column's values as its scales see them: log1p for a ``log`` column on a non-
+        quantile scale (quantiles are the same on either side of a monotone map)."""
+        if column.schema.log and not self.raw and not column.quantile:
+            return np.log1p(np.clip(codes, 0.0, None))
+        return codes
+
+    def _values(
+        self,
+        column: FittedColumn,
+        part: np.ndarray,
+        keys: np.ndarray | None,
+        gaps: np.ndarray | None,
+    ) -> pd.Series:
+        """One column of the inverse, in its kind's dtype, gaps as NaN/NaT/<NA>."""
+        if column.kind == "categorical":
+            levels = np.empty(len(column.schema.levels or ()), dtype=object)
+            levels[:] = list(column.schema.levels or ())
+            values = pd.Series(levels[part.argmax(axis=1)], dtype=object)
+            if gaps is not None:
+                values[gaps] = None
+            return values.infer_objects()
+        numbers = _apply(column, part[:, 0], keys, "inverse")
+        numbers = _shaped(
+            column, numbers, logged=column.schema.log and not self.raw and not column.quantile
+        )
+        if column.kind == "integer":
+            if gaps is None:
+                return pd.Series(numbers.astype(np.int64))
+            return pd.Series(pd.arrays.IntegerArray(numbers.astype(np.int64), gaps.copy()))
+        if column.kind == "datetime":
+            dates = from_seconds(numbers)
+            return dates.mask(gaps) if gaps is not None else dates
+        return pd.Series(np.where(gaps, np.nan, numbers) if gaps is not None else numbers)
 
 
-def _check_options(schema: TableSchema, scaling: str, quantile_columns: Sequence[str]) -> None:
+def check_options(schema: TableSchema, scaling: str, quantile_columns: Sequence[str]) -> None:
+    """``preprocess.scaling`` and ``preprocess.quantile_columns`` on this table: each quantile
+    column one of its number or date columns (a close name suggested)."""
+    import difflib
+
     from wgangp.config import SCALINGS
 
     if scaling not in SCALINGS:
@@ -204,45 +265,26 @@ def _check_options(schema: TableSchema, scaling: str, quantile_columns: Sequence
     scaled = [c.name for c in schema.features if c.kind != "categorical"]
     for name in quantile_columns:
         if name not in scaled:
+            close = difflib.get_close_matches(name, scaled, n=1)
+            listed = f"its number columns: {', '.join(scaled) or '(none)'}"
+            fix = f"did you mean {close[0]!r}?" if close else listed
             raise ConfigError(
-                f"quantile column {name!r} is not a number or datetime feature of the table; "
-                f"name one of {', '.join(scaled) or '(none)'}"
+                f"invalid config value preprocess.quantile_columns: {name!r} is not a number "
+                f"column of the table; {fix}"
             )
-
-
-def _absent(name: str, source: str) -> NoReturn:
-    raise DataError(f"{source}: column {name} of the schema is not in the rows; fix the header")
-
-
-def _no_label(label: str, source: str) -> NoReturn:
-    raise DataError(
-        f"{source}: the rows have no label column {label}; per-class scales need each row's class"
-    )
-
-
-def _class_keys(
-    frame: pd.DataFrame, label: str, levels: Sequence[Value], source: str
-) -> np.ndarray:
-    lookup = {}
-    for value in pd.unique(frame[label]):
-        level = level_of(tuple(levels), value)
-        if level is None:
-            raise DataError(
-                f"{source}: label {label} holds {value!r}, not one of its levels "
-                f"({', '.join(map(str, levels))}); fix those rows or the schema"
-            )
-        lookup[value] = class_key(level)
-    return frame[label].map(lookup).to_numpy(dtype=object)
 
 
 def _fit_column(
     values: pd.Series,
     column: ColumnSchema,
-    keys: np.ndarray | None,
+    classes: np.ndarray,
+    *,
     scaling: str,
-    quantile: list[int] | None,
+    per_class: bool,
+    by_point_masses: bool,
+    quantile: bool,
     source: str,
-    min_rows: int = DEFAULT_MIN_ROWS,
+    min_rows: int,
 ) -> FittedColumn:
     codes, gaps = column_codes(values, column, source)
     present = codes[~gaps]
@@ -255,25 +297,39 @@ def _fit_column(
         levels = column.levels or ()
         counts = np.bincount(present.astype(np.int64), minlength=len(levels))
         return FittedColumn(column, fill=levels[int(counts.argmax())])
+    present_classes = classes[~gaps]
     step = _datetime_step(present) if column.kind == "datetime" else 0.0
     if column.bounds is None:
-        low, high = float(present.min()), float(present.max())
-        column = replace(column, bounds=_bounds(column.kind, low, high))
-    fitted = FittedColumn(column, fill=0, step=step)
+        low, high = private_range(present, min_rows, whole=column.kind == "integer")
+        column = replace(column, bounds=_bounds(column, low, high))
+    raw = scaling == "none"
+    if by_point_masses and not raw and not quantile:
+        by_class = [present[present_classes == c] for c in CLASSES] if per_class else []
+        quantile = any(len(point_masses(rows, min_rows)) for rows in [present, *by_class])
+    fitted = FittedColumn(column, fill=0, step=step, quantile=quantile)
     low, high = fitted.low_high()
     # The median, unless fewer than min_rows rows hold it (an odd count's middle row): the
     # fill ships in preprocessing.json.
     median = float(np.median(present))
     if column.kind != "datetime":
         median = no_ones_value(median, present, min_rows, whole=column.kind == "integer", up=True)
-    fill = float(np.clip(_round(column.kind, median, step), low, high))
+    fill = float(np.clip(_on_step(fitted, median), low, high))
     fitted.fill = _native(column.kind, fill)
-    fitted.scales[ALL_ROWS] = fit_scale(scaling, present[:, None], quantile, min_rows)
-    if keys is not None:
-        for key in sorted({str(k) for k in keys}):
-            rows = present[(keys == key)[~gaps]]
+    units = present
+    if column.log and not raw and not quantile:
+        units = np.log1p(present)
+
+    def scale_of(rows: np.ndarray) -> Scale:
+        if quantile:
+            return QuantileScale.fit_grouped(rows[:, None], min_rows)
+        return fit_scale(scaling, rows[:, None], None, min_rows)
+
+    fitted.scales[ALL_ROWS] = scale_of(units)
+    if per_class:
+        for c in CLASSES:
+            rows = units[present_classes == c]
             if rows.size >= MIN_CLASS_ROWS:
-                fitted.scales[key] = fit_scale(scaling, rows[:, None], quantile, min_rows)
+                fitted.scales[str(c)] = scale_of(rows)
     for key, scale in fitted.scales.items():
         if scale.nonfinite_columns():
             raise DataError(
@@ -291,23 +347,58 @@ def _datetime_step(seconds: np.ndarray) -> float:
     return 0.0
 
 
-def _bounds(kind: str, low: float, high: float) -> tuple[Any, Any]:
-    if kind == "integer":
+def _bounds(column: ColumnSchema, low: float, high: float) -> tuple[Any, Any]:
+    """Fitted bounds in the schema's terms: whole numbers, dates as ISO text, and on a
+    ``round`` step (rounded inward, so every value on the step stays within them)."""
+    if column.kind == "integer":
         return int(low), int(high)
-    if kind == "datetime":
+    if column.kind == "datetime":
         return tuple(from_seconds(np.array([low, high])).map(lambda t: t.isoformat()))
-    return low, high
+    if column.round is not None:
+        step = float(column.round)
+        inward_low, inward_high = np.ceil(low / step) * step, np.floor(high / step) * step
+        if inward_low <= inward_high:
+            low, high = _grid(inward_low, step), _grid(inward_high, step)
+    return float(low), float(high)
 
 
-def _round(kind: str, value: np.ndarray | float, step: float) -> Any:
-    if kind == "integer":
-        return np.round(value)
-    if kind == "datetime" and step > 0:
-        return np.round(np.asarray(value) / step) * step
-    return value
+def _on_step(column: FittedColumn, values: np.ndarray | float) -> Any:
+    """Values on the column's step: whole for integers, the datetime step, ``round``."""
+    if column.kind == "integer":
+        return np.round(values)
+    if column.kind == "datetime" and column.step > 0:
+        return np.round(np.asarray(values) / column.step) * column.step
+    if column.schema.round is not None:
+        step = float(column.schema.round)
+        return _grid(np.round(np.asarray(values, np.float64) / step) * step, step)
+    return values
 
 
-def _native(kind: str, value: float) -> Value:
+def _grid(values: Any, step: float) -> Any:
+    """Multiples of ``step`` as the nearest floats of their decimal text (0.29, not
+    0.29000000000000004): rounded to the step's decimals."""
+    exponent = Decimal(repr(step)).normalize().as_tuple().exponent
+    decimals = max(0, -int(exponent)) if isinstance(exponent, int) else 0
+    return np.round(values, decimals)
+
+
+def _shaped(column: FittedColumn, numbers: np.ndarray, *, logged: bool) -> np.ndarray:
+    """Inverse-scaled numbers in the column's units: out of log1p, into the bounds (``clip``),
+    on the step, finite."""
+    low, high = column.low_high()
+    clip = column.schema.clip
+    if logged:
+        top = float(np.log1p(max(high, 0.0))) if clip else _MAX_LOG
+        numbers = np.expm1(np.clip(numbers, 0.0, top))
+    if clip:
+        numbers = np.clip(numbers, low, high)
+    else:
+        numbers = np.clip(numbers, -MAX_ABS_VALUE, MAX_ABS_VALUE)
+    numbers = _on_step(column, numbers)
+    return np.clip(numbers, low, high) if clip else numbers
+
+
+def _native(kind: str, value: float) -> Any:
     if kind == "integer":
         return int(value)
     if kind == "datetime":
@@ -323,35 +414,15 @@ def _apply(
     if keys is None:
         return np.asarray(getattr(shared, direction)(codes[:, None]), np.float64)[:, 0]
     out = np.empty(len(codes), dtype=np.float64)
-    for key in set(keys.tolist()):
+    for key in np.unique(keys):
         rows = keys == key
         scale = column.scales.get(str(key), shared)
         out[rows] = np.asarray(getattr(scale, direction)(codes[rows][:, None]), np.float64)[:, 0]
     return out
 
 
-def _values(
-    column: FittedColumn, part: np.ndarray, keys: np.ndarray | None, gaps: np.ndarray | None
-) -> pd.Series:
-    """One column of the inverse, in its kind's dtype, gaps as NaN/NaT/<NA>."""
-    if column.kind == "categorical":
-        levels = np.empty(len(column.schema.levels or ()), dtype=object)
-        levels[:] = list(column.schema.levels or ())
-        values = pd.Series(levels[part.argmax(axis=1)], dtype=object)
-        if gaps is not None:
-            values[gaps] = None
-        return values.infer_objects()
-    low, high = column.low_high()
-    numbers = _apply(column, part[:, 0], keys, "inverse")
-    numbers = np.clip(_round(column.kind, np.clip(numbers, low, high), column.step), low, high)
-    if column.kind == "integer":
-        if gaps is None:
-            return pd.Series(numbers.astype(np.int64))
-        return pd.Series(pd.arrays.IntegerArray(numbers.astype(np.int64), gaps.copy()))
-    if column.kind == "datetime":
-        dates = from_seconds(numbers)
-        return dates.mask(gaps) if gaps is not None else dates
-    return pd.Series(np.where(gaps, np.nan, numbers) if gaps is not None else numbers)
+def _absent(name: str, source: str) -> NoReturn:
+    raise DataError(f"{source}: column {name} of the schema is not in the rows; fix the header")
 
 
 def _require_finite(z: np.ndarray, name: str, source: str) -> None:

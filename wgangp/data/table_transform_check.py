@@ -8,32 +8,25 @@ bounds would quietly turn every generated row into nonsense; each such problem i
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from wgangp.config import SCALINGS
 from wgangp.data.column_codes import bound_seconds, level_of
-from wgangp.data.fitted_column import ALL_ROWS, FittedColumn, class_key
+from wgangp.data.fitted_column import ALL_ROWS, FittedColumn
 from wgangp.data.numbers import short_number
-from wgangp.data.scales import Scale, scale_from_dict
-from wgangp.data.table_schema import ColumnSchema, Value
+from wgangp.data.scales import QuantileScale, Scale, scale_from_dict
+from wgangp.data.table_schema import CLASSES, ColumnSchema, Value
 from wgangp.errors import ConfigError, DataError
 
-#: The version of the layout written by :meth:`TableTransform.to_dict`.
-FORMAT = "wgangp.table_transform/1"
-#: The fix in every line refusing a saved transform.
-RETRAIN = "it was not written by wgangp or was edited: fit the transform again"
-_KEYS = (
-    "format",
-    "label",
-    "label_levels",
-    "label_at",
-    "scaling",
-    "per_class",
-    "quantile_columns",
-    "columns",
-)
+#: The version of the layout written by :meth:`TableTransform.to_dict`; a file of another (an
+#: earlier wgangp's, or Kaggle's transform before every table had one) is refused with RETRAIN.
+FORMAT = "wgangp.table_transform/2"
+#: The fix in every line refusing a saved file (a transform, a calibration, a copula).
+RETRAIN = "it was not written by wgangp's training or was edited: retrain to get a new one"
+_KEYS = ("format", "scaling", "per_class", "quantile_columns", "columns")
 _COLUMN_KEYS = {
     "categorical": ("schema", "fill"),
     "continuous": ("schema", "fill", "scales"),
@@ -50,13 +43,6 @@ def checked_parts(raw: Any, source: str) -> dict[str, Any]:
     absent = [key for key in _KEYS if key not in raw]
     if unknown or absent:
         _refuse(source, f"has unknown key(s) {unknown} or lacks {absent}")
-    label, levels, label_at = raw["label"], raw["label_levels"], raw["label_at"]
-    if not isinstance(label, str) or not label:
-        _refuse(source, f"names no label column (label: {label!r})")
-    try:
-        label_levels = ColumnSchema(name=label, kind="categorical", levels=tuple(levels)).levels
-    except (ConfigError, TypeError):
-        _refuse(source, f"has label_levels {levels!r}, not a list of distinct plain values")
     if raw["scaling"] not in SCALINGS:
         _refuse(source, f"has scaling {raw['scaling']!r}, not one of {', '.join(SCALINGS)}")
     if not isinstance(raw["per_class"], bool):
@@ -64,27 +50,36 @@ def checked_parts(raw: Any, source: str) -> dict[str, Any]:
     entries = raw["columns"]
     if not isinstance(entries, list) or not entries:
         _refuse(source, "has no columns")
-    keys = {ALL_ROWS, *(class_key(level) for level in label_levels or ())}
+    keys = {ALL_ROWS, *(str(c) for c in CLASSES)}
     columns = [_column(entry, i, keys, source) for i, entry in enumerate(entries)]
     names = [column.name for column in columns]
-    repeated = sorted({name for name in names if names.count(name) > 1} | {label} & set(names))
+    repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        _refuse(source, f"lists column(s) {', '.join(repeated)} twice (or as label and feature)")
-    if not _whole(label_at) or not 0 <= label_at <= len(names):
-        _refuse(source, f"has label_at {label_at!r}, not a position among {len(names)} columns")
+        _refuse(source, f"lists column(s) {', '.join(repeated)} twice")
     quantile = raw["quantile_columns"]
     scaled = {column.name for column in columns if column.kind != "categorical"}
     if not isinstance(quantile, list) or not set(quantile) <= scaled:
         _refuse(source, f"has quantile_columns {quantile!r}, not numeric columns of the table")
+    for column in columns:
+        column.quantile = column.name in quantile
+        if column.quantile and not all(
+            isinstance(scale, QuantileScale) for scale in column.scales.values()
+        ):
+            _refuse(source, f"maps column {column.name} through quantiles it does not hold")
     return {
         "columns": columns,
-        "label": label,
-        "label_levels": label_levels or (),
-        "label_at": label_at,
         "scaling": raw["scaling"],
         "per_class": raw["per_class"],
         "quantile_columns": quantile,
     }
+
+
+def parsed_json(text: str, source: str) -> Any:
+    """A saved file's JSON; one DataError line naming ``source`` when it is not JSON."""
+    try:
+        return json.loads(text)
+    except ValueError as err:
+        raise DataError(f"{source} is not valid JSON ({err}); {RETRAIN}") from None
 
 
 def _column(entry: Any, i: int, keys: set[str], source: str) -> FittedColumn:
@@ -118,7 +113,7 @@ def _column(entry: Any, i: int, keys: set[str], source: str) -> FittedColumn:
 def _scales(raw: Any, keys: set[str], where: str, source: str) -> dict[str, Scale]:
     if not isinstance(raw, Mapping) or ALL_ROWS not in raw or not set(raw) <= keys:
         shown = sorted(raw) if isinstance(raw, Mapping) else raw
-        _refuse(source, f"{where} has scales for {shown}, not {ALL_ROWS} and the label's levels")
+        _refuse(source, f"{where} has scales for {shown}, not {ALL_ROWS} and the classes 0, 1")
     scales: dict[str, Scale] = {}
     for key, payload in raw.items():
         try:
@@ -148,10 +143,6 @@ def _check_fill(column: FittedColumn, where: str, source: str) -> None:
         _refuse(source, f"{where} fills gaps with {fill!r}, outside its bounds")
     if column.kind == "integer" and not float(code).is_integer():
         _refuse(source, f"{where} is integer but fills gaps with {short_number(code)}")
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _finite(value: object) -> bool:

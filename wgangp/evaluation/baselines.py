@@ -29,8 +29,7 @@ import numpy as np
 import pandas as pd
 from imblearn.over_sampling import SMOTE, SMOTEN, SMOTENC
 
-from wgangp.data.schema import FRAUD
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.serving.copula import GaussianCopula
 
@@ -38,28 +37,28 @@ from wgangp.serving.copula import GaussianCopula
 BASELINES = ("smote", "copula", "independent")
 
 
-def smote_frauds(
-    frauds: np.ndarray, normals: np.ndarray, n: int, *, k_neighbors: int, seed: int
+def smote_rare(
+    rare: np.ndarray, normals: np.ndarray, n: int, *, k_neighbors: int, seed: int
 ) -> np.ndarray:
-    """``n`` new fraud rows made by SMOTE from the training frauds."""
-    return _oversample(SMOTE, {}, frauds, normals, n, k_neighbors=k_neighbors, seed=seed)
+    """``n`` new rare rows made by SMOTE from the training rare."""
+    return _oversample(SMOTE, {}, rare, normals, n, k_neighbors=k_neighbors, seed=seed)
 
 
 def _oversample(
     method: type,
     options: dict,
-    frauds: np.ndarray,
+    rare: np.ndarray,
     normals: np.ndarray,
     n: int,
     *,
     k_neighbors: int,
     seed: int,
 ) -> np.ndarray:
-    x = np.vstack([normals, frauds])
-    y = np.concatenate([np.zeros(len(normals), dtype=int), np.ones(len(frauds), dtype=int)])
+    x = np.vstack([normals, rare])
+    y = np.concatenate([np.zeros(len(normals), dtype=int), np.ones(len(rare), dtype=int)])
     sampler = method(
-        sampling_strategy={0: len(normals), 1: len(frauds) + n},
-        k_neighbors=min(k_neighbors, len(frauds) - 1),
+        sampling_strategy={0: len(normals), 1: len(rare) + n},
+        k_neighbors=min(k_neighbors, len(rare) - 1),
         random_state=seed,
         **options,
     )
@@ -67,23 +66,23 @@ def _oversample(
     return np.asarray(resampled)[len(x) :]
 
 
-def copula_frauds(frauds: np.ndarray, n: int, *, seed: int) -> np.ndarray:
-    """``n`` fraud rows from a Gaussian copula with the training frauds' empirical marginals
+def copula_rare(rare: np.ndarray, n: int, *, seed: int) -> np.ndarray:
+    """``n`` rare rows from a Gaussian copula with the training rare rows' empirical marginals
     (the one a synthesizer draws a share of its rows from, :mod:`wgangp.serving.copula`)."""
-    copula = GaussianCopula.fit({FRAUD: frauds})
-    return copula.draw(n, FRAUD, np.random.default_rng(seed))
+    copula = GaussianCopula.fit({RARE: rare})
+    return copula.draw(n, RARE, np.random.default_rng(seed))
 
 
-def independent_frauds(frauds: np.ndarray, n: int, *, seed: int) -> np.ndarray:
-    """``n`` rows whose every column is drawn on its own from that column of ``frauds``."""
+def independent_rare(rare: np.ndarray, n: int, *, seed: int) -> np.ndarray:
+    """``n`` rows whose every column is drawn on its own from that column of ``rare``."""
     rng = np.random.default_rng(seed)
-    picks = [rng.integers(0, len(frauds), n) for _ in range(frauds.shape[1])]
-    return np.column_stack([frauds[rows, j] for j, rows in enumerate(picks)])
+    picks = [rng.integers(0, len(rare), n) for _ in range(rare.shape[1])]
+    return np.column_stack([rare[rows, j] for j, rows in enumerate(picks)])
 
 
-def baseline_frauds(
+def baseline_rare(
     name: str,
-    frauds: np.ndarray,
+    rare: np.ndarray,
     normals: np.ndarray,
     n: int,
     *,
@@ -92,16 +91,16 @@ def baseline_frauds(
 ) -> np.ndarray:
     """``n`` rows of the baseline ``name`` (one of :data:`BASELINES`), all-numeric rows."""
     if name == "smote":
-        return smote_frauds(frauds, normals, n, k_neighbors=smote_k_neighbors, seed=seed)
+        return smote_rare(rare, normals, n, k_neighbors=smote_k_neighbors, seed=seed)
     if name == "copula":
-        return copula_frauds(frauds, n, seed=seed)
+        return copula_rare(rare, n, seed=seed)
     if name == "independent":
-        return independent_frauds(frauds, n, seed=seed)
+        return independent_rare(rare, n, seed=seed)
     raise ValueError(f"unknown baseline {name!r}; choose one of {BASELINES}")
 
 
 def smote_rows(
-    frauds: pd.DataFrame,
+    rare: pd.DataFrame,
     normals: pd.DataFrame,
     n: int,
     encoding: TableEncoding,
@@ -111,8 +110,8 @@ def smote_rows(
 ) -> pd.DataFrame:
     """SMOTE's rows for an all-numeric table without gaps; SMOTE-NC (or SMOTEN) otherwise."""
     if not encoding.has_gaps_or_categories:
-        made = smote_frauds(
-            encoding.model_matrix(frauds),
+        made = smote_rare(
+            encoding.model_matrix(rare),
             encoding.model_matrix(normals),
             n,
             k_neighbors=k_neighbors,
@@ -130,12 +129,12 @@ def smote_rows(
     width = n_numbers + len(encoding.nullable) + len(encoding.categoricals)
     if n_numbers == 0:
         made = _oversample(
-            SMOTEN, {}, mixed(frauds), mixed(normals), n, k_neighbors=k_neighbors, seed=seed
+            SMOTEN, {}, mixed(rare), mixed(normals), n, k_neighbors=k_neighbors, seed=seed
         )
     else:
         options = {"categorical_features": list(range(n_numbers, width))}
         made = _oversample(
-            SMOTENC, options, mixed(frauds), mixed(normals), n, k_neighbors=k_neighbors, seed=seed
+            SMOTENC, options, mixed(rare), mixed(normals), n, k_neighbors=k_neighbors, seed=seed
         )
     return _decode_mixed(made, encoding)
 
@@ -155,7 +154,7 @@ def _decode_mixed(made: np.ndarray, encoding: TableEncoding) -> pd.DataFrame:
 
 def baseline_rows(
     name: str,
-    frauds: pd.DataFrame,
+    rare: pd.DataFrame,
     normals: pd.DataFrame,
     n: int,
     encoding: TableEncoding,
@@ -165,33 +164,29 @@ def baseline_rows(
 ) -> pd.DataFrame:
     """``n`` rare-class rows of the baseline ``name`` in the table's own form (module doc)."""
     if name == "smote":
-        return smote_rows(frauds, normals, n, encoding, k_neighbors=smote_k_neighbors, seed=seed)
+        return smote_rows(rare, normals, n, encoding, k_neighbors=smote_k_neighbors, seed=seed)
     if name == "copula":
-        return copula_rows(frauds, n, encoding, seed=seed)
+        return copula_rows(rare, n, encoding, seed=seed)
     if name == "independent":
-        return independent_rows(frauds, n, encoding.schema, seed=seed)
+        return independent_rows(rare, n, encoding.schema, seed=seed)
     raise ValueError(f"unknown baseline {name!r}; choose one of {BASELINES}")
 
 
-def copula_rows(
-    frauds: pd.DataFrame, n: int, encoding: TableEncoding, *, seed: int
-) -> pd.DataFrame:
+def copula_rows(rare: pd.DataFrame, n: int, encoding: TableEncoding, *, seed: int) -> pd.DataFrame:
     """The Gaussian copula's rows of the table (module doc)."""
-    matrix = encoding.model_matrix(frauds)
+    matrix = encoding.model_matrix(rare)
     discrete = encoding.discrete_columns()
     if discrete.any():
         noise = np.random.default_rng([seed, 1]).uniform(-0.5, 0.5, matrix.shape)
         matrix = matrix + noise * discrete
-    return encoding.decode(copula_frauds(matrix, n, seed=seed))
+    return encoding.decode(copula_rare(matrix, n, seed=seed))
 
 
-def independent_rows(
-    frauds: pd.DataFrame, n: int, schema: TableSchema, *, seed: int
-) -> pd.DataFrame:
+def independent_rows(rare: pd.DataFrame, n: int, schema: TableSchema, *, seed: int) -> pd.DataFrame:
     """Each feature resampled on its own from the real rare-class rows (gaps included)."""
     rng = np.random.default_rng(seed)
     out = {}
     for column in schema.features:
-        rows = rng.integers(0, len(frauds), n)
-        out[column.name] = frauds[column.name].iloc[rows].reset_index(drop=True)
+        rows = rng.integers(0, len(rare), n)
+        out[column.name] = rare[column.name].iloc[rows].reset_index(drop=True)
     return pd.DataFrame(out)

@@ -38,12 +38,8 @@ from wgangp.data.table_schema import ColumnSchema, TableSchema
 from wgangp.errors import ConfigError
 from wgangp.evaluation.encoding import NUMBER_KINDS, TableEncoding, level_codes, seconds
 
-CREDITCARD = TableSchema.creditcard()
 
-
-def standardizer(
-    reference: pd.DataFrame, schema: TableSchema = CREDITCARD
-) -> tuple[np.ndarray, np.ndarray]:
+def standardizer(reference: pd.DataFrame, schema: TableSchema) -> tuple[np.ndarray, np.ndarray]:
     """Mean and scale per numeric column of ``reference``; a constant column gets scale 1."""
     encoding = TableEncoding(schema, reference)
     return encoding.mean, encoding.scale
@@ -75,7 +71,7 @@ def per_feature_table(
     synthetic: pd.DataFrame,
     mean: np.ndarray,
     scale: np.ndarray,
-    schema: TableSchema = CREDITCARD,
+    schema: TableSchema,
 ) -> pd.DataFrame:
     """Per feature: KS and standardized Wasserstein-1 (numbers), total variation (categories),
     shares of gaps (nullable columns), real vs synthetic."""
@@ -87,8 +83,7 @@ def per_feature_table(
         if column.kind == "categorical":
             row |= {"kind": column.kind, "tv": total_variation(real[name], synthetic[name], column)}
         else:
-            if schema != CREDITCARD:
-                row["kind"] = column.kind
+            row["kind"] = column.kind
             row |= _number_row(
                 real[name], synthetic[name], mean[numbers[name]], scale[numbers[name]]
             )
@@ -117,7 +112,7 @@ def _number_row(real: pd.Series, synthetic: pd.Series, mean: float, scale: float
     }
 
 
-def correlation_matrix(frame: pd.DataFrame, schema: TableSchema = CREDITCARD) -> pd.DataFrame:
+def correlation_matrix(frame: pd.DataFrame, schema: TableSchema) -> pd.DataFrame:
     """Pearson correlations of the numeric columns (pairwise-complete where there are gaps);
     undefined entries (a constant column) set to 0."""
     names = numeric_names(schema)
@@ -139,7 +134,7 @@ def correlation_matrix(frame: pd.DataFrame, schema: TableSchema = CREDITCARD) ->
 
 
 def correlation_difference(
-    real: pd.DataFrame, synthetic: pd.DataFrame, schema: TableSchema = CREDITCARD
+    real: pd.DataFrame, synthetic: pd.DataFrame, schema: TableSchema
 ) -> float:
     """Mean absolute difference of the off-diagonal Pearson correlations (numeric columns)."""
     gap = np.abs(
@@ -151,7 +146,7 @@ def correlation_difference(
 
 
 def sdmetrics_quality(
-    real: pd.DataFrame, synthetic: pd.DataFrame, schema: TableSchema = CREDITCARD
+    real: pd.DataFrame, synthetic: pd.DataFrame, schema: TableSchema
 ) -> dict[str, float]:
     """SDMetrics' QualityReport on the features: overall, Column Shapes, Column Pair Trends."""
     try:
@@ -194,17 +189,17 @@ def _sdmetrics_frame(frame: pd.DataFrame, schema: TableSchema) -> pd.DataFrame:
 
 
 def fidelity_metrics(
-    real_test_fraud: pd.DataFrame,
+    real_test_rare: pd.DataFrame,
     synthetic: pd.DataFrame,
-    real_train_fraud: pd.DataFrame,
+    real_train_rare: pd.DataFrame,
+    schema: TableSchema,
     *,
     with_sdmetrics: bool,
-    schema: TableSchema = CREDITCARD,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Summary metrics (names without the ``eval/`` section) and the per-feature table; a kind's
     metrics appear when the table has columns of that kind."""
-    mean, scale = standardizer(real_train_fraud, schema)
-    table = per_feature_table(real_test_fraud, synthetic, mean, scale, schema)
+    mean, scale = standardizer(real_train_rare, schema)
+    table = per_feature_table(real_test_rare, synthetic, mean, scale, schema)
     metrics: dict[str, float] = {}
     if numeric_names(schema):
         ks = table["ks"].dropna()
@@ -216,7 +211,7 @@ def fidelity_metrics(
             "wasserstein_mean": float(table["wasserstein_std"].mean()),
         }
         if len(numeric_names(schema)) > 1:
-            metrics["corr_diff"] = correlation_difference(real_test_fraud, synthetic, schema)
+            metrics["corr_diff"] = correlation_difference(real_test_rare, synthetic, schema)
     if "tv" in table:
         tv = table["tv"].dropna()
         metrics |= {"tv_mean": float(tv.mean()), "tv_max": float(tv.max())}
@@ -228,5 +223,5 @@ def fidelity_metrics(
             "gap_share_diff_max": float(points.max()),
         }
     if with_sdmetrics:
-        metrics.update(sdmetrics_quality(real_test_fraud, synthetic, schema))
+        metrics.update(sdmetrics_quality(real_test_rare, synthetic, schema))
     return metrics, table

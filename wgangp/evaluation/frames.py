@@ -1,10 +1,11 @@
 """The rows the evaluation is given, checked against the table's schema before any work.
 
-Real frames and a sampler's rows must hold the schema's features (and real frames the 0/1
-``Class``): numbers that are numbers, gaps only where the schema allows them, no infinite value,
-every category one of its column's levels. Each failure is one line (:class:`DataError`) naming
-the frame and the column; Kaggle's all-numeric layout is checked as one float matrix, as before
-tables had schemas.
+Real frames and a sampler's rows must hold the schema's features (and real frames its label):
+numbers that are numbers, gaps only where the schema allows them, no infinite value, every
+category one of its column's levels. Each failure is one line (:class:`DataError`) naming the
+frame and the column; a table of numbers only is checked as one float matrix. The evaluation
+works on the features and, beside them, each row's class (1: the rare class): the class is
+never a column, so no column name can collide with it.
 """
 
 from __future__ import annotations
@@ -14,34 +15,31 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from wgangp.data.schema import FRAUD, LABEL
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.encoding import NUMBER_KINDS, level_codes, seconds
 
 #: ``sample(n, seed)`` -> n generated rows of the rare class.
-FraudSampler = Callable[[int, int], pd.DataFrame]
+RareSampler = Callable[[int, int], pd.DataFrame]
 
 
-def check_frame(frame: pd.DataFrame, name: str, schema: TableSchema | None = None) -> pd.DataFrame:
+def check_frame(
+    frame: pd.DataFrame, name: str, schema: TableSchema
+) -> tuple[pd.DataFrame, np.ndarray]:
     """The frame's features (numbers as float64, datetimes as datetimes, categories as they
-    are) and the 0/1 label as int; one-line DataError when unusable."""
-    schema = schema or TableSchema.creditcard()
+    are) and each row's class (1: the rare class); one-line DataError when unusable."""
     if not isinstance(frame, pd.DataFrame):
         raise DataError(f"{name} must be a pandas DataFrame, got {type(frame).__name__}")
     columns = [c.name for c in schema.features]
-    missing = [c for c in [*columns, LABEL] if c not in frame.columns]
+    missing = [c for c in [*columns, schema.label] if c not in frame.columns]
     if missing:
         raise DataError(
             f"{name} lacks columns {missing[:5]}: pass frames with the table's "
-            f"{len(columns)} feature columns and {LABEL}"
+            f"{len(columns)} feature columns and its label {schema.label}"
         )
-    try:
-        labels = frame[LABEL].astype(np.int64)
-    except (TypeError, ValueError) as err:
-        raise DataError(f"{name} has a non-numeric {LABEL} ({err}): pass 0/1 labels") from err
+    classes = schema.classes(frame[schema.label].reset_index(drop=True))
     values = checked_features(frame, schema, f"{name} has")
-    return values.assign(**{LABEL: labels.to_numpy()}).reset_index(drop=True)
+    return values.reset_index(drop=True), classes
 
 
 def checked_features(frame: pd.DataFrame, schema: TableSchema, who: str) -> pd.DataFrame:
@@ -49,7 +47,7 @@ def checked_features(frame: pd.DataFrame, schema: TableSchema, who: str) -> pd.D
     one of its levels (``who`` starts each one-line DataError: "real_train has")."""
     features = schema.features
     if all(c.kind in ("continuous", "integer") and not c.nullable for c in features):
-        try:  # Kaggle's layout: one float matrix, as before schemas
+        try:  # a table of numbers only (Kaggle's): one float matrix
             values = frame.loc[:, [c.name for c in features]].astype(np.float64)
         except (TypeError, ValueError) as err:
             raise DataError(f"{who} non-numeric values ({err}): pass numeric columns") from err
@@ -91,13 +89,13 @@ def checked_features(frame: pd.DataFrame, schema: TableSchema, who: str) -> pd.D
     return pd.DataFrame(out)
 
 
-def checked_sampler(sample_fraud: FraudSampler, schema: TableSchema | None = None) -> FraudSampler:
-    """Wrap the sampler so a wrong shape, column or value fails with one clear line."""
-    schema = schema or TableSchema.creditcard()
+def checked_sampler(sample_rare: RareSampler, schema: TableSchema) -> RareSampler:
+    """Wrap the sampler so a wrong shape, column or value fails with one clear line; the rows
+    come back as their features."""
     features = [c.name for c in schema.features]
 
     def draw(n: int, seed: int) -> pd.DataFrame:
-        rows = sample_fraud(int(n), int(seed))
+        rows = sample_rare(int(n), int(seed))
         if not isinstance(rows, pd.DataFrame) or len(rows) != n:
             got = len(rows) if isinstance(rows, pd.DataFrame) else type(rows).__name__
             raise DataError(
@@ -106,10 +104,11 @@ def checked_sampler(sample_fraud: FraudSampler, schema: TableSchema | None = Non
         missing = [c for c in features if c not in rows.columns]
         if missing:
             raise DataError(f"the rare-class sampler's rows lack columns {missing[:5]}")
-        if LABEL in rows.columns and not (rows[LABEL].astype(np.int64) == FRAUD).all():
+        label = schema.label
+        if label in rows.columns and not (schema.classes(rows[label]) == RARE).all():
             raise DataError(
-                "the rare-class sampler returned rows with Class != 1; it must draw rare-class "
-                "rows only"
+                f"the rare-class sampler returned rows with {label} != {schema.positive}; it must "
+                "draw rare-class rows only"
             )
         try:
             values = checked_features(rows, schema, "the rare-class sampler returned")
@@ -119,6 +118,6 @@ def checked_sampler(sample_fraud: FraudSampler, schema: TableSchema | None = Non
                     "the rare-class sampler returned NaN or infinite values: the generator diverged"
                 ) from None
             raise
-        return values.assign(**{LABEL: FRAUD}).reset_index(drop=True)
+        return values.reset_index(drop=True)
 
     return draw

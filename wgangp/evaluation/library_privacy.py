@@ -3,8 +3,8 @@
 The near and exact copies (:mod:`wgangp.evaluation.privacy`) are this project's own distances;
 these two are the field's library's, so a reader can compare them with other generators' reports.
 
-- ``dcr_overfitting_protection``: SDMetrics' ``DCROverfittingProtection``. Each synthetic fraud is
-  called closer to the training frauds or to held-out real frauds (the test split's) by its
+- ``dcr_overfitting_protection``: SDMetrics' ``DCROverfittingProtection``. Each synthetic rare row
+  is called closer to the training rare rows or to held-out real ones (the test split's) by its
   distance to the closest record in each; the score is ``min(1, 2 * share closer to holdout)``:
   1 when a synthetic row is no likelier to sit by a training fraud than by an unseen one (an
   attacker holding a real row learns nothing about its membership from nearby synthetic rows),
@@ -12,16 +12,15 @@ these two are the field's library's, so a reader can compare them with other gen
   size or the larger one wins by count alone, so each repeat draws as many training frauds as
   there are held-out ones (seeded; the library's own subsampling is not). The mean over repeats.
 - ``disclosure_protection``: SDMetrics' ``DisclosureProtection`` with the CAP attack. An attacker
-  who knows a training fraud's Time and Amount (what a merchant or the card holder knows) looks
-  up synthetic frauds with the same values and guesses its V14 (the component that separates
-  frauds best, docs/quality.md) from theirs; all three columns in 10 bins of the training
-  frauds' range. 1 when the guess is no better than chance (one in 10 bins), lower as it
-  improves. On a user's table (no Time, Amount or V14) the attack columns come from the schema and
-  the training rare-class rows: the sensitive column is the categorical column with the most
-  levels (CAP guesses categories; the first such column on a tie), or, in a table without
-  categories, the number with the most distinct values; the attacker knows the two numeric
-  columns with the most distinct values among the rest (quasi-identifiers, as Time and Amount
-  are for a card). A gap is a value of its own. A table with one feature has no attack.
+  who knows some columns of a training rare row (quasi-identifiers, as a card's time and amount
+  are to a merchant) looks up synthetic rows with the same values and guesses a sensitive column
+  from theirs; numbers in 10 bins of the training rare rows' range. 1 when the guess is no better
+  than chance, lower as it improves. The attack columns come from the schema and the training
+  rare-class rows: the sensitive column is the categorical column with the most levels (CAP
+  guesses categories; the first such column on a tie), or, in a table without categories, the
+  number with the most distinct values; the attacker knows the two numeric columns with the most
+  distinct values among the rest. A gap is a value of its own. A table with one feature has no
+  attack.
 
 Both are computed for the GAN's rows and for each baseline's (``_smote``, ``_copula``).
 """
@@ -33,14 +32,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from wgangp.data.schema import AMOUNT, FEATURES, TIME
 from wgangp.data.table_schema import TableSchema
 from wgangp.evaluation.encoding import NUMBER_KINDS, seconds
 
-CREDITCARD = TableSchema.creditcard()
-#: The attacker's known columns and the one it guesses on Kaggle's table (module doc).
-KNOWN = [TIME, AMOUNT]
-SENSITIVE = ["V14"]
 #: Bins per column of the disclosure attack (SDMetrics' default).
 BINS = 10
 #: Repeats of the DCR comparison, each with a fresh equal-sized draw of training frauds.
@@ -51,8 +45,6 @@ Rows = np.ndarray | pd.DataFrame
 
 def attack_columns(schema: TableSchema, train: pd.DataFrame) -> tuple[list[str], list[str]]:
     """(known, sensitive) columns of the disclosure attack (module doc); ([], []) for none."""
-    if schema == CREDITCARD:
-        return list(KNOWN), list(SENSITIVE)
     features = schema.features
     distinct = {c.name: train[c.name].nunique(dropna=True) for c in features}
     categoricals = [c for c in features if c.kind == "categorical"]
@@ -81,14 +73,10 @@ def _metadata(schema: TableSchema) -> dict:
 
 
 def dcr_overfitting_protection(
-    synthetic: Rows,
-    train: Rows,
-    holdout: Rows,
-    seed: int,
-    schema: TableSchema = CREDITCARD,
+    synthetic: Rows, train: Rows, holdout: Rows, seed: int, schema: TableSchema
 ) -> tuple[float, float]:
-    """(score, share of synthetic rows closer to the training rows); arrays in FEATURES order
-    (Kaggle's table) or frames of the table's features."""
+    """(score, share of synthetic rows closer to the training rows); frames of the table's
+    features, or arrays of them in the schema's order."""
     from sdmetrics.single_table import DCROverfittingProtection
 
     rng = np.random.default_rng(seed)
@@ -110,9 +98,9 @@ def dcr_overfitting_protection(
     return float(np.mean(scores)), float(np.mean(closer))
 
 
-def disclosure_protection(synthetic: Rows, train: Rows, schema: TableSchema = CREDITCARD) -> float:
-    """SDMetrics' CAP disclosure protection of the training frauds (module doc); NaN when the
-    table has no attack columns."""
+def disclosure_protection(synthetic: Rows, train: Rows, schema: TableSchema) -> float:
+    """SDMetrics' CAP disclosure protection of the training rare rows (module doc); NaN when
+    the table has no attack columns."""
     from sdmetrics.single_table import DisclosureProtection
 
     train = _frame(train, schema)
@@ -139,12 +127,14 @@ def library_privacy(
     generated: dict[str, Rows],
     train: Rows,
     holdout: Rows,
+    schema: TableSchema,
+    *,
     seed: int,
-    schema: TableSchema = CREDITCARD,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Both metrics for each generator in ``generated`` (name -> rows; "" is the GAN's), named
     ``dcr_overfitting_protection{_name}`` and ``disclosure_protection{_name}``, and a table with
-    the held-out real frauds' disclosure protection as the reference a fresh real sample gets."""
+    the held-out real rare rows' disclosure protection as the reference a fresh real sample
+    gets."""
     metrics: dict[str, float] = {}
     rows = []
     for name, synthetic in generated.items():
@@ -174,9 +164,11 @@ def library_privacy(
 
 
 def _frame(rows: Rows, schema: TableSchema) -> pd.DataFrame:
-    """The features as SDMetrics reads them: datetimes as seconds, arrays as Kaggle's columns."""
+    """The features as SDMetrics reads them: datetimes as seconds, arrays as the schema's
+    features in order."""
     if not isinstance(rows, pd.DataFrame):
-        return pd.DataFrame(np.asarray(rows, np.float64), columns=list(FEATURES))
+        names = [c.name for c in schema.features]
+        return pd.DataFrame(np.asarray(rows, np.float64), columns=names)
     out = rows.loc[:, [c.name for c in schema.features]].reset_index(drop=True)
     for column in schema.features:
         if column.kind == "datetime":

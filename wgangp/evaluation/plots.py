@@ -24,7 +24,6 @@ from wgangp.files import write_with
 
 REAL_COLOR = "#1f77b4"
 SYNTHETIC_COLOR = "#d62728"
-CREDITCARD = TableSchema.creditcard()
 
 
 def _save(figure: Figure, path: Path) -> Path:
@@ -33,7 +32,7 @@ def _save(figure: Figure, path: Path) -> Path:
 
 
 def plot_marginals(
-    real: pd.DataFrame, synthetic: pd.DataFrame, path: Path, schema: TableSchema = CREDITCARD
+    real: pd.DataFrame, synthetic: pd.DataFrame, path: Path, schema: TableSchema
 ) -> Path:
     """One grid of panels, real test rare-class rows vs synthetic, one per feature (5 x 6 for
     Kaggle's 30): density histograms for numbers, bar charts of level shares for categories."""
@@ -85,7 +84,7 @@ def _bars(ax, real: pd.Series, synthetic: pd.Series, column: ColumnSchema) -> No
 
 
 def plot_correlations(
-    real: pd.DataFrame, synthetic: pd.DataFrame, path: Path, schema: TableSchema = CREDITCARD
+    real: pd.DataFrame, synthetic: pd.DataFrame, path: Path, schema: TableSchema
 ) -> Path:
     """Pearson correlation heatmaps of the numeric columns side by side: real, synthetic,
     absolute difference."""
@@ -110,17 +109,17 @@ def plot_correlations(
 
 
 def plot_projection(
-    real_train_fraud: pd.DataFrame,
+    real_train_rare: pd.DataFrame,
     real_test_fraud: pd.DataFrame,
     synthetic: pd.DataFrame,
     path: Path,
-    schema: TableSchema = CREDITCARD,
+    schema: TableSchema,
 ) -> Path:
     """First two principal components, fitted on the real training rare-class rows in the
     evaluation's mixed-type distance space (standardized numbers, scaled one-hot columns)."""
-    standardized = TableEncoding(schema, real_train_fraud).distance_matrix
+    standardized = TableEncoding(schema, real_train_rare).distance_matrix
 
-    fitted = standardized(real_train_fraud)
+    fitted = standardized(real_train_rare)
     center = fitted.mean(axis=0)
     _, singular, components = np.linalg.svd(fitted - center, full_matrices=False)
     explained = singular**2 / max(float(np.sum(singular**2)), 1e-12)
@@ -132,7 +131,7 @@ def plot_projection(
     ax = figure.subplots()
     layers = [
         ("synthetic rows", synthetic, SYNTHETIC_COLOR, 6, 0.35),
-        ("real training rare-class rows", real_train_fraud, "#7f7f7f", 10, 0.6),
+        ("real training rare-class rows", real_train_rare, "#7f7f7f", 10, 0.6),
         ("real test rare-class rows", real_test_fraud, REAL_COLOR, 14, 0.9),
     ]
     for label, frame, color, size, alpha in layers:

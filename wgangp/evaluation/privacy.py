@@ -3,8 +3,8 @@
 Distance to closest record (DCR): Euclidean distance from a row to its nearest real TRAINING row
 (all of them, the other class too), in the mixed-type space of :mod:`wgangp.evaluation.encoding`
 fitted on the training rows: numbers standardized with their mean and standard deviation, a gap
-adds 1 through its indicator, a category that differs counts 1 (for Kaggle's all-numeric table:
-the standardized features, as before). The baseline is the DCR of the real TEST rare-class rows:
+adds 1 through its indicator, a category that differs counts 1 (for a table of numbers: the
+standardized features). The baseline is the DCR of the real TEST rare-class rows:
 genuine new rows the model never saw. A generator that generalises puts its rows about as far
 from the training rows as new real rows are (``dcr_ratio`` near 1); a memorising one puts them
 closer (ratio well below 1, many rows below the baseline's 5th percentile, exact copies).
@@ -17,10 +17,11 @@ the baselines too (``near_copies_smote``, ...).
 
 Exact copies: synthetic rows whose closest training row equals them in every feature, with gaps in
 the same columns. Categories, integers and datetimes must be equal; continuous values within a
-relative tolerance ``copy_rtol``. On Kaggle's file Time is compared to the second and Amount to
-the cent (the file's values sit exactly on those grids, so rounding is safe), V1..V28 within
-``copy_rtol`` (the file has 15 significant digits, the generator emits float32 with ~7; rounding
-both to a fixed number of digits would split 1 copy in 5 at a rounding boundary).
+relative tolerance ``copy_rtol``; a number column with a ``round`` step on the step (Kaggle's Time
+to the second, Amount to the cent: the file's values sit exactly on those grids, so rounding is
+safe), the others within ``copy_rtol`` (Kaggle's file has 15 significant digits, the generator
+emits float32 with ~7; rounding both to a fixed number of digits would split 1 copy in 5 at a
+rounding boundary).
 """
 
 from __future__ import annotations
@@ -29,20 +30,16 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
-from wgangp.data.schema import AMOUNT, TIME
 from wgangp.data.table_schema import TableSchema
 from wgangp.evaluation.encoding import TableEncoding
 
-CREDITCARD = TableSchema.creditcard()
-#: Kaggle's file holds Time in whole seconds and Amount in cents.
-CREDITCARD_GRID = {TIME: 1.0, AMOUNT: 0.01}
-
 
 def is_copy(
-    rows: pd.DataFrame, closest: pd.DataFrame, rtol: float, schema: TableSchema = CREDITCARD
+    rows: pd.DataFrame, closest: pd.DataFrame, rtol: float, schema: TableSchema
 ) -> np.ndarray:
-    """Row-wise: equal to its closest training row in every feature (see module doc)."""
-    grid = CREDITCARD_GRID if schema == CREDITCARD else {}
+    """Row-wise: equal to its closest training row in every feature (see module doc); a number
+    column with a ``round`` step (Kaggle's Time in seconds, Amount in cents) compares on it."""
+    grid = {c.name: float(c.round) for c in schema.features if c.round is not None}
     same = np.ones(len(rows), dtype=bool)
     for column in schema.features:
         name = column.name
@@ -80,16 +77,16 @@ def closest_records(
 def privacy_metrics(
     synthetic: pd.DataFrame,
     real_train: pd.DataFrame,
-    real_test_fraud: pd.DataFrame,
+    real_test_rare: pd.DataFrame,
+    schema: TableSchema,
     *,
     copy_rtol: float,
-    schema: TableSchema = CREDITCARD,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """DCR and exact-copy metrics (names without the ``eval/`` section) and a summary table."""
     train = real_train.reset_index(drop=True)
     encoding = TableEncoding(schema, train)
     dcr_synthetic, nearest_synthetic = closest_records(synthetic, train, encoding)
-    dcr_baseline, nearest_baseline = closest_records(real_test_fraud, train, encoding)
+    dcr_baseline, nearest_baseline = closest_records(real_test_rare, train, encoding)
     copies = int(
         is_copy(
             synthetic.reset_index(drop=True), train.iloc[nearest_synthetic], copy_rtol, schema
@@ -97,7 +94,7 @@ def privacy_metrics(
     )
     baseline_copies = int(
         is_copy(
-            real_test_fraud.reset_index(drop=True), train.iloc[nearest_baseline], copy_rtol, schema
+            real_test_rare.reset_index(drop=True), train.iloc[nearest_baseline], copy_rtol, schema
         ).sum()
     )
     p5 = float(np.percentile(dcr_baseline, 5))
@@ -131,33 +128,31 @@ def _summary_row(name: str, distances: np.ndarray, copies: int) -> dict[str, flo
     }
 
 
-def near_copy_share(
-    generated: np.ndarray, train_frauds: np.ndarray, test_frauds: np.ndarray
-) -> float:
-    """Share of ``generated`` rows nearer a training fraud than 95% of the test frauds are.
+def near_copy_share(generated: np.ndarray, train_rare: np.ndarray, test_rare: np.ndarray) -> float:
+    """Share of ``generated`` rows nearer a training rare row than 95% of the test rare rows are.
 
-    Distances are Euclidean on features standardized by the training frauds.
+    Distances are Euclidean on features standardized by the training rare rows.
     """
-    mean, scale = train_frauds.mean(axis=0), train_frauds.std(axis=0)
+    mean, scale = train_rare.mean(axis=0), train_rare.std(axis=0)
     scale[~(scale > 0)] = 1.0
     return _near_copy_share(
-        (generated - mean) / scale, (train_frauds - mean) / scale, (test_frauds - mean) / scale
+        (generated - mean) / scale, (train_rare - mean) / scale, (test_rare - mean) / scale
     )
 
 
 def near_copy_share_rows(
     generated: pd.DataFrame,
-    train_frauds: pd.DataFrame,
-    test_frauds: pd.DataFrame,
-    schema: TableSchema = CREDITCARD,
+    train_rare: pd.DataFrame,
+    test_rare: pd.DataFrame,
+    schema: TableSchema,
 ) -> float:
     """:func:`near_copy_share` for rows of a table: distances in the mixed-type space fitted on
-    the training rare-class rows (for Kaggle's table the same numbers as on its arrays)."""
-    encoding = TableEncoding(schema, train_frauds)
+    the training rare-class rows (for a table of numbers, the same as on its arrays)."""
+    encoding = TableEncoding(schema, train_rare)
     return _near_copy_share(
         encoding.distance_matrix(generated),
-        encoding.distance_matrix(train_frauds),
-        encoding.distance_matrix(test_frauds),
+        encoding.distance_matrix(train_rare),
+        encoding.distance_matrix(test_rare),
     )
 
 

@@ -1,9 +1,9 @@
 """Run the whole evaluation: fidelity, detection, utility against SMOTE, privacy; write the report.
 
-Every part follows the table's schema (``schema``, Kaggle's credit-card table by default): the
-frames hold its feature columns under their own names and dtypes (categories as their levels,
-gaps as NaN) plus ``Class`` (1 = the rare class, the one synthesized); classifiers, distances and
-baselines see them through :mod:`wgangp.evaluation.encoding`.
+Every part follows the table's schema: the frames hold its feature columns under their own names
+and dtypes (categories as their levels, gaps as NaN) and its label (its own values; the rare class
+is the one synthesized); classifiers, distances and baselines see them through
+:mod:`wgangp.evaluation.encoding`.
 
 ``run_evaluation`` is deterministic: every random choice (synthetic draws, normal subsamples, folds,
 SMOTE, model seeds) derives from ``seed`` through numpy's ``SeedSequence``, so the same inputs and
@@ -22,14 +22,13 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from wgangp.config import EvaluateConfig
-from wgangp.data.schema import FRAUD, LABEL
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
 from wgangp.evaluation.detection import detection_metrics
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.evaluation.fidelity import fidelity_metrics, numeric_names
-from wgangp.evaluation.frames import FraudSampler, check_frame, checked_sampler
+from wgangp.evaluation.frames import RareSampler, check_frame, checked_sampler
 from wgangp.evaluation.library_privacy import library_privacy
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
 from wgangp.evaluation.privacy import near_copy_share_rows, privacy_metrics
@@ -48,10 +47,10 @@ class EvaluationResult:
 
     metrics: dict[str, float]
     tables: dict[str, pd.DataFrame]
-    #: "real_train_fraud", "real_test_fraud", "synthetic": kept for the figures of :meth:`write`.
+    #: The table the rows follow.
+    schema: TableSchema = field(repr=False)
+    #: "real_train_rare", "real_test_rare", "synthetic": kept for the figures of :meth:`write`.
     samples: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
-    #: The table the rows follow (Kaggle's credit-card table unless given).
-    schema: TableSchema = field(default_factory=TableSchema.creditcard, repr=False)
 
     def write(self, out_dir: Path) -> list[Path]:
         """Write figures (PNG), CSV tables, ``metrics.csv``, ``report.md`` and ``report.html``."""
@@ -59,7 +58,7 @@ class EvaluationResult:
         out_dir.mkdir(parents=True, exist_ok=True)
         written: list[Path] = []
         if self.samples:
-            real = self.samples["real_test_fraud"]
+            real = self.samples["real_test_rare"]
             synthetic = self.samples["synthetic"]
             schema = self.schema
             written.append(plot_marginals(real, synthetic, out_dir / "marginals.png", schema))
@@ -70,7 +69,7 @@ class EvaluationResult:
                 log.info("no correlations.png: the table has fewer than two numeric columns")
             written.append(
                 plot_projection(
-                    self.samples["real_train_fraud"],
+                    self.samples["real_train_rare"],
                     real,
                     synthetic,
                     out_dir / "projection.png",
@@ -100,40 +99,39 @@ def derived_seeds(seed: int, count: int) -> list[int]:
 def run_evaluation(
     real_train: pd.DataFrame,
     real_test: pd.DataFrame,
-    sample_fraud: FraudSampler,
+    sample_rare: RareSampler,
     settings: EvaluateConfig,
+    schema: TableSchema,
     *,
     seed: int = 0,
-    schema: TableSchema | None = None,
 ) -> EvaluationResult:
-    """Evaluate the sampler's rare-class rows against real rows of the table ``schema`` (default:
-    Kaggle's credit-card table); see the package modules for each metric."""
+    """Evaluate the sampler's rare-class rows against real rows of the table ``schema``; see the
+    package modules for each metric."""
     settings.check()
-    schema = schema or TableSchema.creditcard()
     with threadpool_limits(limits=settings.threads):
-        return _evaluate(real_train, real_test, sample_fraud, settings, seed, schema)
+        return _evaluate(real_train, real_test, sample_rare, settings, seed, schema)
 
 
 def _evaluate(
     real_train: pd.DataFrame,
     real_test: pd.DataFrame,
-    sample_fraud: FraudSampler,
+    sample_rare: RareSampler,
     settings: EvaluateConfig,
     seed: int,
     schema: TableSchema,
 ) -> EvaluationResult:
-    train = check_frame(real_train, "real_train", schema)
-    test = check_frame(real_test, "real_test", schema)
-    train_fraud = train[train[LABEL] == FRAUD].reset_index(drop=True)
-    test_fraud = test[test[LABEL] == FRAUD].reset_index(drop=True)
-    n_test_normal = int((test[LABEL] != FRAUD).sum())
-    if len(train_fraud) < 2 or len(test_fraud) < 2 or n_test_normal < 1:
+    train, train_y = check_frame(real_train, "real_train", schema)
+    test, test_y = check_frame(real_test, "real_test", schema)
+    train_rare = train[train_y == RARE].reset_index(drop=True)
+    test_rare = test[test_y == RARE].reset_index(drop=True)
+    n_test_rest = int((test_y != RARE).sum())
+    if len(train_rare) < 2 or len(test_rare) < 2 or n_test_rest < 1:
         raise DataError(
-            f"the evaluation needs >= 2 rare-class rows in real_train (has {len(train_fraud)}), "
-            f">= 2 in real_test (has {len(test_fraud)}) and others in real_test (has "
-            f"{n_test_normal}): use a larger or stratified split"
+            f"the evaluation needs >= 2 rare-class rows in real_train (has {len(train_rare)}), "
+            f">= 2 in real_test (has {len(test_rare)}) and others in real_test (has "
+            f"{n_test_rest}): use a larger or stratified split"
         )
-    draw = checked_sampler(sample_fraud, schema)
+    draw = checked_sampler(sample_rare, schema)
     sample_seed, detection_seed, *repeat_seeds = derived_seeds(seed, 2 + settings.seeds)
     ratios = [float(r) for r in settings.augment_ratios]
     timings: dict[str, float] = {}
@@ -144,27 +142,27 @@ def _evaluate(
     start = time.perf_counter()
     synthetic = draw(settings.n_synthetic, sample_seed)
     fidelity, tables["fidelity_per_feature"] = fidelity_metrics(
-        test_fraud, synthetic, train_fraud, with_sdmetrics=settings.sdmetrics, schema=schema
+        test_rare, synthetic, train_rare, schema, with_sdmetrics=settings.sdmetrics
     )
     metrics |= fidelity
     timings["fidelity"] = time.perf_counter() - start
 
     start = time.perf_counter()
     encoding = TableEncoding(schema, train)
-    train_normal = train[train[LABEL] != FRAUD].reset_index(drop=True)
-    frames = {"": synthetic, "control": train_fraud}
+    train_rest = train[train_y != RARE].reset_index(drop=True)
+    frames = {"": synthetic, "control": train_rare}
     for name in BASELINES:  # as many rows as the GAN's, fitted on the same training rows
         frames[name] = baseline_rows(
             name,
-            train_fraud,
-            train_normal.iloc[: settings.max_normal_rows],
+            train_rare,
+            train_rest.iloc[: settings.max_normal_rows],
             len(synthetic),
             encoding,
             smote_k_neighbors=settings.smote_k_neighbors,
             seed=detection_seed,
         )
     generated = {name: encoding.model_matrix(rows) for name, rows in frames.items()}
-    test_x = encoding.model_matrix(test_fraud)
+    test_x = encoding.model_matrix(test_rare)
     timings["baselines"] = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -182,18 +180,16 @@ def _evaluate(
 
     start = time.perf_counter()
     privacy, tables["privacy"] = privacy_metrics(
-        synthetic, train, test_fraud, copy_rtol=settings.copy_rtol, schema=schema
+        synthetic, train, test_rare, schema, copy_rtol=settings.copy_rtol
     )
     metrics |= privacy
     others = {name: rows for name, rows in frames.items() if name != "control"}
     for name, rows in others.items():
         suffix = f"_{name}" if name else ""
-        metrics[f"near_copies{suffix}"] = near_copy_share_rows(
-            rows, train_fraud, test_fraud, schema
-        )
+        metrics[f"near_copies{suffix}"] = near_copy_share_rows(rows, train_rare, test_rare, schema)
     if settings.sdmetrics:
         library, tables["privacy_sdmetrics"] = library_privacy(
-            others, train_fraud, test_fraud, seed=detection_seed, schema=schema
+            others, train_rare, test_rare, schema, seed=detection_seed
         )
         metrics |= library
     timings["privacy"] = time.perf_counter() - start
@@ -201,7 +197,9 @@ def _evaluate(
     start = time.perf_counter()
     per_seed = utility_per_seed(
         train,
+        train_y,
         test,
+        test_y,
         draw,
         ratios=ratios,
         headline_ratio=float(settings.headline_ratio),
@@ -219,8 +217,8 @@ def _evaluate(
 
     metrics |= {
         "n_synthetic": float(len(synthetic)),
-        "n_train_frauds": float(len(train_fraud)),
-        "n_test_frauds": float(len(test_fraud)),
+        "n_train_rare": float(len(train_rare)),
+        "n_test_rare": float(len(test_rare)),
     }
     log.info(
         "evaluation took %.1f s wall, %.1f s CPU (%s)",
@@ -231,13 +229,13 @@ def _evaluate(
     return EvaluationResult(
         metrics=in_section(EVAL, {k: float(v) for k, v in metrics.items()}),
         tables=tables,
+        schema=schema,
         samples={
-            "real_train_fraud": train_fraud,
-            "real_test_fraud": test_fraud,
+            "real_train_rare": train_rare,
+            "real_test_rare": test_rare,
             "synthetic": synthetic,
         },
-        schema=schema,
     )
 
 
-__all__ = ["EvaluationResult", "FraudSampler", "run_evaluation"]
+__all__ = ["EvaluationResult", "RareSampler", "run_evaluation"]

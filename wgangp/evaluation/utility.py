@@ -33,8 +33,7 @@ import pandas as pd
 from imblearn.over_sampling import RandomOverSampler
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score
 
-from wgangp.data.schema import LABEL
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_frauds, baseline_rows
 from wgangp.evaluation.detection import boosting_model, logistic_model
@@ -71,8 +70,8 @@ def recall_at_precision(labels: np.ndarray, scores: np.ndarray, target: float) -
     return float(reachable.max()) if reachable.size else 0.0
 
 
-def n_added_for(ratio: float, n_real_frauds: int) -> int:
-    return max(1, int(round(ratio * n_real_frauds)))
+def n_added_for(ratio: float, n_real_rare: int) -> int:
+    return max(1, int(round(ratio * n_real_rare)))
 
 
 def subsample_rows(n_rows: int, max_rows: int, rng: np.random.Generator) -> np.ndarray:
@@ -86,7 +85,7 @@ def normal_subsample(normals: np.ndarray, max_rows: int, rng: np.random.Generato
 
 
 def build_training_sets(
-    real_frauds: np.ndarray,
+    real_rare: np.ndarray,
     normals: np.ndarray,
     synthetic: np.ndarray,
     *,
@@ -98,12 +97,12 @@ def build_training_sets(
 ) -> list[TrainingSet]:
     """The training sets of one repeat; ``synthetic`` must hold enough rows for every ratio.
     ``make_baseline(name, n, seed)`` makes a baseline's rows (default: from the arrays)."""
-    n_fraud = len(real_frauds)
-    base_x = np.vstack([normals, real_frauds])
-    base_y = np.concatenate([np.zeros(len(normals), dtype=int), np.ones(n_fraud, dtype=int)])
+    n_rare = len(real_rare)
+    base_x = np.vstack([normals, real_rare])
+    base_y = np.concatenate([np.zeros(len(normals), dtype=int), np.ones(n_rare, dtype=int)])
     sets = [TrainingSet("real", 0.0, 0, base_x, base_y)]
     for ratio in ratios:
-        k = n_added_for(ratio, n_fraud)
+        k = n_added_for(ratio, n_rare)
         sets.append(
             TrainingSet(
                 f"augmented_r{ratio_tag(ratio)}",
@@ -113,25 +112,25 @@ def build_training_sets(
                 np.concatenate([base_y, np.ones(k, dtype=int)]),
             )
         )
-    k = n_added_for(headline_ratio, n_fraud)
+    k = n_added_for(headline_ratio, n_rare)
     for method in BASELINES:
         if make_baseline is None:
             added = baseline_frauds(
-                method, real_frauds, normals, k, smote_k_neighbors=smote_k_neighbors, seed=seed
+                method, real_rare, normals, k, smote_k_neighbors=smote_k_neighbors, seed=seed
             )
         else:
             added = make_baseline(method, k, seed)
         x, y = np.vstack([base_x, added]), np.concatenate([base_y, np.ones(k, dtype=int)])
         sets.append(TrainingSet(method, float(headline_ratio), k, x, y))
-    ros = RandomOverSampler(sampling_strategy={0: len(normals), 1: n_fraud + k}, random_state=seed)
+    ros = RandomOverSampler(sampling_strategy={0: len(normals), 1: n_rare + k}, random_state=seed)
     x, y = ros.fit_resample(base_x, base_y)
     sets.append(TrainingSet("ros", float(headline_ratio), k, np.asarray(x), np.asarray(y)))
     sets.append(
         TrainingSet(
             "tstr",
             1.0,
-            n_fraud,
-            np.vstack([normals, synthetic[:n_fraud]]),
+            n_rare,
+            np.vstack([normals, synthetic[:n_rare]]),
             base_y.copy(),
         )
     )
@@ -156,13 +155,15 @@ def score_detector(
     }
 
 
-def synthetic_rows_needed(ratios: list[float], n_real_frauds: int) -> int:
-    return max(n_real_frauds, *(n_added_for(r, n_real_frauds) for r in ratios))
+def synthetic_rows_needed(ratios: list[float], n_real_rare: int) -> int:
+    return max(n_real_rare, *(n_added_for(r, n_real_rare) for r in ratios))
 
 
 def utility_per_seed(
     real_train: pd.DataFrame,
+    train_classes: np.ndarray,
     real_test: pd.DataFrame,
+    test_classes: np.ndarray,
     draw_synthetic: Callable[[int, int], pd.DataFrame],
     *,
     ratios: list[float],
@@ -172,25 +173,24 @@ def utility_per_seed(
     target_precision: float,
     smote_k_neighbors: int,
     gbm_max_iter: int,
-    schema: TableSchema | None = None,
+    schema: TableSchema,
 ) -> pd.DataFrame:
-    """One row per (repeat, model, training set) with its test scores; ``schema`` defaults to
-    Kaggle's credit-card table."""
-    schema = schema or TableSchema.creditcard()
+    """One row per (repeat, model, training set) with its test scores; the frames hold the
+    table's features, ``*_classes`` each row's class (1: the rare class)."""
     encoding = TableEncoding(schema, real_train)
-    is_fraud = real_train[LABEL].to_numpy() == 1
+    is_rare = np.asarray(train_classes) == RARE
     train_x = encoding.model_matrix(real_train)
-    real_frauds, all_normals = train_x[is_fraud], train_x[~is_fraud]
-    fraud_rows = real_train[is_fraud].reset_index(drop=True)
-    normal_rows = real_train[~is_fraud].reset_index(drop=True)
-    if len(real_frauds) < 2 or len(all_normals) < 2:
+    real_rare, all_normals = train_x[is_rare], train_x[~is_rare]
+    rare_rows_frame = real_train[is_rare].reset_index(drop=True)
+    normal_rows = real_train[~is_rare].reset_index(drop=True)
+    if len(real_rare) < 2 or len(all_normals) < 2:
         raise DataError(
-            f"real_train has {len(real_frauds)} rare-class rows and {len(all_normals)} others; the "
+            f"real_train has {len(real_rare)} rare-class rows and {len(all_normals)} others; the "
             "evaluation needs at least 2 of each: pass the full training split"
         )
     test_x = encoding.model_matrix(real_test)
-    test_y = (real_test[LABEL].to_numpy() == 1).astype(int)
-    n_needed = synthetic_rows_needed(ratios, len(real_frauds))
+    test_y = (np.asarray(test_classes) == RARE).astype(int)
+    n_needed = synthetic_rows_needed(ratios, len(real_rare))
     rows = []
     for repeat, seed in enumerate(repeat_seeds):
         rng = np.random.default_rng(seed)
@@ -201,7 +201,7 @@ def utility_per_seed(
         def make_baseline(name: str, n: int, baseline_seed: int, picked=picked) -> np.ndarray:
             made = baseline_rows(
                 name,
-                fraud_rows,
+                rare_rows_frame,
                 normal_rows.iloc[picked],
                 n,
                 encoding,
@@ -211,7 +211,7 @@ def utility_per_seed(
             return encoding.model_matrix(made)
 
         sets = build_training_sets(
-            real_frauds,
+            real_rare,
             normals,
             synthetic,
             ratios=ratios,

@@ -1,11 +1,11 @@
 """Generator G(z, onehot(y)) and critic D(x, onehot(y)): plain Keras functional MLPs.
 
-Built-in layers, and for a table's layout the registered :class:`~wgangp.model.heads.OutputHeads`,
-so the generator saves in Keras' native format and loads in safe mode.
-The critic has no batch normalization (the penalty is per row) and a linear output, unless
-``output="tanh"`` is asked for to reproduce the original failing code, whose tanh saturates.
-With ``pac > 1`` it judges packs of ``pac`` rows as one input (PacGAN, Lin et al. 2018: a
-generator that keeps repeating a few kinds of rows shows in a pack as it does not in one row);
+Built-in layers, and for a table's categories and gaps the registered
+:class:`~wgangp.model.heads.OutputHeads`, so the generator saves in Keras' native format and loads
+in safe mode. The critic has no batch normalization (the penalty is per row) and a linear output,
+unless ``output="tanh"`` is asked for to reproduce the original failing code, whose tanh saturates.
+With ``pac > 1`` it judges packs of ``pac`` rows as one input (PacGAN, Lin et al. 2018: a generator
+that keeps repeating a few kinds of rows shows in a pack as it does not in one row);
 :func:`pack_rows` lays a batch out that way.
 """
 
@@ -40,8 +40,9 @@ def build_generator(
     layout: Sequence[Block] | None = None,
     seed: int | None = None,
 ) -> keras.Model:
-    """The generator; with a table's ``layout``, its output goes through the kinds' heads
-    (:class:`~wgangp.model.heads.OutputHeads`, Gumbel noise keyed by ``seed``), else identity."""
+    """The generator; where the table's ``layout`` has a category or a gap, its output goes
+    through the kinds' heads (:class:`~wgangp.model.heads.OutputHeads`, Gumbel noise keyed by
+    ``seed``); a table of numbers only needs none (its output is the numbers)."""
     if layout is not None and layout_width(layout) != n_features:
         raise ValueError(f"the layout spans {layout_width(layout)} columns, not {n_features}")
     z = keras.Input((latent_dim,), name="z")
@@ -50,7 +51,7 @@ def build_generator(
     h = _mlp(h, hidden, negative_slope, "generator")
     # float32 output keeps samples exact under mixed precision.
     out = keras.layers.Dense(n_features, dtype="float32", name="generator_out")(h)
-    if layout is not None:
+    if layout is not None and any(block.activation != "identity" for block in layout):
         out = OutputHeads(layout, seed=seed, name="generator_heads")(out)
     return keras.Model([z, y], out, name="generator")
 

@@ -30,14 +30,16 @@ META_FILE = "synthesizer.json"
 CALIBRATION_FILE = "calibration.json"
 COPULA_FILE = "copula.json"
 MANIFEST_FILE = "manifest.json"
-#: A user's table's schema (the label's name and values, the columns' kinds and levels).
+#: The table's schema (the label's name and values, the columns' kinds, levels and options).
 SCHEMA_FILE = "schema.yaml"
 #: Every file a bundle can hold.
 BUNDLE_FILES = (
     GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, CALIBRATION_FILE, COPULA_FILE, SCHEMA_FILE
 )  # fmt: skip
-#: The bundle's format, recorded in its manifest: a loader refuses any other.
-BUNDLE_FORMAT = "wgangp.bundle/1"
+#: The bundle's format, recorded in its manifest: a loader refuses any other. Format 2: every
+#: table's bundle holds its schema and one kind of transform (Kaggle's file included).
+BUNDLE_FORMAT = "wgangp.bundle/2"
+_FORMAT_FAMILY = "wgangp.bundle/"
 #: What a user can do about a damaged bundle.
 REEXPORT = "the bundle is a unit: do not edit its files; download it again from its run, or retrain"
 #: The name of the pyfunc model inside a training run.
@@ -82,8 +84,14 @@ def check_manifest(directory: Path) -> None:
     path = directory / MANIFEST_FILE
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        if manifest.get("format") != BUNDLE_FORMAT:
-            raise ValueError(f"format {manifest.get('format')!r}, not {BUNDLE_FORMAT}")
+        found = manifest.get("format")
+        if isinstance(found, str) and found.startswith(_FORMAT_FAMILY) and found != BUNDLE_FORMAT:
+            raise DamagedBundleError(
+                f"{directory} was saved by another wgangp version (format {found}; this one "
+                f"reads {BUNDLE_FORMAT}); retrain to get a bundle of this version"
+            )
+        if found != BUNDLE_FORMAT:
+            raise ValueError(f"format {found!r}, not {BUNDLE_FORMAT}")
         files = {str(name): dict(entry) for name, entry in manifest["files"].items()}
         expected = {n: (int(e["bytes"]), str(e["sha256"])) for n, e in files.items()}
     except FileNotFoundError:

@@ -1,11 +1,13 @@
 """A Gaussian copula of the training rows: the columns' empirical quantiles and one covariance.
 
-Per class and in the networks' space, each column goes through the training rows' empirical
-quantiles onto a normal (scikit-learn's ``QuantileTransformer``,
-:class:`wgangp.data.scales.QuantileScale`); the copula keeps one covariance of those scores and
-draws correlated normals mapped back through the same quantiles. It never copies a row: only
-per-column quantiles and a 30 x 30 covariance per class are stored, as plain numbers (JSON) beside
-the generator; a synthesizer's quantiles are knots that are means of groups of training rows
+Per class and in the networks' space, each column (a number, a level's one-hot slot, a gap's
+indicator) goes through the training rows' empirical quantiles onto a normal (scikit-learn's
+``QuantileTransformer``, :class:`wgangp.data.scales.QuantileScale`); the copula keeps one
+covariance of those scores and draws correlated normals mapped back through the same quantiles
+(a one-hot slot comes back 0 or 1 at its share; levels and gaps are then drawn from them as from
+the generator's probabilities, :func:`wgangp.data.table_layout.draw_discrete`). It never copies a
+row: only per-column quantiles and a covariance per class are stored, as plain numbers (JSON)
+beside the generator; a synthesizer's quantiles are knots that are means of groups of training rows
 (:mod:`wgangp.data.knots`), so the file holds no training value (docs/privacy.md). A synthesizer
 draws a share of its rows from it (:mod:`wgangp.serving.mixture`); the evaluation draws it on its
 own, as a baseline, with every training row's value (as a user's own copula would).
@@ -20,7 +22,6 @@ import numpy as np
 
 from wgangp.data.numbers import short_number
 from wgangp.data.scales import QuantileScale
-from wgangp.data.schema import FEATURES
 from wgangp.serving.stored_tables import checked_quantiles, load_per_class, per_class_json
 
 _FORMAT = "wgangp.copula/2"
@@ -75,9 +76,10 @@ class GaussianCopula:
         )
 
     @classmethod
-    def load(cls, path: Path) -> GaussianCopula:
-        """A saved copula, checked: both classes, 30 columns, sorted finite quantiles, a
-        covariance a fit can write; DataError (one line naming the file and table) otherwise."""
+    def load(cls, path: Path, names: list[str]) -> GaussianCopula:
+        """A saved copula over the networks' columns ``names``, checked: both classes, one
+        column per name, sorted finite quantiles, a covariance a fit can write; DataError (one
+        line naming the file and table) otherwise."""
         return load_per_class(
             path,
             _FORMAT,
@@ -85,23 +87,24 @@ class GaussianCopula:
             lambda parts: cls(
                 source=str(path),
                 marginals={
-                    label: checked_quantiles(p["marginals"], f"class {label} marginals")
+                    label: checked_quantiles(p["marginals"], f"class {label} marginals", names)
                     for label, p in parts.items()
                 },
                 covariance={
-                    label: _covariance(p["covariance"], f"class {label} covariance")
+                    label: _covariance(p["covariance"], f"class {label} covariance", names)
                     for label, p in parts.items()
                 },
             ),
         )
 
 
-def _covariance(stored: list, where: str) -> np.ndarray:
-    """A stored covariance of normal scores (``where`` names it): 30 x 30, finite, symmetric,
-    within the scores' range and positive semi-definite; ValueError otherwise. A matrix such as
-    ``-I`` would have every draw collapse onto a few rows, 1e300 would make every row extreme."""
+def _covariance(stored: list, where: str, names: list[str]) -> np.ndarray:
+    """A stored covariance of normal scores (``where`` names it): one row and column per name,
+    finite, symmetric, within the scores' range and positive semi-definite; ValueError otherwise.
+    A matrix such as ``-I`` would have every draw collapse onto a few rows, 1e300 would make every
+    row extreme."""
     matrix = np.asarray(stored, np.float64)
-    width = len(FEATURES)
+    width = len(names)
     if matrix.shape != (width, width):
         raise ValueError(f"{where} of shape {matrix.shape}, not {width} x {width}")
     if not np.isfinite(matrix).all():
@@ -109,7 +112,7 @@ def _covariance(stored: list, where: str) -> np.ndarray:
     if not np.allclose(matrix, matrix.T):
         i, j = np.unravel_index(np.abs(matrix - matrix.T).argmax(), matrix.shape)
         raise ValueError(
-            f"{where} not symmetric ({FEATURES[i]}, {FEATURES[j]}: {short_number(matrix[i, j])} "
+            f"{where} not symmetric ({names[i]}, {names[j]}: {short_number(matrix[i, j])} "
             f"against {short_number(matrix[j, i])})"
         )
     largest = float(np.abs(matrix).max())

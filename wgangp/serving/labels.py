@@ -1,14 +1,14 @@
-"""The class a user asks a synthesizer for, named by the label's own value (no TensorFlow here:
-``wgangp.sample`` checks ``label=`` before the slow model load)."""
+"""The class a user asks a synthesizer for, named by the label's own value, and the label value a
+sampled row carries (no TensorFlow here: ``wgangp.sample`` checks ``label=`` before the slow
+model load)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from wgangp.data.schema import LABEL
-from wgangp.data.table_schema import TableSchema
-from wgangp.data.user_table import class_of
-from wgangp.errors import DataError, WgangpError
+from wgangp.data.column_codes import level_of
+from wgangp.data.table_schema import RARE, REST, TableSchema, Value
+from wgangp.errors import WgangpError
 from wgangp.serving.bundle import SCHEMA_FILE
 
 
@@ -18,22 +18,35 @@ class LabelError(WgangpError):
     reason = "config"
 
 
-def label_class(table: TableSchema | None, value: object) -> int:
-    """1 (the rare class) or 0 (the rest) for a value of ``table``'s label (None: Kaggle's file,
-    whose label ``Class`` holds 1 and 0)."""
-    if table is not None:
-        try:
-            return class_of(table, value)
-        except DataError as err:
-            raise LabelError(str(err)) from None
-    text = str(value).strip()
-    if text not in ("0", "1"):
-        raise LabelError(f"label must be 0 or 1 (the values of {LABEL}), got label={value}")
-    return int(text)
+def label_class(table: TableSchema, value: object) -> int:
+    """1 (the rare class) or 0 (the rest) for a value of ``table``'s label (``label=bad``;
+    ``1`` for Kaggle's file, whose label ``Class`` holds 1 and 0)."""
+    levels = table.column(table.label).levels or ()
+    level = level_of(tuple(levels), value)
+    if level is None:
+        shown = ", ".join(map(str, levels))
+        raise LabelError(f"label={value} is not a value of {table.label}; use one of: {shown}")
+    if level == table.positive:
+        return RARE
+    label_value(table, REST)  # refuses a label of more than two values
+    return REST
+
+
+def label_value(table: TableSchema, cls: int) -> Value:
+    """The label's own value for class ``cls`` (the other value of a two-valued label for 0); a
+    label of more values has no single value for the rest: LabelError."""
+    if cls == RARE:
+        return table.positive
+    others = [v for v in table.column(table.label).levels or () if v != table.positive]
+    if len(others) != 1:
+        raise LabelError(
+            f"label {table.label} has {len(others)} values besides {table.positive} "
+            f"({', '.join(map(str, others[:5]))}); wgangp learns only {table.positive} against "
+            f"the rest, so it samples only label={table.positive}"
+        )
+    return others[0]
 
 
 def bundle_label_class(bundle: Path, value: object) -> int:
-    """:func:`label_class` for the bundle in ``bundle`` (its ``schema.yaml``, if it has one)."""
-    schema_file = Path(bundle) / SCHEMA_FILE
-    table = TableSchema.load(schema_file) if schema_file.is_file() else None
-    return label_class(table, value)
+    """:func:`label_class` for the bundle in ``bundle`` (its ``schema.yaml``)."""
+    return label_class(TableSchema.load(Path(bundle) / SCHEMA_FILE), value)

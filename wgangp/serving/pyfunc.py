@@ -20,9 +20,7 @@ import mlflow.pyfunc
 import numpy as np
 import pandas as pd
 
-from wgangp.data.schema import COLUMNS, LABEL
-from wgangp.data.table_schema import TableSchema
-from wgangp.data.user_table import RARE
+from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import BUNDLE, MODEL_NAME, SCHEMA_FILE
 from wgangp.serving.labels import LabelError, label_class
@@ -54,17 +52,16 @@ def _server_error(message: str) -> Exception:
     return MlflowException(message, error_code=INTERNAL_ERROR)
 
 
-def parse_requests(
-    model_input: pd.DataFrame, table: TableSchema | None = None
-) -> list[tuple[int, int, int]]:
+def parse_requests(model_input: pd.DataFrame, table: TableSchema) -> list[tuple[int, int, int]]:
     """Input rows -> ``(n, class, seed)`` triples, checked; raises a 400-style error. ``label``
-    is a value of the label column (of ``table``, a user's; None: Kaggle's 0 or 1)."""
+    is a value of ``table``'s label column (Kaggle's file: 0 or 1)."""
     if not isinstance(model_input, pd.DataFrame):
         model_input = pd.DataFrame(model_input)
     if "n" not in model_input.columns:
         raise _bad_request(
-            "synthesizer input needs a column n (rows to draw); optional columns: label (0 or 1, "
-            "default 1) and seed (default: the input row's position)"
+            "synthesizer input needs a column n (rows to draw); optional columns: label (a value "
+            "of the label column, default the class to synthesize) and seed (default: the input "
+            "row's position)"
         )
     requests = []
     for i, row in enumerate(model_input.to_dict("records")):
@@ -84,13 +81,8 @@ def parse_requests(
     return requests
 
 
-def _class(value, row: int, table: TableSchema | None) -> int:
+def _class(value, row: int, table: TableSchema) -> int:
     """The class an input row's ``label`` names (default: the rare class)."""
-    if table is None:
-        label = _whole(value, "label", row, 1)
-        if label not in (0, 1):
-            raise _bad_request(f"input row {row}: label must be 0 or 1, got {label}")
-        return label
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return RARE
     try:
@@ -135,17 +127,13 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
             release_after_large_answer()
         frames = [f for f in frames if len(f)]
         if not frames:
-            if self.synthesizer.table is not None:
-                return self.synthesizer.sample(0, seed=0)  # the table's columns and dtypes
-            return pd.DataFrame({c: pd.Series(dtype="float64") for c in COLUMNS}).astype(
-                {LABEL: "int64"}
-            )
+            return self.synthesizer.sample(0, seed=0)  # the table's columns and dtypes
         return pd.concat(frames, ignore_index=True)
 
 
-def model_signature(table: TableSchema | None = None):
-    """Input: n (required), label and seed (optional); output: the table's columns (Kaggle's 31
-    when ``table`` is None) with their types."""
+def model_signature(table: TableSchema):
+    """Input: n (required), label and seed (optional); output: the table's columns with their
+    types."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, Schema
     from mlflow.types.schema import AnyType
@@ -159,10 +147,7 @@ def model_signature(table: TableSchema | None = None):
             ColSpec(AnyType(), "seed", required=False),
         ]
     )
-    if table is None:
-        outputs = Schema([ColSpec("long" if c == LABEL else "double", c) for c in COLUMNS])
-    else:
-        outputs = Schema([ColSpec(c.value_type, c.name) for c in table.columns])
+    outputs = Schema([ColSpec(c.value_type, c.name) for c in table.columns])
     return ModelSignature(inputs=inputs, outputs=outputs)
 
 
@@ -180,9 +165,8 @@ def _requirements() -> list[str]:
 
 def model_spec(bundle_dir: Path) -> dict[str, Any]:
     """The pyfunc model of a bundle, as the JSON the tracker logs (and journals in an outage)."""
-    schema_file = Path(bundle_dir) / SCHEMA_FILE
-    table = TableSchema.load(schema_file) if schema_file.is_file() else None
-    positive = table.positive if table is not None else 1
+    table = TableSchema.load(Path(bundle_dir) / SCHEMA_FILE)
+    positive = table.positive
     return {
         "name": MODEL_NAME,
         "python_model": str(_MODEL_CODE),

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from wgangp.data.scales import QuantileScale, scale_from_dict
-from wgangp.data.schema import CLASSES, FEATURES
-from wgangp.data.transform import RETRAIN
+from wgangp.data.table_schema import CLASSES
+from wgangp.data.table_transform_check import RETRAIN
 from wgangp.errors import DataError
 
 T = TypeVar("T")
@@ -47,11 +47,9 @@ def per_class_parts(path: Path, fmt: str) -> dict[int, dict[str, Any]]:
     return {int(label): parts for label, parts in classes.items()}
 
 
-def checked_quantiles(
-    stored: dict, where: str, names: tuple[str, ...] | list[str] = FEATURES
-) -> QuantileScale:
+def checked_quantiles(stored: dict, where: str, names: list[str]) -> QuantileScale:
     """A stored quantile table (``where`` names it, e.g. ``class 1 real quantiles``): one column
-    per name of ``names`` (Kaggle's 30 features by default), one knot per reference, finite,
+    per name of ``names`` (the networks' columns it maps), one knot per reference, finite,
     sorted, references from 0 to 1; ValueError naming the table and column otherwise (an
     unsorted table silently doubles a column's spread)."""
     scale = scale_from_dict(stored)

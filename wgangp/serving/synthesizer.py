@@ -25,15 +25,12 @@ import keras
 import numpy as np
 import pandas as pd
 
-from wgangp.data.feature_transform import FeatureTransform, load_feature_transform, network_width
-from wgangp.data.schema import COLUMNS, FEATURES, FRAUD, LABEL
-from wgangp.data.table_layout import draw_discrete
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_layout import draw_discrete, slot_names
+from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.data.table_transform import TableTransform
-from wgangp.data.transform import RETRAIN
-from wgangp.data.user_table import label_value
+from wgangp.data.table_transform_check import RETRAIN
 from wgangp.errors import WgangpError
-from wgangp.files import atomic_directory, document_format, write_text
+from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES
 from wgangp.serving.bundle import (
     BUNDLE,
@@ -53,12 +50,10 @@ from wgangp.serving.bundle import (
 )
 from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.copula import GaussianCopula
-from wgangp.serving.labels import label_class
+from wgangp.serving.labels import label_class, label_value
 from wgangp.serving.mixture import CopulaMixture
-from wgangp.serving.table_calibration import FORMAT as TABLE_CALIBRATION
-from wgangp.serving.table_calibration import TableCalibration
 
-_FORMAT = "wgangp.synthesizer/2"
+_FORMAT = "wgangp.synthesizer/3"
 
 
 class NonFiniteSamplesError(WgangpError):
@@ -69,25 +64,24 @@ class NonFiniteSamplesError(WgangpError):
 
 @dataclass
 class Synthesizer:
-    """The shipped model: draws rows of either class in original units."""
+    """The shipped model: draws rows of either class of its table, in the table's units."""
 
     generator: keras.Model
-    transformer: FeatureTransform
+    transformer: TableTransform
     latent_dim: int
+    #: The table's schema: rows come back in its columns, with its label's own values.
+    table: TableSchema
     #: Where it was loaded from, for error lines ("" when built in-process by training).
     origin: str = ""
     #: Maps the generated columns onto the training marginals (None: rows as generated).
-    calibration: MarginalCalibration | TableCalibration | None = None
+    calibration: MarginalCalibration | None = None
     #: Draws a share of each sample's rows (None: every row from the generator).
     mixture: CopulaMixture | None = None
-    #: A user's table's schema (None: Kaggle's credit-card file): rows come back in its columns,
-    #: with its label's own values.
-    table: TableSchema | None = None
 
     @property
     def columns(self) -> list[str]:
         """The columns of every sampled frame, in the table's order."""
-        return list(self.table.names) if self.table is not None else list(COLUMNS)
+        return list(self.table.names)
 
     def class_of(self, value: object) -> int:
         """The class (1: rare, 0: the rest) a user names by the label's own value: ``yes`` for a
@@ -95,39 +89,29 @@ class Synthesizer:
         return label_class(self.table, value)
 
     def sample(
-        self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
+        self, n: int, label: int = RARE, seed: int = 0, batch_size: int = 8192
     ) -> pd.DataFrame:
         """``n`` rows of class ``label`` (1: the rare class, 0: the rest) with the table's column
-        names and units; a user's table's label column holds its own value for that class."""
+        names and units; the label column holds the table's own value for that class. Each
+        level and gap is drawn from the heads' probabilities (a stream of its own, after the
+        noise's)."""
         if label not in (0, 1):
             raise WgangpError(f"label must be 0 or 1, got {label}")
         if n < 0:
             raise WgangpError(f"number of rows must be >= 0, got {n}")
+        value = label_value(self.table, label)  # a label of 3+ values has no single rest value
         x = self.generate(n, label, seed, batch_size)
         if self.calibration is not None and len(x):
             x = self.calibration.apply(x, label)
         if self.mixture is not None and len(x):
             x = self.mixture.mix(x, label, seed)
-        if isinstance(self.transformer, TableTransform):
-            return self._table_rows(x, label, seed)
-        frame = self.transformer.inverse_transform(x, np.full(len(x), label))
-        self._check_finite(frame.loc[:, list(FEATURES)].to_numpy(), label, seed)
-        return frame.loc[:, list(COLUMNS)]
-
-    def _table_rows(self, x: np.ndarray, label: int, seed: int) -> pd.DataFrame:
-        """A user's table's rows: each level and gap drawn from the heads' probabilities (a
-        stream of its own, after the noise's), mapped back in bounds, the label's own value."""
-        assert isinstance(self.transformer, TableTransform) and self.table is not None
-        rng = np.random.default_rng([seed, 1])
-        x = draw_discrete(x, self.transformer.layout, rng)
-        frame = self.transformer.inverse(x, np.full(len(x), label))
-        frame = frame.drop(columns=[LABEL])
-        value = label_value(self.table, label)
-        frame.insert(self.table.names.index(self.table.label), self.table.label, [value] * len(x))
+        x = draw_discrete(x, self.transformer.layout, np.random.default_rng([seed, 1]))
+        frame = self.transformer.inverse(x, label)
+        frame.insert(self.table.names.index(self.table.label), self.table.label, [value] * n)
         return frame.loc[:, self.columns]
 
     def generate(
-        self, n: int, label: int = FRAUD, seed: int = 0, batch_size: int = 8192
+        self, n: int, label: int = RARE, seed: int = 0, batch_size: int = 8192
     ) -> np.ndarray:
         """``n`` rows of class ``label`` in the networks' space, as the generator puts them out
         (before calibration and the inverse transform); refused when not finite."""
@@ -160,12 +144,10 @@ class Synthesizer:
     @property
     def width(self) -> int:
         """The generator's output width: the networks' space of the table."""
-        return network_width(self.transformer)
+        return self.transformer.width
 
     def _column_at(self, index: int) -> str:
-        if isinstance(self.transformer, TableTransform):
-            return next(b.column for b in self.transformer.layout if b.start <= index < b.stop)
-        return FEATURES[index]
+        return next(b.column for b in self.transformer.layout if b.start <= index < b.stop)
 
     def save(self, directory: Path) -> Path:
         """Write the bundle as a unit: a failed save leaves the previous bundle as it was."""
@@ -187,11 +169,11 @@ class Synthesizer:
                 write_text(tmp / CALIBRATION_FILE, self.calibration.to_json())
             if self.mixture is not None:
                 write_text(tmp / COPULA_FILE, self.mixture.copula.to_json())
-            if self.table is not None:
-                write_text(tmp / SCHEMA_FILE, self.table.to_yaml())
+            write_text(tmp / SCHEMA_FILE, self.table.to_yaml())
             meta = {
                 "format": _FORMAT,
                 "latent_dim": self.latent_dim,
+                "calibrated": self.calibration is not None,
                 "copula_share": self.mixture.share if self.mixture else 0.0,
                 "columns": self.columns,
                 "keras_version": keras.__version__,
@@ -209,7 +191,7 @@ class Synthesizer:
             check_manifest(directory)
         missing = [
             f
-            for f in (GENERATOR_FILE, PREPROCESSING_FILE, META_FILE)
+            for f in (GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, SCHEMA_FILE)
             if not (directory / f).exists()
         ]
         if missing:
@@ -219,62 +201,59 @@ class Synthesizer:
             )
         if not sealed:
             check_manifest(directory)
-        schema_file = directory / SCHEMA_FILE
-        table = _read(schema_file, TableSchema.load) if schema_file.exists() else None
-        columns = list(table.names) if table is not None else list(COLUMNS)
-        meta = _meta(directory / META_FILE, columns)
+        table = _read(directory / SCHEMA_FILE, TableSchema.load)
+        meta = _meta(directory / META_FILE, list(table.names))
         # The JSON first: a bad preprocessing.json fails before the slow Keras load.
         transformer = _read(directory / PREPROCESSING_FILE, _load_transform)
-        if (table is None) != (not isinstance(transformer, TableTransform)):
+        features = [column.name for column in table.features]
+        if [column.name for column in transformer.columns] != features:
             raise DamagedBundleError(
-                f"{directory}: {PREPROCESSING_FILE} and {SCHEMA_FILE} do not belong together "
-                f"(a table's transform needs its schema, Kaggle's needs none); {REEXPORT}"
+                f"{directory}: {PREPROCESSING_FILE} maps other columns than {SCHEMA_FILE}'s "
+                f"features; {REEXPORT}"
             )
-        if not getattr(transformer, "fitted", True):
-            raise DamagedBundleError(
-                f"{directory / PREPROCESSING_FILE} holds an unfitted transform (no scales), "
-                f"so no row can be mapped back to the table's units; {RETRAIN}"
-            )
-        calibration_file = directory / CALIBRATION_FILE
-        calibration = (
-            _read(calibration_file, _load_calibration) if calibration_file.exists() else None
+        calibration = _part(
+            directory, CALIBRATION_FILE, meta["calibrated"], MarginalCalibration.load
         )
-        table_calibration = isinstance(calibration, TableCalibration)
-        if calibration is not None and (
-            table_calibration != isinstance(transformer, TableTransform)
-            or (table_calibration and calibration.layout != transformer.layout)
-        ):
+        if calibration is not None and calibration.layout != transformer.layout:
             raise DamagedBundleError(
-                f"{calibration_file} does not fit {PREPROCESSING_FILE} (another table's columns); "
-                f"{REEXPORT}"
+                f"{directory / CALIBRATION_FILE} does not fit {PREPROCESSING_FILE} (another "
+                f"table's columns); {REEXPORT}"
             )
-        copula_file = directory / COPULA_FILE
-        mixture = None
-        if copula_file.exists():
-            copula = _read(copula_file, GaussianCopula.load)
-            mixture = CopulaMixture(copula, float(meta["copula_share"]))
-        width = network_width(transformer)
-        generator = _generator(directory / GENERATOR_FILE, int(meta["latent_dim"]), width)
+        share = float(meta["copula_share"])
+        names = slot_names(transformer.layout)
+        copula = _part(directory, COPULA_FILE, share > 0, lambda p: GaussianCopula.load(p, names))
+        mixture = CopulaMixture(copula, share) if copula is not None else None
+        generator = _generator(
+            directory / GENERATOR_FILE, int(meta["latent_dim"]), transformer.width
+        )
         return cls(
             generator=generator,
             transformer=transformer,
             latent_dim=int(meta["latent_dim"]),
+            table=table,
             origin=str(directory),
             calibration=calibration,
             mixture=mixture,
-            table=table,
         )
 
 
-def _load_calibration(path: Path) -> MarginalCalibration | TableCalibration:
-    """``calibration.json`` of either kind, by its format."""
-    if document_format(Path(path).read_text()) == TABLE_CALIBRATION:
-        return TableCalibration.load(path)
-    return MarginalCalibration.load(path)
+def _part(directory: Path, name: str, described: bool, load):
+    """An optional file of the bundle, read when present; refused when ``synthesizer.json``
+    describes it (a calibrated model, a copula share) and it is gone, even from a re-sealed
+    manifest: the rows would silently be another model's."""
+    path = directory / name
+    if not path.exists():
+        if described:
+            raise DamagedBundleError(
+                f"{directory / META_FILE} describes {name}, but the bundle does not hold it; "
+                f"{REEXPORT}"
+            )
+        return None
+    return _read(path, load)
 
 
-def _load_transform(path: Path) -> FeatureTransform:
-    return load_feature_transform(Path(path).read_text(), str(path))
+def _load_transform(path: Path) -> TableTransform:
+    return TableTransform.from_json(Path(path).read_text(), str(path))
 
 
 def _read(path: Path, load):
@@ -315,8 +294,8 @@ def _generator(path: Path, latent_dim: int, width: int) -> keras.Model:
 
 
 def _meta(path: Path, columns: list[str]) -> dict:
-    """``synthesizer.json``, checked: this format, a latent size, a copula share in [0, 1),
-    these columns."""
+    """``synthesizer.json``, checked: this format, a latent size, whether it is calibrated, a
+    copula share in [0, 1), these columns."""
     try:
         meta = json.loads(path.read_text())
         if not isinstance(meta, dict):
@@ -326,6 +305,8 @@ def _meta(path: Path, columns: list[str]) -> dict:
         latent = meta["latent_dim"]
         if isinstance(latent, bool) or not isinstance(latent, int) or latent < 1:
             raise ValueError(f"latent_dim {latent!r} is not a whole number >= 1")
+        if not isinstance(meta["calibrated"], bool):
+            raise ValueError(f"calibrated {meta['calibrated']!r} is not true or false")
         share = float(meta["copula_share"])
         if not 0 <= share < 1:
             raise ValueError(f"copula_share {share} is not in [0, 1)")

@@ -1,9 +1,9 @@
 """The batch of one generator step, drawn inside the graph: one record from the draw to the update.
 
-The training rows live on the device as two tables (normal, fraud); every draw is a stateless
-random op (:mod:`wgangp.step.random_streams`), so no host-to-device copy happens per step and a
-step's batch is a pure function of (seed, step): a resumed run draws what it would have drawn, and
-the NaN forensics draw a failing step's batch again through this same code.
+The training rows live on the device as two tables (the rest, the rare class); every draw is a
+stateless random op (:mod:`wgangp.step.random_streams`), so no host-to-device copy happens per step
+and a step's batch is a pure function of (seed, step): a resumed run draws what it would have drawn,
+and the NaN forensics draw a failing step's batch again through this same code.
 """
 
 from __future__ import annotations
@@ -49,42 +49,44 @@ class StepBatch(NamedTuple):
         return StepBatch(*critic, *(t[start : start + size] for t in self[4:]))
 
 
-def fraud_share(label_sampling: str) -> float | None:
-    """A batch's expected share of frauds: half (``balanced``), or the data's (``empirical``)."""
+def rare_share(label_sampling: str) -> float | None:
+    """A batch's expected share of rare rows: half (``balanced``), or the data's
+    (``empirical``)."""
     return 0.5 if label_sampling == "balanced" else None
 
 
 class ClassBalancedRows:
-    """The training rows by class; draws (rows, labels) with labels ~ Bernoulli(fraud_share)
+    """The training rows by class; draws (rows, labels) with labels ~ Bernoulli(rare_share)
     and rows uniform within their class.
 
-    With 0.17% frauds, a batch of empirical class frequencies holds almost no frauds, so the
-    default ``fraud_share`` is 0.5; ``None`` keeps the empirical share.
+    With 0.17% frauds (Kaggle's file), a batch of empirical class frequencies holds almost no
+    rare rows, so the default ``rare_share`` is 0.5; ``None`` keeps the empirical share.
     """
 
     def __init__(
         self,
         x: np.ndarray,
         y: np.ndarray,
-        fraud_share: float | None = 0.5,
-        layout: Sequence[Block] | None = None,
+        rare_share: float | None = 0.5,
+        *,
+        layout: Sequence[Block],
     ) -> None:
         x = np.asarray(x, dtype=np.float32)
         y = np.asarray(y).astype(np.int64)
         if not np.isfinite(x).all():
             raise ValueError("training rows contain NaN or inf; validate the data first")
-        normal, fraud = x[y == 0], x[y == 1]
-        if len(normal) == 0 or len(fraud) == 0:
+        rest, rare = x[y == 0], x[y == 1]
+        if len(rest) == 0 or len(rare) == 0:
             raise ValueError("both classes need at least one training row")
         self.n_features = x.shape[1]
-        #: The table's column blocks (a user's table): the generator's output heads follow them.
-        self.layout = tuple(layout) if layout is not None else None
-        self.counts = (len(normal), len(fraud))
-        share = float(fraud.shape[0] / len(x)) if fraud_share is None else float(fraud_share)
-        self.fraud_share = share
+        #: The table's column blocks: the generator's output heads follow them.
+        self.layout = tuple(layout)
+        self.counts = (len(rest), len(rare))
+        share = float(rare.shape[0] / len(x)) if rare_share is None else float(rare_share)
+        self.rare_share = share
         # Variables, not constants: captured by reference, never copied into the graph.
-        self.normal = tf.Variable(normal, trainable=False, name="rows_normal")
-        self.fraud = tf.Variable(fraud, trainable=False, name="rows_fraud")
+        self.rest = tf.Variable(rest, trainable=False, name="rows_rest")
+        self.rare = tf.Variable(rare, trainable=False, name="rows_rare")
 
     def labels(self, batch_size: int, seed: tf.Tensor, alg: str = "philox") -> tf.Tensor:
         """The labels [batch] int32 that :meth:`draw` pairs with rows for ``seed``."""
@@ -102,7 +104,7 @@ class ClassBalancedRows:
         labels = self._labels(batch_size, label_seed, alg)
         u = tf.random.stateless_uniform([batch_size], index_seed, alg=alg)
         rows = []
-        for table, count in ((self.normal, self.counts[0]), (self.fraud, self.counts[1])):
+        for table, count in ((self.rest, self.counts[0]), (self.rare, self.counts[1])):
             index = tf.minimum(tf.cast(u * count, tf.int32), count - 1)
             rows.append(tf.gather(table, index))
         x = tf.where(tf.equal(labels, 1)[:, None], rows[1], rows[0])
@@ -114,7 +116,7 @@ class ClassBalancedRows:
 
     def _labels(self, batch_size: int, label_seed: tf.Tensor, alg: str) -> tf.Tensor:
         u = tf.random.stateless_uniform([batch_size], label_seed, alg=alg)
-        return tf.cast(u < self.fraud_share, tf.int32)
+        return tf.cast(u < self.rare_share, tf.int32)
 
 
 class BatchDrawer:

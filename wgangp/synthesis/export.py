@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from wgangp.config import Config
-from wgangp.data.schema import FRAUD
+from wgangp.data.table_schema import RARE, REST
 from wgangp.files import write_with
 from wgangp.serving.bundle import BUNDLE
 from wgangp.serving.pyfunc import model_spec
@@ -19,8 +19,8 @@ log = logging.getLogger("wgangp.train")
 
 #: Rows of each class drawn before anything is saved, to refuse a generator that puts out NaN.
 PROBE_ROWS = 64
-#: The sampled rows written beside the bundle.
-SAMPLES_FILE = "fraud_samples.csv"
+#: The sampled rare-class rows written beside the bundle.
+SAMPLES_FILE = "samples.csv"
 
 
 def export(
@@ -32,14 +32,14 @@ def export(
 ) -> Path:
     """Save and log the bundle; the bundle's directory.
 
-    Both classes are sampled first: a generator whose rows are not finite fails the run here
-    (``Synthesizer.sample`` refuses them) before a broken model is saved, logged or served.
+    Both classes are drawn first: a generator whose rows are not finite fails the run here
+    (``Synthesizer.generate`` refuses them) before a broken model is saved, logged or served.
+    The rest is drawn in the networks' space only: a label of more than two values has no one
+    value to sample it as.
     """
     _tag_what_ships(synthesizer, tracker)
-    synthesizer.sample(PROBE_ROWS, label=1 - FRAUD, seed=cfg.seed)
-    frauds = synthesizer.sample(
-        max(cfg.trainer.sample_rows, PROBE_ROWS), label=FRAUD, seed=cfg.seed
-    )
+    synthesizer.generate(PROBE_ROWS, label=REST, seed=cfg.seed)
+    rare = synthesizer.sample(max(cfg.trainer.sample_rows, PROBE_ROWS), label=RARE, seed=cfg.seed)
     bundle = synthesizer.save(output_dir / BUNDLE)
     if cfg.tracking.log_model and tracker.run_id:
         tracker.log_artifact(bundle, BUNDLE)
@@ -53,7 +53,7 @@ def export(
             )
     if cfg.trainer.sample_rows:
         # The first rows of a larger draw are the rows of the smaller one (same noise stream).
-        rows = frauds.head(cfg.trainer.sample_rows)
+        rows = rare.head(cfg.trainer.sample_rows)
         write_with(output_dir / SAMPLES_FILE, lambda tmp: rows.to_csv(tmp, index=False))
         tracker.log_artifact(output_dir / SAMPLES_FILE)
     return bundle

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from wgangp.config import EvaluateConfig
 from wgangp.data.prepare import PreparedData
-from wgangp.data.schema import FRAUD
+from wgangp.data.table_schema import RARE
 from wgangp.evaluation.suite import run_evaluation
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.tracking.tracker import Tracker
@@ -32,10 +32,10 @@ def evaluate_on_test(
     result = run_evaluation(
         data.train,
         data.test,
-        lambda n, sample_seed: synthesizer.sample(n, label=FRAUD, seed=sample_seed),
+        lambda n, sample_seed: synthesizer.sample(n, label=RARE, seed=sample_seed),
         ec,
+        data.table,
         seed=seed,
-        schema=data.table,
     )
     eval_dir = output_dir / "evaluation"
     result.write(eval_dir)

@@ -1,8 +1,8 @@
 """The step selection: score what would ship on the validation split while training; keep the best.
 
 Every ``select.every`` generator steps the synthesizer a user would get from the current generator
-(:func:`wgangp.synthesis.assemble.assemble`) draws fraud rows, and the probe compares them with the
-validation frauds, rows that neither the networks nor the transform saw:
+(:func:`wgangp.synthesis.assemble.assemble`) draws rare-class rows, and the probe compares them with
+the validation rare rows, rows that neither the networks nor the transform saw:
 
 - ``val/c2st_auc_gbm``: the detection protocol of the end-of-run evaluation
   (:func:`wgangp.evaluation.detection.half_split_aucs`, gradient boosting), one fresh synthetic
@@ -12,10 +12,10 @@ validation frauds, rows that neither the networks nor the transform saw:
 - ``val/score``: the selection score, lower is better: ``select.by`` (the detection AUC
   by default) averaged with the previous probes' values by an exponential moving average.
 
-The validation split holds few frauds (about 30 on the 30k-row sample), so one probe's detection
-AUC moves by several hundredths between draws of the same generator: several draws per probe and
-the moving average keep the selection from chasing one lucky draw (docs/quality.md measures it).
-The step with the lowest score after the first ``select.after`` of the run is kept
+The validation split holds few rare rows (about 30 frauds of Kaggle's 30k-row sample), so one
+probe's detection AUC moves by several hundredths between draws of the same generator: several draws
+per probe and the moving average keep the selection from chasing one lucky draw (docs/quality.md
+measures it). The step with the lowest score after the first ``select.after`` of the run is kept
 (:class:`BestGenerator`): the exported generator, the sampled rows, the served model and the test
 evaluation all use it. The first probes still feed the moving average; their steps are not kept
 because there the average rests on one or two probes, a noisier score is likelier to be the lowest
@@ -37,10 +37,9 @@ import pandas as pd
 from scipy.stats import ks_2samp
 
 from wgangp.config import Config, SelectConfig
-from wgangp.data.feature_transform import FeatureTransform
 from wgangp.data.prepare import PreparedData
-from wgangp.data.schema import FRAUD, LABEL
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_schema import RARE, TableSchema
+from wgangp.data.table_transform import TableTransform
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.evaluation.fidelity import per_feature_table
@@ -51,28 +50,23 @@ from wgangp.tracking.tracker import Tracker
 
 log = logging.getLogger("wgangp.train")
 
-#: Fewer validation frauds than this, and a detection AUC means nothing: the probe is skipped.
-MIN_VAL_FRAUDS = 6
+#: Fewer validation rare rows than this, and a detection AUC means nothing: no probe.
+MIN_VAL_RARE = 6
 
 
 class ValidationProbe:
-    """Scores fraud rows drawn by ``sample(n, seed)`` against the validation frauds, in the
-    table's schema (``schema``, default Kaggle's credit-card table): the classifier sees the
-    evaluation's encoding (:mod:`wgangp.evaluation.encoding`), ``ks_mean`` is over the numeric
-    columns (present values) and a table with categories adds ``tv_mean``, their mean total
-    variation distance."""
+    """Scores rare rows drawn by ``sample(n, seed)`` against the validation rare rows, in the
+    table's ``schema``: the classifier sees the evaluation's encoding
+    (:mod:`wgangp.evaluation.encoding`), ``ks_mean`` is over the numeric columns (present values)
+    and a table with categories adds ``tv_mean``, their mean total variation distance."""
 
     def __init__(
-        self,
-        val_frauds: pd.DataFrame,
-        sc: SelectConfig,
-        seed: int,
-        schema: TableSchema | None = None,
+        self, val_rare: pd.DataFrame, sc: SelectConfig, seed: int, schema: TableSchema
     ) -> None:
-        self.schema = schema or TableSchema.creditcard()
-        self.frauds = val_frauds.reset_index(drop=True)
-        self.encoding = TableEncoding(self.schema, self.frauds)
-        self.real = self.encoding.model_matrix(self.frauds)
+        self.schema = schema
+        self.rare = val_rare.reset_index(drop=True)
+        self.encoding = TableEncoding(self.schema, self.rare)
+        self.real = self.encoding.model_matrix(self.rare)
         self.sc = sc
         self.seed = seed
 
@@ -102,7 +96,7 @@ class ValidationProbe:
             ]
             return in_section(VAL, metrics | {"ks_mean": float(np.mean(ks))})
         mean, scale = self.encoding.mean, self.encoding.scale
-        table = per_feature_table(self.frauds, draws, mean, scale, self.schema)
+        table = per_feature_table(self.rare, draws, mean, scale, self.schema)
         if "ks" in table:
             metrics["ks_mean"] = float(np.mean(table["ks"].dropna().to_numpy()))
         if "tv" in table:
@@ -225,7 +219,7 @@ class StepSelector:
 
 def step_selector(
     generator: keras.Model,
-    transformer: FeatureTransform,
+    transformer: TableTransform,
     data: PreparedData,
     checkpoint_dir: Path,
     cfg: Config,
@@ -236,27 +230,25 @@ def step_selector(
     :func:`~wgangp.synthesis.assemble.assemble` builds, for the rare class alone.
     """
     sc = cfg.select
-    val_frauds = data.val[data.val[LABEL] == FRAUD]
+    val_rare = data.rare(data.val)
     if sc.every == 0:
         return None
-    if len(val_frauds) < MIN_VAL_FRAUDS:
+    if len(val_rare) < MIN_VAL_RARE:
         log.warning(
             "step selection off: the validation split has %d rare-class row(s), fewer than %d; the "
             "last step is kept (raise data.val_fraction or use a larger table)",
-            len(val_frauds),
-            MIN_VAL_FRAUDS,
+            len(val_rare),
+            MIN_VAL_RARE,
         )
         return None
-    latent_dim, train, ship = cfg.model.latent_dim, data.train, cfg.ship
+    latent_dim, table, train, ship = cfg.model.latent_dim, data.table, data.train, cfg.ship
 
     def probe_rows(n: int, sample_seed: int) -> pd.DataFrame:
-        shipped = assemble(
-            generator, transformer, latent_dim, train, ship, cfg.seed, [FRAUD], data.user_schema
-        )
-        return shipped.sample(n, label=FRAUD, seed=sample_seed)
+        shipped = assemble(generator, transformer, latent_dim, table, train, ship, cfg.seed, [RARE])
+        return shipped.sample(n, label=RARE, seed=sample_seed)
 
     return StepSelector(
-        ValidationProbe(val_frauds, sc, cfg.seed, data.table),
+        ValidationProbe(val_rare, sc, cfg.seed, data.table),
         BestGenerator(generator, checkpoint_dir),
         probe_rows,
         sc,

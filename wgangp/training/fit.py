@@ -11,10 +11,9 @@ from dataclasses import dataclass, replace
 import keras
 
 from wgangp.config import Config
-from wgangp.data.feature_transform import FeatureTransform, fit_feature_transform
 from wgangp.data.prepare import PreparedData
-from wgangp.data.schema import LABEL
-from wgangp.step.batch import ClassBalancedRows, fraud_share
+from wgangp.data.table_transform import TableTransform
+from wgangp.step.batch import ClassBalancedRows, rare_share
 from wgangp.step.train_step import build_train_step
 from wgangp.synthesis.selection import StepSelector, step_selector
 from wgangp.training.averaging import GeneratorAverage
@@ -31,7 +30,7 @@ class Fit:
     (None for a refit, or when off) and how the loop ended."""
 
     generator: keras.Model
-    transformer: FeatureTransform
+    transformer: TableTransform
     selector: StepSelector | None
     outcome: LoopOutcome
 
@@ -40,13 +39,24 @@ def fit_networks(
     cfg: Config, data: PreparedData, run: TrackedRun, loop_run: TrackedRun | RefitRun
 ) -> Fit:
     """Fit the transform on ``data.train`` and train on it to ``trainer.steps``, logging through
-    ``loop_run``; the step selection probes ``data.val`` when it has frauds enough."""
-    transformer = fit_feature_transform(cfg.preprocess, data, cfg.ship.min_atom_rows)
+    ``loop_run``; the step selection probes ``data.val`` when it has rare rows enough."""
+    classes = data.classes(data.train)
+    transformer = TableTransform.fit(
+        data.train,
+        data.table,
+        classes,
+        scaling=cfg.preprocess.scaling,
+        per_class=cfg.preprocess.per_class,
+        point_masses=cfg.preprocess.point_masses,
+        quantile_columns=cfg.preprocess.quantile_columns,
+        source=f"{data.origin} (training rows)",
+        min_rows=cfg.ship.min_atom_rows,
+    )
     rows = ClassBalancedRows(
-        transformer.transform(data.train),
-        data.train[LABEL].to_numpy(),
-        fraud_share(cfg.trainer.label_sampling),
-        layout=getattr(transformer, "layout", None),
+        transformer.transform(data.train, classes),
+        classes,
+        rare_share(cfg.trainer.label_sampling),
+        layout=transformer.layout,
     )
     train_step = build_train_step(cfg, rows)
     loop_run.tracker.set_tags(
@@ -74,7 +84,8 @@ def refit_networks(
     data = data.with_validation_rows()
     log.info("refit: %d steps on %s", steps, data.describe())
     refit_run = RefitRun.of(run)
-    refit_run.tracker.set_tags({"steps": steps, "train_frauds": int(data.train[LABEL].sum())})
+    rare = int(data.classes(data.train).sum())
+    refit_run.tracker.set_tags({"steps": steps, "train_rare": rare})
     refit_cfg = replace(cfg, trainer=replace(cfg.trainer, steps=steps))
     fit = fit_networks(refit_cfg, data, run, refit_run)
     log.info("refit: %s", fit.outcome.describe())

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from wgangp.data.schema import FEATURES
 from wgangp.data.table_layout import Block, slot_names
 from wgangp.files import write_text
 from wgangp.step.guard import NORM_GRADIENT
@@ -28,17 +27,10 @@ def _nonfinite(t: tf.Tensor) -> int:
     return int(np.size(t) - np.isfinite(np.asarray(t)).sum())
 
 
-def _feature_stats(
-    x: np.ndarray, layout: Sequence[Block] | None = None
-) -> dict[str, dict[str, float]]:
-    """Per column of the networks' space, named as the table names it (a user's table: by
-    :func:`~wgangp.data.table_layout.slot_names`)."""
-    if layout is not None:
-        names = slot_names(layout)
-    elif x.shape[1] == len(FEATURES):
-        names = list(FEATURES)
-    else:
-        names = [f"f{i}" for i in range(x.shape[1])]
+def _feature_stats(x: np.ndarray, layout: Sequence[Block]) -> dict[str, dict[str, float]]:
+    """Per column of the networks' space, named as the table names it
+    (:func:`~wgangp.data.table_layout.slot_names`)."""
+    names = slot_names(layout)
     return {
         name: {
             "mean": float(np.mean(col)),
@@ -120,7 +112,7 @@ def investigate(trainer: TrainStep, step: int, source: str | None) -> dict[str, 
             report["zero_norm_rows"] = entry["zero_norm_rows"]
             report["batch"] = {
                 "rows": int(found["real"].shape[0]),
-                "frauds": int(labels.sum()),
+                "rare": int(labels.sum()),
                 "feature_stats_network_units": _feature_stats(
                     found["real"], trainer.batches.rows.layout
                 ),

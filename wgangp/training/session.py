@@ -24,7 +24,6 @@ from omegaconf import OmegaConf
 
 from wgangp.config import Config, flatten
 from wgangp.data.prepare import PreparedData
-from wgangp.data.schema import FRAUD, LABEL
 from wgangp.errors import DataError, NonFiniteError, WgangpError, report_error
 from wgangp.files import write_text
 from wgangp.tracking.note import RunNote, TrainedOn, data_label
@@ -57,8 +56,16 @@ RUN_NAME_TAG = "mlflow.runName"
 
 
 def default_run_name(cfg: Config, data_name: str, key: str) -> str:
-    """``stable_gp-creditcard-seed0-1a2b3c4d``: experiment, data, seed and config key."""
+    """``stable_gp-creditcard-seed0-1a2b3c4d``: experiment, table, seed and config key."""
     return f"{cfg.name}-{data_name}-seed{cfg.seed}-{key}"
+
+
+def planned_table_name(cfg: Config) -> str:
+    """The table's name before it is read: the file's stem (``loans`` for loans.csv.gz), or
+    ``simulated``; the run is renamed when the rows come from elsewhere (a fallback)."""
+    if cfg.data.name == "simulated" or not cfg.data.path:
+        return cfg.data.name
+    return Path(cfg.data.path).name.split(".")[0] or cfg.data.name
 
 
 @dataclass
@@ -162,7 +169,7 @@ class TrackedRun:
                 **environment_tags(),
             }
             name = cfg.tracking.run_name or default_run_name(
-                cfg, cfg.data.name, self.record.config_key
+                cfg, planned_table_name(cfg), self.record.config_key
             )
             tracker.start(name, tags, run_id=self._resumed_run_id)
             if self.resumed:  # the earlier launch's failure is not this run's outcome any more
@@ -216,7 +223,8 @@ class TrackedRun:
     def log_data(self, data: PreparedData) -> None:
         """Where the rows came from, their digest, and how many exact duplicates the split kept
         together; the description's first line. A resumed run must split the same table as its
-        first launch; a run whose data fell back to simulated rows is renamed so."""
+        first launch; a run whose rows came from elsewhere than planned (simulated rows, Kaggle's
+        download) is renamed after its table."""
         previous = self.previous
         if previous is not None and previous.data_digest and previous.data_digest != data.digest:
             raise DataError(
@@ -236,26 +244,24 @@ class TrackedRun:
                 "data.duplicate_rows": str(data.duplicate_rows),
             }
         )
-        fell_back = data.source == "simulated" and cfg.data.name != "simulated"
-        if fell_back and not cfg.tracking.run_name:
-            name = default_run_name(cfg, "simulated", self.record.config_key)
+        if data.name != planned_table_name(cfg) and not cfg.tracking.run_name:
+            name = default_run_name(cfg, data.name, self.record.config_key)
             self.tracker.set_tags({RUN_NAME_TAG: name})
         self.tracker.log_dataset(data.dataset_record())
-        if data.user_table:
-            self._log_schema(data)
-        label = data_label(cfg.data.name, data.source, data.origin)
+        self._log_schema(data)
+        label = data_label(data.name, data.source, data.origin)
         self.note = RunNote(label, trained_on(data, cfg.trainer.steps))
         self.tracker.set_tags(self.note.tags())
         log.info("data: %s", data.describe_duplicates())
 
     def _log_schema(self, data: PreparedData) -> None:
-        """A user's table's schema: in the log, and as the run's ``schema.yaml`` (the file to
-        edit and pass back as ``data.schema``)."""
+        """The table's schema as the run's ``schema.yaml`` (the file to edit and pass back as
+        ``data.schema``); an inferred or given one in the log too (Kaggle's shipped one is
+        known)."""
         text = data.table.to_yaml()
-        given = self.cfg.data.schema is not None
-        log.info(
-            "data: %s schema of %s:\n%s", "the given" if given else "inferred", data.origin, text
-        )
+        if data.inferred or self.cfg.data.schema is not None:
+            given = "the given" if self.cfg.data.schema is not None else "inferred"
+            log.info("data: %s schema of %s:\n%s", given, data.origin, text)
         path = write_text(self.dirs.output / SCHEMA_ARTIFACT, text)
         self.tracker.log_artifact(path)
 
@@ -384,7 +390,7 @@ class TrackedRun:
 
 def trained_on(data: PreparedData, steps: int) -> TrainedOn:
     """The rows of ``data``'s training split and ``steps``, for the description."""
-    return TrainedOn(len(data.train), int((data.train[LABEL] == FRAUD).sum()), steps)
+    return TrainedOn(len(data.train), int(data.classes(data.train).sum()), steps)
 
 
 def _check_writable(output_dir: Path) -> None:
