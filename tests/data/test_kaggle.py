@@ -8,12 +8,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import support.creditcard as schema
+from support.creditcard import SCHEMA
 
-from wgangp.data import schema
 from wgangp.data.kaggle import download_creditcard, kaggle_credentials_available
-from wgangp.data.loader import read_table
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.validation import validate_frame
+from wgangp.data.table_reader import read_table
+from wgangp.data.validation import validate_table
 from wgangp.errors import DataError
 
 SECRET = "s3cr3t-kaggle-key-value"
@@ -111,7 +112,7 @@ def test_download_writes_a_readable_kaggle_file(
 
     assert path == cache / "creditcard.csv"
     assert api.calls == [("mlg-ulb/creditcardfraud", str(cache), True)]
-    frame = validate_frame(read_table(path))
+    frame = validate_table(read_table(path), SCHEMA, source=str(path), min_rows_per_class=2)
     assert len(frame) == 2_000
     assert int(frame[schema.LABEL].sum()) == 20
 
@@ -122,7 +123,10 @@ def test_download_returns_the_archive_when_it_was_not_extracted(
     install_fake_kaggle(monkeypatch, FakeApi(unzip_works=False))
     path = download_creditcard(tmp_path)
     assert path.name == "creditcardfraud.zip"
-    assert len(validate_frame(read_table(path))) == 2_000
+    assert (
+        len(validate_table(read_table(path), SCHEMA, source=str(path), min_rows_per_class=2))
+        == 2_000
+    )
 
 
 def test_cached_file_is_reused_without_importing_kaggle(

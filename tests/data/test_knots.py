@@ -6,9 +6,12 @@ import logging
 
 import numpy as np
 import pytest
+from support.creditcard import SCHEMA
 
 from wgangp.data.knots import extreme_mean, grouped_knots
 from wgangp.data.scales import QuantileScale
+from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.table_transform import TableTransform
 
 K = 5
 
@@ -65,13 +68,19 @@ def test_atoms_come_back_at_their_share() -> None:
     assert not len(_hits(_rare(values[:, 0]), np.unique(draws)))
 
 
-def test_few_rows_get_two_knots_and_a_warning(caplog) -> None:
+def test_few_rows_get_two_knots_and_the_transform_warns_once(caplog) -> None:
     rows = np.random.default_rng(0).normal(size=(7, 3))
-    with caplog.at_level(logging.WARNING):
-        references, quantiles = grouped_knots(rows, K, 1000)
+    references, quantiles = grouped_knots(rows, K, 1000)
     assert list(references) == [0.0, 1.0] and quantiles.shape == (2, 3)
-    assert "fewer than 2 x 5" in caplog.text
     assert not len(_hits(rows.ravel(), quantiles))
+    frame = simulate_creditcard(n_rows=400, fraud_rate=0.02, seed=0)  # 8 frauds
+    with caplog.at_level(logging.WARNING, logger="wgangp.data"):
+        TableTransform.fit(frame, SCHEMA, SCHEMA.classes(frame["Class"]), source="rows")
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warned == [
+        "rows: 8 row(s) of class Class=1 are fewer than 2 x 5: its quantile tables are its mean "
+        "-/+ sqrt(3) sd, which so few rows can reveal"
+    ]
 
 
 def test_bounds_are_means_of_the_k_most_extreme_rows_and_no_ones_value() -> None:

@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 from scipy.special import ndtri
+from support.creditcard import AMOUNT, FEATURES, LABEL, SCHEMA
 
 from wgangp.data.mixture_scale import Z_MAX, GaussianMixtureScale
-from wgangp.data.schema import AMOUNT, FEATURES, LABEL
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.transform import TabularTransformer
+from wgangp.data.table_transform import TableTransform
 from wgangp.errors import DataError
 
 
@@ -63,40 +63,46 @@ def frame():
     return simulate_creditcard(3000, fraud_rate=0.1, seed=2)
 
 
+def _classes(frame) -> np.ndarray:
+    return SCHEMA.classes(frame[LABEL])
+
+
 @pytest.mark.slow
 def test_gmm_transform_round_trips_per_class(frame) -> None:
-    transformer = TabularTransformer(scaling="gmm", per_class=True).fit(frame)
-    x = transformer.transform(frame)
+    labels = _classes(frame)
+    transformer = TableTransform.fit(frame, SCHEMA, labels, scaling="gmm", point_masses=False)
+    x = transformer.transform(frame, labels)
     assert x.dtype == np.float32 and np.isfinite(x).all() and np.abs(x).max() <= Z_MAX
-    frauds = x[frame[LABEL].to_numpy() == 1]
+    frauds = x[labels == 1]
     np.testing.assert_allclose(frauds.mean(axis=0)[1:29], 0.0, atol=0.1)  # the frauds' own scale
-    back = transformer.inverse_transform(x, frame[LABEL].to_numpy())
+    back = transformer.inverse(x, labels)
     np.testing.assert_allclose(back["V14"], frame["V14"], rtol=1e-4, atol=1e-4)
-    amount = frame[AMOUNT].clip(upper=transformer.amount_max)  # the mean of the 5 largest
+    amount = frame[AMOUNT].clip(*transformer.columns[-1].schema.bounds)  # the 5 largest's mean
     np.testing.assert_allclose(back[AMOUNT], amount, atol=0.011)
 
 
 @pytest.mark.slow
-def test_gmm_files_are_saved_and_checked_on_load(frame, tmp_path) -> None:
-    transformer = TabularTransformer(scaling="gmm", per_class=True, quantile_columns=[AMOUNT])
-    path = transformer.fit(frame).save(tmp_path / "preprocessing.json")
-    payload = json.loads(path.read_text())
-    assert set(payload["scales"]["1"]["base"]) == {"weights", "means", "sds"}
-    loaded = TabularTransformer.load(path)
-    np.testing.assert_array_equal(loaded.transform(frame), transformer.transform(frame))
+def test_gmm_files_are_saved_and_checked_on_load(frame) -> None:
+    labels = _classes(frame)
+    transformer = TableTransform.fit(frame, SCHEMA, labels, scaling="gmm", point_masses=False)
+    payload = json.loads(transformer.to_json())
+    v3 = FEATURES.index("V3")
+    assert set(payload["columns"][v3]["scales"]["1"]) == {"weights", "means", "sds"}
+    loaded = TableTransform.from_dict(payload, "p.json")
+    np.testing.assert_array_equal(
+        loaded.transform(frame, labels), transformer.transform(frame, labels)
+    )
     for edit in (
-        lambda mixture: mixture["sds"][3].__setitem__(0, -1.0),
-        lambda mixture: mixture["means"][3].append(0.0),
+        lambda mixture: mixture["sds"][0].__setitem__(0, -1.0),
+        lambda mixture: mixture["means"][0].append(0.0),
         lambda mixture: mixture["weights"].pop(),
-        lambda mixture: mixture["weights"].__setitem__(2, "oops"),
+        lambda mixture: mixture["weights"][0].__setitem__(0, "oops"),
     ):
         broken = json.loads(json.dumps(payload))
-        edit(broken["scales"]["1"]["base"])
-        path.write_text(json.dumps(broken))
-        with pytest.raises(DataError, match="holds parameters that are not numbers"):
-            TabularTransformer.load(path)
+        edit(broken["columns"][v3]["scales"]["1"])
+        with pytest.raises(DataError, match="column V3: its scale of 1 "):
+            TableTransform.from_dict(broken, "p.json")
     broken = json.loads(json.dumps(payload))
-    broken["scales"]["0"]["base"]["means"][14][0] = math.inf
-    path.write_text(json.dumps(broken))
-    with pytest.raises(DataError, match=rf"holds non-finite parameters for {FEATURES[14]}"):
-        TabularTransformer.load(path)
+    broken["columns"][v3]["scales"]["0"]["means"][0][0] = math.inf
+    with pytest.raises(DataError, match="column V3: its scale of 0 is non-finite"):
+        TableTransform.from_dict(broken, "p.json")

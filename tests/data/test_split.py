@@ -5,11 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import support.creditcard as schema
+from support.creditcard import SCHEMA
 
-from wgangp.data import schema
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.split import Split, identical_row_groups, rows_needed, stratified_split
+from wgangp.data.split import Split, identical_row_groups, rows_needed
+from wgangp.data.split import stratified_split as split_by_class
 from wgangp.errors import DataError
+
+
+def stratified_split(df, **kwargs) -> Split:
+    """The split of Kaggle's table by its classes (named as messages name them)."""
+    classes = SCHEMA.classes(df[schema.LABEL])
+    return split_by_class(df, classes, SCHEMA.class_names, columns=schema.COLUMNS, **kwargs)
 
 
 def table(rows: int = 2_000, fraud_rate: float = 0.02) -> pd.DataFrame:
@@ -81,7 +89,7 @@ def test_too_few_frauds_is_a_data_error(
         stratified_split(df, val_fraction=val_fraction, source="cards.csv")
     message = str(err.value)
     assert "\n" not in message
-    assert message.startswith(f"cards.csv: only {2 + extra_frauds} distinct fraud row(s)")
+    assert message.startswith(f"cards.csv: only {2 + extra_frauds} distinct row(s) with Class=1")
     assert f"at least {needed} are needed so that training gets 2" in message
 
 
@@ -123,7 +131,7 @@ def test_identical_rows_land_in_one_split(seed: int) -> None:
     assert leaked(split) == 0
     assert not content(split.val) & content(split.test)
     assert ids(split.train) | ids(split.val) | ids(split.test) == ids(df)
-    assert (split.duplicate_rows, split.duplicate_frauds) == (2 * len(base), 2 * frauds(base))
+    assert (split.duplicate_rows, split.duplicate_rare) == (2 * len(base), 2 * frauds(base))
     # Whole groups of 3: each part within a group of its fraction, frauds included.
     for part, fraction in ((split.val, 0.1), (split.test, 0.2)):
         assert abs(len(part) - fraction * len(df)) <= 3
@@ -144,16 +152,16 @@ def test_groups_of_different_sizes_and_the_minimum_in_distinct_rows() -> None:
     for seed in range(6):
         split = stratified_split(df, seed=seed)
         assert leaked(split) == 0
-        assert split.duplicate_frauds == 5
+        assert split.duplicate_rare == 5
         assert len(content(split.train[split.train[schema.LABEL] == 1])) >= 2
         assert frauds(split.val) >= 1 and frauds(split.test) >= 1
 
     # Two distinct frauds among four rows are too few, however many copies.
     few = table(rows=500, fraud_rate=0.0)
     fraud_at = few.index[few[schema.LABEL] == 1]
-    copies = few.loc[fraud_at].assign(row_id=-1)
+    copies = few.loc[fraud_at]
     few = pd.concat([few, copies], ignore_index=True)
-    with pytest.raises(DataError, match=r"only 2 distinct fraud row\(s\) \(Class 1\) among 4 "):
+    with pytest.raises(DataError, match=r"only 2 distinct row\(s\) with Class=1 among 4 "):
         stratified_split(few)
 
 
@@ -172,7 +180,7 @@ def test_without_duplicates_it_is_the_row_by_row_split() -> None:
 
 
 def test_row_groups_are_exact_even_on_a_hash_collision(monkeypatch: pytest.MonkeyPatch) -> None:
-    df = repeated(table(rows=300), 2)
+    df = repeated(table(rows=300), 2).loc[:, list(schema.COLUMNS)]
     groups = identical_row_groups(df)
     assert len(set(groups)) == 300
     collide = pd.Series(np.zeros(len(df), dtype=np.uint64))
@@ -182,10 +190,11 @@ def test_row_groups_are_exact_even_on_a_hash_collision(monkeypatch: pytest.Monke
 
 def test_real_sample_repeated_three_times_leaks_no_test_fraud(real_sample) -> None:
     """The issue's measurement: row by row, 163 of 178 test frauds had a copy in training."""
-    from wgangp.data.loader import read_table
-    from wgangp.data.validation import validate_frame
+    from wgangp.data.table_reader import read_table
+    from wgangp.data.validation import validate_table
 
-    df = repeated(validate_frame(read_table(real_sample)), 3)
+    rows = validate_table(read_table(real_sample), SCHEMA, source="s", min_rows_per_class=2)
+    df = repeated(rows, 3)
     split = stratified_split(df, seed=0)
     train = content(split.train)
     test_frauds = content(split.test[split.test[schema.LABEL] == 1])

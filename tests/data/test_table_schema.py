@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from support.configs import REPO
 
-from wgangp.data import schema as creditcard
+from wgangp.data.creditcard import creditcard_schema
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_match import match_table
 from wgangp.data.schema_review import MAX_LEVELS, ambiguities, require_unambiguous
@@ -83,19 +83,37 @@ def test_a_named_positive_matches_by_text() -> None:
     assert schema.positive == 2 and isinstance(schema.positive, int)
 
 
-def test_the_creditcard_schema_matches_the_constants() -> None:
-    schema = TableSchema.creditcard()
-    assert schema.names == creditcard.COLUMNS
-    assert schema.label == creditcard.LABEL and schema.positive == creditcard.FRAUD
+def test_the_shipped_creditcard_schema_says_what_kaggles_file_holds() -> None:
+    """Time in seconds, V1..V28 unbounded, Amount >= 0 on a log scale in cents; Class 0/1."""
+    schema = creditcard_schema()
+    assert schema.names == ("Time", *(f"V{i}" for i in range(1, 29)), "Amount", "Class")
+    assert schema.label == "Class" and schema.positive == 1
     assert {c.kind for c in schema.features} == {"continuous"}
-    assert schema.column(creditcard.LABEL).levels == creditcard.CLASSES
+    assert schema.column("Class").levels == (0, 1)
+    time, amount = schema.column("Time"), schema.column("Amount")
+    assert (time.round, time.clip, time.log) == (1, True, False)
+    assert (amount.round, amount.clip, amount.log) == (0.01, True, True)
+    assert all(not schema.column(f"V{i}").clip for i in range(1, 29))
+    assert all(c.bounds is None for c in schema.features)  # fitted on the training rows
+
+
+def test_the_number_options_are_checked() -> None:
+    with pytest.raises(ConfigError, match="round must be a step > 0"):
+        ColumnSchema("x", "continuous", round=0)
+    with pytest.raises(ConfigError, match="log, round and clip are options of continuous"):
+        ColumnSchema("x", "categorical", levels=("a",), log=True)
+    with pytest.raises(ConfigError, match="a negative lower bound -1"):
+        ColumnSchema("x", "continuous", bounds=(-1, 5), log=True)
+    edited = {"name": "x", "kind": "integer", "log": "yes"}
+    with pytest.raises(ConfigError, match="log must be true or false"):
+        ColumnSchema.from_dict(edited, "columns entry 1")
 
 
 # --- YAML -----------------------------------------------------------------------------------
 
 
 def test_yaml_round_trip() -> None:
-    for schema in (infer_schema(_frame(), label="label"), TableSchema.creditcard()):
+    for schema in (infer_schema(_frame(), label="label"), creditcard_schema()):
         assert TableSchema.from_yaml(schema.to_yaml()) == schema
 
 

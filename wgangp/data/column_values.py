@@ -99,7 +99,8 @@ def checked_numbers(
     if text.any():
         raise DataError(
             f"{source}: column {name} has {int(text.sum())} non-numeric value(s) (first at "
-            f"data row {first_row(cells, text)}: {str(cells[text].iloc[0])[:40]!r}); every "
+            f"data row {first_row(cells, text)}: {_truncate(repr(str(cells[text].iloc[0])))}); "
+            "every "
             f"cell of a {kind} column must be a number{advice}"
         )
     check_finite(numbers, name, source)

@@ -22,7 +22,7 @@ from wgangp.data.digest import table_digest
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_review import require_unambiguous
 from wgangp.data.source import LoadedTable, load_table, resolve_path
-from wgangp.data.split import rows_needed, stratified_split
+from wgangp.data.split import stratified_split
 from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.data.validation import validate_table
 from wgangp.errors import DataError
@@ -113,9 +113,9 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
     """Load the configured table (relative paths from ``launch_dir``), give it its schema,
     validate it, split it.
 
-    Each class needs ``data.min_rows_per_class`` rows, and at least what the split needs
-    (:func:`~wgangp.data.split.rows_needed`), so a too-small table fails at validation with the
-    number that is really needed.
+    Each class needs ``data.min_rows_per_class`` rows (validation), and distinct rows enough for
+    every split (the split's own check, :func:`~wgangp.data.split.rows_needed`); each shortfall is
+    one line with the number really needed.
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir)
     schema, inferred = table_schema(loaded, data, launch_dir)
@@ -123,7 +123,7 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         loaded.frame,
         schema,
         source=loaded.origin,
-        min_rows_per_class=max(data.min_rows_per_class, rows_needed(data.val_fraction)),
+        min_rows_per_class=data.min_rows_per_class,
         header=CREDITCARD_HEADER if loaded.schema is not None else None,
     )
     split = stratified_split(

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data import column_values as cv
-from wgangp.data.table_schema import ColumnSchema, TableSchema, find_value
+from wgangp.data.column_codes import level_of
+from wgangp.data.table_schema import ColumnSchema, TableSchema
 from wgangp.errors import DataError
 
 
@@ -33,8 +34,11 @@ def match_table(
             if header
             else "fix the header, or delete their entries from data.schema"
         )
+        unlisted = [name for name in names if name not in schema.names]
+        renamed = f" (renamed? the table has {cv.shown(unlisted)})" if unlisted else ""
         raise DataError(
-            f"{source}: column(s) {cv.shown(absent)} of the schema are not in the table; {fix}"
+            f"{source}: column(s) {cv.shown(absent)} of the schema are not in the table"
+            f"{renamed}; {fix}"
         )
     frame = frame.set_axis(names, axis=1)
     for column in schema.columns:
@@ -62,7 +66,7 @@ def _check_column(
         )
     if column.kind == "categorical":
         levels = column.levels or ()
-        outside = cells.map(lambda v: find_value(levels, cv.native(v)) is None)
+        outside = cells.map(lambda v: level_of(levels, v) is None)
         if outside.any():
             examples = list(pd.unique(cells[outside]))
             shown_levels = ", ".join(map(str, levels))
@@ -95,7 +99,7 @@ def _check_column(
 
 def _check_positive_rows(values: pd.Series, schema: TableSchema, source: str) -> None:
     levels = (schema.positive,)
-    rows = int(cv.present(values).map(lambda v: find_value(levels, cv.native(v)) is not None).sum())
+    rows = int(cv.present(values).map(lambda v: level_of(levels, v) is not None).sum())
     if rows == 0:
         raise DataError(
             f"{source}: no row has {schema.label} = {schema.positive}, the class to synthesize; "

@@ -21,6 +21,7 @@ needs; validation asks for it too (:func:`wgangp.data.prepare.prepare_data`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,9 +64,11 @@ def stratified_split(
     test_fraction: float = 0.2,
     seed: int = 0,
     source: str = "data",
+    columns: Sequence[str] | None = None,
 ) -> Split:
     """Split ``df`` per class (``classes``: each row's 0 or 1, named ``class_names`` in errors)
-    into train/val/test by groups of identical rows, by ``seed``.
+    into train/val/test by groups of rows identical in ``columns`` (None: every column), by
+    ``seed``.
 
     ``val_fraction`` may be 0 (empty validation frame); the fractions are the schema's
     (``DataConfig``: each below 0.5). Each class needs :func:`rows_needed` distinct rows, else
@@ -75,7 +78,7 @@ def stratified_split(
     has_val = val_fraction > 0
     needed = rows_needed(val_fraction)
     labels = np.asarray(classes)
-    groups = identical_row_groups(df)
+    groups = identical_row_groups(df if columns is None else df.loc[:, list(columns)])
     rng = np.random.Generator(np.random.PCG64(seed))
     parts: dict[str, list[np.ndarray]] = {"train": [], "val": [], "test": []}
     for cls, name in zip(CLASSES, class_names, strict=True):

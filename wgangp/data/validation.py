@@ -38,6 +38,15 @@ def validate_table(
     """``frame`` checked against ``schema`` and in canonical form (module doc); one DataError line
     at the first problem. ``header`` names the header of a schema the user cannot edit (Kaggle's
     shipped one), so the lines say what the file needs instead of how to edit ``data.schema``."""
+    names = [str(name) for name in frame.columns]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DataError(
+            f"{source}: column(s) {', '.join(repeated[:5])} appear more than once in the header; "
+            "rename or drop the copies, every column needs its own name"
+        )
+    if len(frame) == 0:
+        raise DataError(f"{source}: no rows; the table needs a header and at least one data row")
     frame, dropped = match_table(frame, schema, source=source, header=header)
     if dropped:
         log.info("%s: column(s) not in the schema, dropped: %s", source, ", ".join(dropped))

@@ -35,7 +35,7 @@ from sklearn.metrics import average_precision_score, precision_recall_curve, roc
 
 from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
-from wgangp.evaluation.baselines import BASELINES, baseline_frauds, baseline_rows
+from wgangp.evaluation.baselines import BASELINES, baseline_rare, baseline_rows
 from wgangp.evaluation.detection import boosting_model, logistic_model
 from wgangp.evaluation.encoding import TableEncoding
 
@@ -115,7 +115,7 @@ def build_training_sets(
     k = n_added_for(headline_ratio, n_rare)
     for method in BASELINES:
         if make_baseline is None:
-            added = baseline_frauds(
+            added = baseline_rare(
                 method, real_rare, normals, k, smote_k_neighbors=smote_k_neighbors, seed=seed
             )
         else:

@@ -1,4 +1,4 @@
-"""read_table and load_creditcard: real-format files, broken files, and the fallback policy."""
+"""read_table and load_table: real-format files, broken files, and the credit-card fallback."""
 
 from __future__ import annotations
 
@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import support.creditcard as schema
 
-from wgangp.data import schema
-from wgangp.data.loader import LoadedData, load_creditcard, load_simulated, read_table
+from wgangp.config import DataConfig
+from wgangp.data.prepare import prepare_data
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.validation import validate_frame
-from wgangp.errors import ConfigError, DataError
+from wgangp.data.source import LoadedTable, load_simulated, load_table
+from wgangp.data.table_reader import CREDITCARD_FILE
+from wgangp.data.table_reader import read_table as read_any_table
+from wgangp.data.validation import validate_table
+from wgangp.errors import DataError
 
 REAL_ROWS, REAL_FRAUDS = 30_172, 296
 
@@ -34,10 +38,34 @@ def kaggle_csv_text(frame: pd.DataFrame) -> str:
     return "\n".join([header, *lines]) + "\n"
 
 
+def read_table(path: Path) -> pd.DataFrame:
+    """Kaggle's file as the credit-card source reads it (its advice in every line)."""
+    return read_any_table(path, CREDITCARD_FILE)
+
+
+def validated(frame: pd.DataFrame) -> pd.DataFrame:
+    return validate_table(frame, schema.SCHEMA, source="rows", min_rows_per_class=2)
+
+
 def assert_same_table(read: pd.DataFrame, frame: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(
-        validate_frame(read), validate_frame(frame), check_exact=False, rtol=1e-12
+    pd.testing.assert_frame_equal(validated(read), validated(frame), check_exact=False, rtol=1e-12)
+
+
+def load_creditcard(
+    path: str | None,
+    *,
+    launch_dir: Path,
+    cache_dir: Path,
+    fallback: str = "simulated",
+    seed: int = 0,
+    simulated_rows: int = 284_807,
+    **hooks,
+) -> LoadedTable:
+    """``load_table`` for the credit-card source with these ``data.*`` settings."""
+    data = DataConfig(
+        path=path, fallback=fallback, cache_dir=str(cache_dir), simulated_rows=simulated_rows
     )
+    return load_table(data, seed=seed, launch_dir=launch_dir, **hooks)
 
 
 @pytest.fixture
@@ -290,8 +318,13 @@ def test_home_relative_path(
 def test_invalid_file_is_reported_with_its_path(tmp_path: Path, frame: pd.DataFrame) -> None:
     path = tmp_path / "creditcard.csv"
     frame.drop(columns=["V28"]).to_csv(path, index=False)
-    with pytest.raises(DataError, match=r"creditcard.csv: missing 1 column\(s\) V28"):
-        load_creditcard(str(path), launch_dir=tmp_path, cache_dir=tmp_path / "cache")
+    data = DataConfig(path=str(path), fallback="error")
+    with pytest.raises(DataError) as err:
+        prepare_data(data, seed=0, launch_dir=tmp_path)
+    assert str(err.value) == (
+        f"{path}: column(s) V28 of the schema are not in the table; the header needs the 31 "
+        "columns Time,V1..V28,Amount,Class as in Kaggle's creditcard.csv"
+    )
 
 
 @pytest.mark.parametrize("path", ["missing.csv", None])
@@ -386,18 +419,15 @@ def test_download_failure_is_not_hidden_by_simulation(tmp_path: Path) -> None:
         )
 
 
-def test_unknown_fallback_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="data.fallback must be one of simulated, error"):
-        load_creditcard(None, launch_dir=tmp_path, fallback="kaggle", cache_dir=tmp_path)
-
-
-def test_load_simulated_is_validated_and_deterministic() -> None:
+def test_load_simulated_has_kaggles_schema_and_is_deterministic(tmp_path: Path) -> None:
     first = load_simulated(seed=4, rows=1_000)
-    assert isinstance(first, LoadedData)
+    assert isinstance(first, LoadedTable)
     assert (first.source, first.origin) == ("simulated", "simulated(seed=4, rows=1000)")
+    assert first.schema == schema.SCHEMA and first.name == "simulated"
     pd.testing.assert_frame_equal(first.frame, load_simulated(seed=4, rows=1_000).frame)
-    with pytest.raises(DataError, match="Class 1"):
-        load_simulated(seed=4, rows=1_000, min_rows_per_class=50)
+    data = DataConfig(name="simulated", simulated_rows=1_000, min_rows_per_class=50)
+    with pytest.raises(DataError, match="with Class=1; at least 50 are needed"):
+        prepare_data(data, seed=4, launch_dir=tmp_path)
 
 
 def test_loads_the_real_sample(tmp_path: Path, real_sample: Path) -> None:
@@ -405,7 +435,7 @@ def test_loads_the_real_sample(tmp_path: Path, real_sample: Path) -> None:
     loaded = load_creditcard(
         str(sample), launch_dir=tmp_path, fallback="error", cache_dir=tmp_path / "cache"
     )
-    assert loaded.source == "file"
+    assert loaded.source == "file" and loaded.schema == schema.SCHEMA
     assert len(loaded.frame) == REAL_ROWS
     assert int(loaded.frame[schema.LABEL].sum()) == REAL_FRAUDS
     assert tuple(loaded.frame.columns) == schema.COLUMNS

@@ -1,5 +1,6 @@
-"""A user's own table as the frames a run works on: which files take that path, the label as the
-rare class, each kind in its canonical type, and each mistake in one line."""
+"""Every table as the frames a run works on (prepare_data): which files get Kaggle's shipped schema,
+the label's own values and the rare class beside them, each kind in its canonical type, and each
+mistake in one line."""
 
 from __future__ import annotations
 
@@ -11,44 +12,52 @@ import numpy as np
 import pandas as pd
 import pytest
 from support.configs import SHARED_TABLES, real_sample_path, shared_table
+from support.creditcard import COLUMNS, SCHEMA
 from support.tables import fraud_team_table, write_fraud_team_table
 
 from wgangp.config import DataConfig
 from wgangp.data.prepare import prepare_data
-from wgangp.data.schema import COLUMNS, LABEL
 from wgangp.data.schema_inference import infer_schema
-from wgangp.data.user_table import class_of, is_user_table, label_value
+from wgangp.data.source import load_table
 from wgangp.errors import DataError
+from wgangp.serving.labels import LabelError, label_class, label_value
 
 
 def _data(path: Path, **kwargs) -> DataConfig:
     return DataConfig(path=str(path), fallback="error", **kwargs)
 
 
-def test_which_files_are_a_users_table(tmp_path: Path) -> None:
+def _shipped(data: DataConfig, launch_dir: Path) -> bool:
+    """Whether the table ``data`` names is read through Kaggle's shipped schema."""
+    return load_table(data, seed=0, launch_dir=launch_dir).schema == SCHEMA
+
+
+def test_which_files_get_kaggles_schema(tmp_path: Path) -> None:
     kaggle = tmp_path / "creditcard.csv"
     pd.DataFrame(np.zeros((3, len(COLUMNS))), columns=list(COLUMNS)).to_csv(kaggle, index=False)
     table = write_fraud_team_table(tmp_path)
-    assert not is_user_table(_data(kaggle), tmp_path)
-    assert is_user_table(_data(kaggle, label="V1"), tmp_path)  # another label: a user's table
-    assert is_user_table(_data(table, label="is_fraud"), tmp_path)
-    assert is_user_table(_data(table), tmp_path)  # not Kaggle's header: its label is refused
-    near = tmp_path / "edited.csv"  # Kaggle's with a column added: a credit-card file to refuse
+    assert _shipped(_data(kaggle), tmp_path)
+    assert not _shipped(_data(kaggle, label="V1"), tmp_path)  # another label: another table
+    assert not _shipped(_data(table, label="is_fraud"), tmp_path)
+    assert not _shipped(_data(table), tmp_path)  # not Kaggle's header: its label is refused
+    near = tmp_path / "edited.csv"  # Kaggle's with a column added: a credit-card file
     pd.read_csv(kaggle).assign(Merchant="x").to_csv(near, index=False)
-    assert not is_user_table(_data(near), tmp_path)
-    assert not is_user_table(_data(tmp_path / "absent.csv"), tmp_path)  # the download fallback
-    assert not is_user_table(DataConfig(name="simulated"), tmp_path)
+    assert _shipped(_data(near), tmp_path)
+    assert _shipped(DataConfig(name="simulated", simulated_rows=200), tmp_path)
+    with pytest.raises(DataError, match="data file not found"):  # no fallback for a table
+        load_table(_data(tmp_path / "absent.csv", label="y"), seed=0, launch_dir=tmp_path)
 
 
 def test_a_users_table_becomes_features_and_the_rare_class(tmp_path: Path) -> None:
     frame = fraud_team_table()
     path = write_fraud_team_table(tmp_path)
     data = prepare_data(_data(path, label="is_fraud"), seed=0, launch_dir=tmp_path)
-    assert data.source == "table" and data.user_table
+    assert data.source == "file" and data.inferred and data.name == "transactions"
     assert data.features == ["merchant", "count", "amount", "day"]
     rows = pd.concat([data.train, data.val, data.test])
-    assert list(rows.columns) == [*data.features, LABEL]
-    assert int(rows[LABEL].sum()) == int((frame["is_fraud"] == "yes").sum())  # yes: least frequent
+    assert list(rows.columns) == [*data.features, "is_fraud"]  # the label keeps its values
+    assert set(rows["is_fraud"]) == {"yes", "no"}
+    assert int(data.classes(rows).sum()) == int((frame["is_fraud"] == "yes").sum())
     assert set(rows["merchant"].dropna()) <= {"grocery", "travel", "online"}
     assert rows["merchant"].isna().sum() == frame["merchant"].isna().sum()
     assert pd.api.types.is_integer_dtype(rows["count"])
@@ -84,22 +93,17 @@ def test_an_edited_schema_drops_columns_and_sets_the_class(tmp_path: Path) -> No
         _data(path, schema=str(schema_file), positive="no"), seed=0, launch_dir=tmp_path
     )
     assert data.features == ["merchant", "count", "amount"]
-    assert data.table.positive == "no"
-    assert int(pd.concat([data.train, data.val, data.test])[LABEL].sum()) == 340
+    assert data.table.positive == "no" and not data.inferred
+    assert int(data.classes(pd.concat([data.train, data.val, data.test])).sum()) == 340
 
 
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (
-            lambda f: f.rename(columns={"count": "Class"}),
-            "t.csv: a feature column is named Class, the name wgangp keeps for the class of each "
-            "row; rename that column (the label is is_fraud)",
-        ),
         (lambda f: f.assign(id=np.arange(len(f))), "column id looks like an ID"),
         (lambda f: f.assign(amount=f["amount"].where(f.index != 7, np.inf)), "amount"),
     ],
-    ids=["Class feature", "ID column", "inf"],
+    ids=["ID column", "inf"],
 )
 def test_a_table_it_cannot_train_on_is_one_line(tmp_path: Path, change, expected) -> None:
     path = tmp_path / "t.csv"
@@ -109,33 +113,49 @@ def test_a_table_it_cannot_train_on_is_one_line(tmp_path: Path, change, expected
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("label", "feature"), [("Class", "count"), ("label", "Class"), ("y", "label")]
+)
+def test_no_column_name_collides_with_the_class(tmp_path: Path, label: str, feature: str) -> None:
+    """A label named Class with text values, a feature named Class, a label named like any
+    internal name: the class code lives apart from the columns."""
+    table = fraud_team_table().rename(columns={"is_fraud": label, "count": feature})
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    data = prepare_data(_data(path, label=label), seed=0, launch_dir=tmp_path)
+    rows = pd.concat([data.train, data.val, data.test])
+    assert set(rows[label]) == {"yes", "no"} and feature in data.features
+    assert int(data.classes(rows).sum()) == int((table[label] == "yes").sum())
+
+
 def test_a_label_value_names_a_class_and_back() -> None:
     schema = infer_schema(fraud_team_table(), label="is_fraud")
-    assert (class_of(schema, "yes"), class_of(schema, "no")) == (1, 0)
+    assert (label_class(schema, "yes"), label_class(schema, "no")) == (1, 0)
     assert (label_value(schema, 1), label_value(schema, 0)) == ("yes", "no")
-    with pytest.raises(DataError) as info:
-        class_of(schema, "maybe")
+    with pytest.raises(LabelError) as info:
+        label_class(schema, "maybe")
     assert str(info.value) == "label=maybe is not a value of is_fraud; use one of: no, yes"
     three = fraud_team_table().assign(
         is_fraud=lambda f: np.where(f.index % 50 == 0, "x", f.is_fraud)
     )
     schema3 = infer_schema(three, label="is_fraud", positive="yes")
-    assert class_of(schema3, "yes") == 1
-    with pytest.raises(DataError) as info:
-        class_of(schema3, "no")
+    assert label_class(schema3, "yes") == 1
+    with pytest.raises(LabelError) as info:
+        label_class(schema3, "no")
     assert str(info.value) == (
         "label is_fraud has 2 values besides yes (no, x); wgangp learns only yes against the "
         "rest, so it samples only label=yes"
     )
 
 
-def test_the_creditcard_file_keeps_its_own_path() -> None:
+def test_the_creditcard_file_is_a_table_with_its_shipped_schema() -> None:
     path = real_sample_path()
     if not path.is_file():
         pytest.skip(f"real-rows sample not found at {path}")
     data = prepare_data(_data(path), seed=0, launch_dir=path.parent)
-    assert data.source == "file" and not data.user_table and data.user_schema is None
+    assert data.source == "file" and data.table == SCHEMA and not data.inferred
     assert data.features == list(COLUMNS[:-1])
+    assert data.name == "creditcard_real_sample"
 
 
 @pytest.mark.parametrize("name", sorted(SHARED_TABLES))
@@ -146,9 +166,10 @@ def test_the_shared_tables_split_with_their_rare_class(name: str) -> None:
     real = pd.read_csv(path)
     assert data.table.positive == positive  # the least frequent value by default
     rows = pd.concat([data.train, data.val, data.test])
-    assert len(rows) == len(real) and int(rows[LABEL].sum()) == int((real[label] == positive).sum())
+    rare = int(data.classes(rows).sum())
+    assert len(rows) == len(real) and rare == int((real[label] == positive).sum())
     for part in (data.train, data.val, data.test):
-        assert 0 < part[LABEL].sum() < len(part)
+        assert 0 < data.classes(part).sum() < len(part)
 
 
 def test_a_label_the_schema_does_not_name_is_one_line(tmp_path: Path) -> None:
@@ -166,27 +187,25 @@ def test_a_label_the_schema_does_not_name_is_one_line(tmp_path: Path) -> None:
 
 
 def test_quantile_columns_name_the_tables_own_number_columns() -> None:
-    """Kaggle's default applies to the columns a table has of it; named columns must be numbers
-    of the table (one line with a suggestion otherwise), and the config no longer refuses them."""
+    """Named columns must be numbers of the table (one line with a suggestion otherwise); the
+    config takes any names, checked once the table is read."""
     from wgangp.config import Config, PreprocessConfig
-    from wgangp.data.feature_transform import table_quantile_columns
+    from wgangp.data.table_transform import check_options
     from wgangp.errors import ConfigError
 
     table = infer_schema(fraud_team_table(), "is_fraud", source="test")
-    assert table_quantile_columns(["Amount", "Time"], table) == []
-    assert table_quantile_columns(["amount", "count"], table) == ["amount", "count"]
+    check_options(table, "standard", ["amount", "count"])
     with pytest.raises(ConfigError) as info:  # docs/errors.md, word for word
-        table_quantile_columns(["amout"], table)
+        check_options(table, "standard", ["amout"])
     assert str(info.value) == (
         "invalid config value preprocess.quantile_columns: 'amout' is not a number column of "
         "the table; did you mean 'amount'?"
     )
     with pytest.raises(ConfigError, match=r"'merchant' is not a number .*its number"):
-        table_quantile_columns(["merchant"], table)
+        check_options(table, "standard", ["merchant"])
     own = PreprocessConfig(quantile_columns=["amount"])
     assert Config(data=DataConfig(label="is_fraud"), preprocess=own).preprocess is own
-    with pytest.raises(ConfigError, match=r"'amount' is not one of"):  # Kaggle's file: its names
-        Config(preprocess=own)
+    assert Config(preprocess=own).preprocess is own
 
 
 def test_too_few_rows_of_a_class_name_the_label_not_kaggles_class(tmp_path: Path) -> None:
@@ -208,6 +227,6 @@ def test_too_few_rows_of_a_class_name_the_label_not_kaggles_class(tmp_path: Path
     with pytest.raises(DataError) as info:
         prepare_data(_data(path, label="is_fraud"), seed=0, launch_dir=tmp_path)
     assert str(info.value) == (
-        f"{path}: only 3 distinct is_fraud=yes row(s); at least 4 are needed so that training "
-        "gets 2 and validation and test one each: use a larger table"
+        f"{path}: only 3 distinct row(s) with is_fraud=yes; at least 4 are needed so that "
+        "training gets 2 and validation and test one each: use a larger table"
     )
