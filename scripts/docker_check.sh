@@ -252,19 +252,19 @@ check_finished_run() {
     [ "$status" = FINISHED ] || fail "run $run_id is $status on the server, not FINISHED"
     artifacts=$(api "$url/api/2.0/mlflow/artifacts/list?run_id=$run_id" files) ||
         fail "the server lists no artifacts for run $run_id"
-    for name in config metrics.csv fraud_samples.csv; do
+    for name in config metrics.csv samples.csv; do
         grep -q "\"path\": \"$name\"" <<<"$artifacts" ||
             fail "run $run_id has no artifact $name on the server (it has: $artifacts)"
     done
     # Served artifacts: the rows come back through the server, not from a shared disk.
-    python3 - "$url/get-artifact?path=fraud_samples.csv&run_uuid=$run_id" <<'EOF' ||
+    python3 - "$url/get-artifact?path=samples.csv&run_uuid=$run_id" <<'EOF' ||
 import sys, urllib.request
 with urllib.request.urlopen(sys.argv[1], timeout=30) as response:
     rows = response.read().decode().splitlines()
 assert len(rows) > 100 and rows[0].startswith(("Time", '"Time"')), rows[:2]
 EOF
-        fail "fraud_samples.csv of run $run_id does not download from the server"
-    on_volume 'for d in /work/outputs/*/*/; do [ -s "$d/fraud_samples.csv" ] && exit 0; done
+        fail "samples.csv of run $run_id does not download from the server"
+    on_volume 'for d in /work/outputs/*/*/; do [ -s "$d/samples.csv" ] && exit 0; done
         exit 1' ||
         fail "the finished run left no outputs/<date>/<time>/ on the /work volume"
     say "run $run_id FINISHED on the server with its artifacts; outputs on the /work volume"

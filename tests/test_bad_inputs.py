@@ -18,9 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from support.cli import run_train_cli
+from support.creditcard import COLUMNS, LABEL
 from support.mlflow_server import free_port
-
-from wgangp.data.schema import COLUMNS, LABEL
 
 #: Small but valid: passes validation and the split, trains with a batch of 32.
 QUICK = [
@@ -131,25 +130,22 @@ DATA_CASES = {
         "missing.csv",
         _with(lambda f: f.drop(columns=["V3"])),
         [],
-        "{path}: missing 1 column(s) V3; the header needs exactly the 31 columns",
-    ),
-    "extra_columns": (
-        "extra.csv",
-        _with(lambda f: f.assign(Merchant=1.0)),
-        [],
-        "{path}: 1 unexpected column(s) Merchant; the header needs exactly the 31 columns",
+        "{path}: column(s) V3 of the schema are not in the table; the header needs the 31 "
+        "columns Time,V1..V28,Amount,Class as in Kaggle's creditcard.csv",
     ),
     "renamed_header": (
         "renamed.csv",
         _with(lambda f: f.rename(columns={"Amount": "amount"})),
         [],
-        "{path}: missing 1 column(s) Amount and 1 unexpected column(s) amount (renamed header?)",
+        "{path}: column(s) Amount of the schema are not in the table (renamed? the table has "
+        "amount)",
     ),
     "nan": (
         "nan.csv",
         _with(_set_cell("V7", np.nan)),
         [],
-        "{path}: column V7 has 1 missing/NaN value(s) (first at data row 6)",
+        "{path}: column V7 has 1 missing value(s) (first at data row 6) but the schema says "
+        "nullable: false; fix or drop those rows",
     ),
     "inf": (
         "inf.csv",
@@ -167,20 +163,22 @@ DATA_CASES = {
         "class.csv",
         _with(_set_cell(LABEL, 2)),
         [],
-        "{path}: column Class has 1 value(s) outside {{0, 1}} (e.g. 2); Class must be 0",
+        "{path}: column Class has 1 value(s) outside its levels (e.g. 2); its values are 0, 1: "
+        "fix those rows",
     ),
     "no_fraud_rows": (
         "nofraud.csv",
         _with(lambda f: f.assign(Class=0)),
         [],
-        "{path}: only 0 row(s) of Class 1 (fraud) in column Class; at least 4 are needed",
+        "{path}: no row has Class = 1, the class to synthesize; the table needs rows of both "
+        "classes",
     ),
     "three_fraud_rows": (
         "three.csv",
         lambda p: write_csv(valid_frame(fraud=3), p),
         [],
-        "{path}: only 3 row(s) of Class 1 (fraud) in column Class; at least 4 are needed, "
-        "use a larger table",
+        "{path}: only 3 distinct row(s) with Class=1; at least 4 are needed so that training "
+        "gets 2 and validation and test one each: use a larger table",
     ),
     "four_frauds_two_distinct": (
         "copies.csv",
@@ -189,7 +187,7 @@ DATA_CASES = {
             p,
         ),
         [],
-        "{path}: only 2 distinct fraud row(s) (Class 1) among 4 (the others are exact copies); "
+        "{path}: only 2 distinct row(s) with Class=1 among 4 (the others are exact copies); "
         "at least 4 are needed so that training gets 2 and validation and test one each: "
         "use a larger table",
     ),
@@ -197,14 +195,15 @@ DATA_CASES = {
         "negative.csv",
         _with(_set_cell("Amount", -3.5)),
         [],
-        "{path}: column Amount has 1 negative value(s) (min -3.5); amounts must be >= 0",
+        "{path}: column Amount has 1 negative value(s) (min -3.5); it is modelled on a log "
+        "scale (log: true) and needs values >= 0: fix those rows",
     ),
     "huge_value": (
         "huge.csv",
         _with(_set_cell("V3", 1e200)),
         [],
         "{path}: column V3 has 1 value(s) larger than 1e+15 in magnitude (first at data row 6: "
-        "1e+200); fix or drop those rows, no real value of this schema comes near that size",
+        "1e+200); fix or drop those rows, no real value of a table comes near that size",
     ),
     "huge_values_every_100th_row": (
         "huge_time.csv",
@@ -224,8 +223,8 @@ DATA_CASES = {
         "dupcol.csv",
         _duplicate_column("csv"),
         [],
-        "{path}: column(s) V1 appear more than once in the header; keep one of each, the header "
-        "needs exactly the 31 columns",
+        "{path}: column(s) V1 appear more than once in the header; rename or drop the copies, "
+        "every column needs its own name",
     ),
     "duplicate_column_gz": (
         "dupcol.csv.gz",
@@ -282,7 +281,7 @@ DATA_CASES = {
         "header.csv",
         lambda p: (p.write_text(",".join(COLUMNS) + "\n"), p)[1],
         [],
-        "{path} has a header but no rows",
+        "{path} has a header but no rows; replace it with creditcard.csv",
     ),
     "truncated_gz": ("cut.csv.gz", _truncated_gz, [], "{path} is truncated or corrupt ("),
     "truncated_zip": ("cut.zip", _truncated_zip, [], "{path} is truncated or corrupt ("),
@@ -353,14 +352,18 @@ def test_bad_data_files_through_the_cli(
         assert run.data.tags["failure.message"] in lines[case], case
 
 
-def test_reordered_header_is_accepted(tmp_path: Path) -> None:
-    from wgangp.data.loader import load_creditcard
+def test_reordered_header_and_an_extra_column_are_accepted(tmp_path: Path) -> None:
+    """Kaggle's columns in any order, plus one it does not have (dropped, said in the log)."""
+    from wgangp.config import DataConfig
+    from wgangp.data.prepare import prepare_data
 
     frame = valid_frame()
-    path = write_csv(frame[list(reversed(COLUMNS))], tmp_path / "reordered.csv")
-    loaded = load_creditcard(str(path), launch_dir=tmp_path, fallback="error", cache_dir=tmp_path)
-    assert list(loaded.frame.columns) == list(COLUMNS)
-    assert np.allclose(loaded.frame["Amount"], frame["Amount"])
+    shuffled = frame[list(reversed(COLUMNS))].assign(Merchant=1.0)
+    path = write_csv(shuffled, tmp_path / "reordered.csv")
+    data = prepare_data(DataConfig(path=str(path), fallback="error"), seed=0, launch_dir=tmp_path)
+    rows = pd.concat([data.train, data.val, data.test])
+    assert list(rows.columns) == list(COLUMNS)
+    assert sorted(rows["Amount"]) == pytest.approx(sorted(frame["Amount"]))
 
 
 @pytest.mark.slow
@@ -391,7 +394,7 @@ def test_duplicate_rows_are_valid_counted_and_the_samples_bounded(
     assert (
         f"data: {repeats} row(s) repeat an earlier row exactly" in (out / "train.log").read_text()
     )
-    samples = pd.read_csv(out / "fraud_samples.csv")
+    samples = pd.read_csv(out / "samples.csv")
     assert np.isfinite(samples.to_numpy(np.float64)).all()
     assert samples["Amount"].max() <= frame["Amount"].max()
 
@@ -399,20 +402,17 @@ def test_duplicate_rows_are_valid_counted_and_the_samples_bounded(
 def _broken_bundle(directory: Path, problem: str) -> Path:
     """A synthesizer bundle whose generator returns NaN, or whose preprocessing.json holds an
     infinite scale (what training saved before validation refused huge values)."""
-    from wgangp.data.schema import FEATURES
-    from wgangp.data.transform import TabularTransformer
-    from wgangp.model.networks import build_generator
-    from wgangp.serving.bundle import write_manifest
-    from wgangp.serving.synthesizer import Synthesizer
+    from support.synthesizers import creditcard_synthesizer, simulated_rows
 
-    generator = build_generator(4, len(FEATURES), [8])
-    if problem == "nan_generator":
-        generator.set_weights([np.full_like(w, np.nan) for w in generator.get_weights()])
-    bundle = Synthesizer(generator, TabularTransformer().fit(valid_frame()), 4).save(directory)
+    from wgangp.serving.bundle import write_manifest
+
+    weights = "nan" if problem == "nan_generator" else "random"
+    synthesizer = creditcard_synthesizer(weights, train=simulated_rows(4000, seed=1))
+    bundle = synthesizer.save(directory)
     if problem == "infinite_scale":
         path = bundle / "preprocessing.json"
         payload = json.loads(path.read_text())
-        payload["std"][3] = float("inf")
+        payload["columns"][3]["scales"]["all"]["std"] = [float("inf")]
         path.write_text(json.dumps(payload))  # writes Infinity, as json.dumps did for the old code
         write_manifest(bundle)  # sealed, as the old code's save would have
     return bundle
@@ -421,9 +421,8 @@ def _broken_bundle(directory: Path, problem: str) -> Path:
 SAMPLE_CASES = {
     "nan_generator": "synthesizer {bundle}: the generator returned NaN or inf in 5 of 5 row(s) "
     "(label 1, seed 0, first in column Time); a broken model returns no rows: retrain it",
-    "infinite_scale": "{bundle}/preprocessing.json holds non-finite parameters for V3 (mean "
-    "-0.184422, std inf); a model trained with them only produces infinite or constant columns: "
-    "retrain it on validated data",
+    "infinite_scale": "{bundle}/preprocessing.json column V3: its scale of all is non-finite "
+    "(mean ",
 }
 
 

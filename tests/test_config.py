@@ -11,12 +11,10 @@ from support.configs import REPO, compose
 
 from wgangp.cli import RENAMED_KEYS, _schema_keys, check_overrides, config_groups
 from wgangp.config import (
-    FEATURE_NAMES,
     Config,
     flatten,
     to_config,
 )
-from wgangp.data.schema import FEATURES
 from wgangp.errors import ConfigError
 
 
@@ -34,7 +32,8 @@ def test_default_config_composes_to_the_schema() -> None:
 def test_experiment_is_selected_with_plus() -> None:
     cfg = to_config(compose(["+experiment=stable_gp"]))
     assert cfg.name == "stable_gp"
-    assert cfg.preprocess.per_class and cfg.preprocess.quantile_columns == ["Amount", "Time"]
+    assert cfg.preprocess.per_class and cfg.preprocess.point_masses
+    assert cfg.preprocess.quantile_columns == []
 
 
 def test_the_plain_command_trains_the_product_model_that_stable_gp_names() -> None:
@@ -57,19 +56,27 @@ def test_a_renamed_key_answers_with_its_new_name(old: str, new: str) -> None:
     assert new in _schema_keys()
 
 
-def test_the_mixture_transform_keeps_the_experiments_quantile_columns() -> None:
-    """``preprocess=gmm`` changes V1..V28's scaling only: Amount and Time keep their quantiles."""
+def test_the_mixture_transform_keeps_point_masses() -> None:
+    """``preprocess=gmm`` changes the scaling only: columns with point masses keep quantiles."""
     cfg = to_config(compose(["+experiment=stable_gp", "preprocess=gmm"]))
     assert cfg.preprocess.scaling == "gmm" and cfg.preprocess.per_class
-    assert cfg.preprocess.quantile_columns == ["Amount", "Time"]
+    assert cfg.preprocess.point_masses
 
 
-def test_quantile_columns_take_feature_names_only() -> None:
-    assert FEATURE_NAMES == FEATURES
-    cfg = to_config(compose(["preprocess.quantile_columns=[Amount,Time]"]))
-    assert cfg.preprocess.quantile_columns == ["Amount", "Time"]
-    with pytest.raises(ConfigError, match=r"preprocess.quantile_columns: 'amount' is not one of"):
-        to_config(compose(["preprocess.quantile_columns=[amount]"]))
+def test_raw_units_turn_every_column_option_off() -> None:
+    """``preprocess=none``: the original failing setup, no scale, no point masses."""
+    cfg = to_config(compose(["preprocess=none"]))
+    assert (cfg.preprocess.scaling, cfg.preprocess.per_class) == ("none", False)
+    assert not cfg.preprocess.point_masses and cfg.preprocess.quantile_columns == []
+
+
+def test_quantile_columns_are_checked_against_the_table_not_the_config() -> None:
+    """Any table's column names are accepted here (the transform's fit checks them, one line);
+    a name listed twice is refused."""
+    cfg = to_config(compose(["preprocess.quantile_columns=[amount,Time]"]))
+    assert cfg.preprocess.quantile_columns == ["amount", "Time"]
+    with pytest.raises(ConfigError, match=r"preprocess.quantile_columns: lists \['Time'\] more"):
+        to_config(compose(["preprocess.quantile_columns=[Time,Time]"]))
 
 
 def test_fast_trainer_differs_from_default_only_in_how_steps_run() -> None:

@@ -125,15 +125,10 @@ def test_the_metrics_journal_is_rewritten_whole(tmp_path: Path, monkeypatch) -> 
 @pytest.fixture
 def bundle(tmp_path: Path) -> Path:
     """An untrained synthesizer bundle (no training run)."""
-    from wgangp.data.schema import FEATURES
-    from wgangp.data.simulated import simulate_creditcard
-    from wgangp.data.transform import TabularTransformer
-    from wgangp.model.networks import build_generator
-    from wgangp.serving.synthesizer import Synthesizer
+    from support.synthesizers import creditcard_synthesizer, simulated_rows
 
-    transformer = TabularTransformer().fit(simulate_creditcard(500, seed=0))
-    generator = build_generator(4, len(FEATURES), [8])
-    return Synthesizer(generator, transformer, 4).save(tmp_path / "model" / "synthesizer")
+    synthesizer = creditcard_synthesizer(train=simulated_rows(500))
+    return synthesizer.save(tmp_path / "model" / "synthesizer")
 
 
 @pytest.mark.parametrize("name", ["rows.csv", "rows.parquet"])

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 from support.configs import TINY, compose
+from support.creditcard import COLUMNS
 
 from wgangp.config import to_config
 from wgangp.data.prepare import prepare_data
-from wgangp.data.schema import COLUMNS
 from wgangp.serving.synthesizer import load_synthesizer
 from wgangp.step.train_step import METRICS
 from wgangp.train import train
@@ -49,7 +49,7 @@ def _check_run(client: MlflowClient, run, steps: int, log_every: int) -> None:
     assert tags["data.source"] == "simulated"
     assert {"git.commit", "tensorflow.version", "device", "experiment"} <= set(tags)
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
-    assert {"synthesizer", "fraud_samples.csv", "loss_curves.png", "config"} <= artifacts
+    assert {"synthesizer", "samples.csv", "loss_curves.png", "config"} <= artifacts
 
 
 def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     checkpoints = tmp_path / "checkpoints" / f"stable_gp-seed0-{key}"
     assert run.data.tags["checkpoint.dir"] == str(checkpoints)  # in the launch dir, as documented
     assert (checkpoints / "ckpt-6.index").is_file()
-    samples = (tmp_path / "out" / "fraud_samples.csv").read_text().splitlines()
+    samples = (tmp_path / "out" / "samples.csv").read_text().splitlines()
     assert samples[0].split(",") == list(COLUMNS) and len(samples) == 51
     synthesizer = load_synthesizer(f"runs:/{result.run_id}", uri)
     rows = synthesizer.sample(20, label=1, seed=1)

@@ -1,7 +1,8 @@
 """``python -m scripts.tables_benchmark``: the default model and the baselines on each table.
 
-    python -m scripts.tables_benchmark [--tables creditcard,default_islr,credit_data]
+    python -m scripts.tables_benchmark [--tables creditcard,default_islr,credit_data,lender]
         [--seeds 0,1,2] [--steps N] [--out DIR] [--data DIR] [--smoke]
+        [--judge-on test|val|holdout] [--ship KEY=VALUE[,KEY=VALUE] ...]
 
 Writes ``results.csv`` (one row per table, seed and method) and ``summary.md`` (the table printed
 at the end) under ``--out``, with the runs' MLflow store (``mlflow.db``) and outputs beside them.
@@ -47,9 +48,18 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--judge-on",
-        choices=("test", "val"),
+        choices=("test", "val", "holdout"),
         default="test",
-        help="the split the rows are judged on: val to choose a variant, test to report",
+        help="the split the rows are judged on: test to report; holdout (a fourth split carved "
+        "before the run, never seen by its step selection) to choose a variant of what ships",
+    )
+    parser.add_argument(
+        "--ship",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE[,KEY=VALUE]",
+        help="a variant of what ships, assembled from the default's trained generator and judged "
+        "as a method of its own, e.g. ship.copula_share=0 (repeatable)",
     )
     parser.add_argument(
         "--from-results",
@@ -76,11 +86,19 @@ def main(argv: list[str] | None = None) -> int:
         if any("=" not in item for item in args.set):
             raise ValueError(f"--set takes KEY=VALUE, got {args.set}")
         check_overrides(args.set)
+        ships = tuple(tuple(item.split(",")) for item in args.ship)
+        for ship in ships:
+            if any(not key.startswith("ship.") or "=" not in key for key in ship):
+                raise ValueError(f"--ship takes ship.KEY=VALUE items, got {','.join(ship)}")
+            check_overrides(list(ship))
     except (ValueError, WgangpError) as err:
         print(f"tables_benchmark: {err}", file=sys.stderr)
         return 2
     shared = shared_data_dir(args.data)
-    missing = [spec.path(shared) for spec in specs if not spec.path(shared).is_file()]
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {spec.name: spec.write(out) if spec.generated else spec.path(shared) for spec in specs}
+    missing = [path for path in paths.values() if not path.is_file()]
     if missing:
         print(
             f"tables_benchmark: no table at {missing[0]}: give --data DIR or set "
@@ -94,16 +112,15 @@ def main(argv: list[str] | None = None) -> int:
         methods=methods,
         steps=args.steps or base.steps,
         variant=tuple(args.set),
+        ship_variants=ships,
         judged_on=args.judge_on,
     )
-    out = Path(args.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, object]] = []
     try:
         for spec in specs:
             start = time.perf_counter()
             for seed in seeds:
-                outcomes = run_seed(spec, spec.path(shared), seed, out, settings, REPO)
+                outcomes = run_seed(spec, paths[spec.name], seed, out, settings, REPO)
                 rows += [outcome.row() for outcome in outcomes]
                 pd.DataFrame(rows).to_csv(out / "results.csv", index=False)
             minutes = (time.perf_counter() - start) / 60

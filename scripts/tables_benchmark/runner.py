@@ -16,8 +16,13 @@ from threadpoolctl import threadpool_limits
 from scripts.tables_benchmark import baselines, scores
 from scripts.tables_benchmark.codes import TableCodes
 from scripts.tables_benchmark.ctgan_peer import ctgan_rows
-from scripts.tables_benchmark.default_model import compose, overrides, train_default
-from scripts.tables_benchmark.split import TableSplit, table_split
+from scripts.tables_benchmark.default_model import (
+    TrainedModel,
+    compose,
+    overrides,
+    train_default,
+)
+from scripts.tables_benchmark.split import TableSplit, carve_holdout, table_split
 from scripts.tables_benchmark.tables import TableSpec
 from wgangp.errors import WgangpError
 from wgangp.evaluation.encoding import TableEncoding
@@ -42,7 +47,12 @@ class Settings:
     ctgan_timeout: float = 1800.0
     #: Overrides of the default model's config (``ship.copula_share=0``): a variant to compare.
     variant: tuple[str, ...] = ()
-    #: The split the rows are judged on: ``test`` reports, ``val`` is where variants are chosen.
+    #: What ships, varied on the default's trained generator (``ship.*`` overrides each): every
+    #: variant is judged as a method of its own, ``default[ship.copula_share=0]``.
+    ship_variants: tuple[tuple[str, ...], ...] = ()
+    #: The split the rows are judged on: ``test`` reports, ``val`` is where the run chose its
+    #: step, ``holdout`` a fourth split carved from the file before the run (where post-
+    #: processing variants are chosen: rows the step selection never saw).
     judged_on: str = "test"
 
 
@@ -72,16 +82,20 @@ def run_seed(
 ) -> list[Outcome]:
     """Every chosen method's figures for ``spec`` trained and split with ``seed``."""
     start = time.perf_counter()
+    holdout = None
+    if settings.judged_on == "holdout":
+        path, holdout = carve_holdout(spec, path, seed, out)
     chosen = overrides(spec, path, seed, out, settings.steps, settings.smoke)
     cfg = compose([*chosen, *settings.variant])
-    split = table_split(cfg, launch_dir)
+    split = table_split(cfg, launch_dir, holdout)
     rare, test = split.rare("train"), split.rare(settings.judged_on)
     n = len(test)
     codes = TableCodes.fit(split.table, split.train)
     log.info("%s seed %d: %d train rare rows, %d %s rare rows", spec.name, seed, len(rare), n,
              settings.judged_on)  # fmt: skip
+    trained: dict[str, TrainedModel] = {}
     draws: dict[str, Callable[[], tuple[pd.DataFrame, dict[str, float]]]] = {
-        "default": lambda: _default(spec, split, cfg, seed, n, out, launch_dir),
+        "default": lambda: _default(spec, split, cfg, seed, n, out, launch_dir, trained),
         "smote": lambda: _timed(
             lambda: baselines.smote_rows(codes, rare, split.common("train"), n, seed)
         ),
@@ -99,11 +113,18 @@ def run_seed(
         ),
         "control": lambda: _timed(lambda: rare.sample(n, random_state=seed)),
     }
+    methods = [m for m in METHODS if m in settings.methods]
+    for ship in settings.ship_variants:
+        name = variant_name(ship)
+        draws[name] = lambda ship=ship: _timed(
+            lambda: _shipped_as(trained, split, [*chosen, *settings.variant, *ship], n, seed)
+        )
+        methods.insert(methods.index("default") + 1 if "default" in methods else 0, name)
     encoding = TableEncoding(split.table, split.train)
     real = encoding.model_matrix(test)
     train_all = encoding.distance_matrix(split.train)
     outcomes = []
-    for method in (m for m in METHODS if m in settings.methods):
+    for method in methods:
         outcome = Outcome(spec.name, seed, method, n)
         try:
             rows, figures = draws[method]()
@@ -140,10 +161,23 @@ def run_seed(
     return outcomes
 
 
+def variant_name(ship: tuple[str, ...]) -> str:
+    """``default[ship.copula_share=0]``: a variant of what ships, as a method's name."""
+    return f"default[{','.join(ship)}]"
+
+
 def _default(
-    spec: TableSpec, split: TableSplit, cfg, seed: int, n: int, out: Path, launch_dir: Path
+    spec: TableSpec,
+    split: TableSplit,
+    cfg,
+    seed: int,
+    n: int,
+    out: Path,
+    launch_dir: Path,
+    trained: dict[str, TrainedModel],
 ) -> tuple[pd.DataFrame, dict[str, float]]:
     model = train_default(cfg, out / "runs" / f"{spec.name}-seed{seed}", launch_dir)
+    trained["default"] = model
     rows = model.sample(n, seed, split.features)
     run_figures = {
         f"run_{key.split('/', 1)[1]}": value
@@ -151,6 +185,32 @@ def _default(
         if key in RUN_METRICS
     }
     return rows, {"wall_s": model.wall_s, **run_figures}
+
+
+def _shipped_as(
+    trained: dict[str, TrainedModel], split: TableSplit, chosen: list[str], n: int, seed: int
+) -> pd.DataFrame:
+    """Rows of the default's trained generator assembled with another ``ship.*``: what the run
+    would have shipped with those settings (its selected step, its transform)."""
+    from wgangp.config import to_config
+    from wgangp.data.table_schema import RARE
+    from wgangp.serving.synthesizer import Synthesizer
+    from wgangp.synthesis.assemble import assemble
+
+    if "default" not in trained:
+        raise RuntimeError("the default model did not train: no variant of what it ships")
+    cfg = to_config(compose(chosen))
+    shipped = Synthesizer.load(trained["default"].synthesizer_dir)
+    variant = assemble(
+        shipped.generator,
+        shipped.transformer,
+        shipped.latent_dim,
+        shipped.table,
+        split.train,
+        cfg.ship,
+        cfg.seed,
+    )
+    return variant.sample(n, label=RARE, seed=seed).loc[:, split.features]
 
 
 #: The run's own end-of-run figures kept beside the benchmark's (results.csv only).

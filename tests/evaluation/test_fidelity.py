@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from support.creditcard import COLUMNS, FEATURES, LABEL, SCHEMA
 
-from wgangp.data.schema import COLUMNS, FEATURES, LABEL
 from wgangp.evaluation.fidelity import correlation_difference, fidelity_metrics
 
 
@@ -21,7 +21,9 @@ def fraud_rows(n: int, seed: int) -> pd.DataFrame:
 
 def test_identical_samples_have_zero_distance() -> None:
     real = fraud_rows(200, seed=1)
-    metrics, table = fidelity_metrics(real, real.copy(), fraud_rows(300, 2), with_sdmetrics=True)
+    metrics, table = fidelity_metrics(
+        real, real.copy(), fraud_rows(300, 2), SCHEMA, with_sdmetrics=True
+    )
     assert metrics["ks_mean"] == 0.0
     assert metrics["ks_complement"] == 1.0
     assert metrics["wasserstein_mean"] == pytest.approx(0.0, abs=1e-12)
@@ -37,8 +39,8 @@ def test_shift_of_three_std_on_a_few_features_is_large() -> None:
     shifted_features = ["V1", "V4", "V14"]
     for name in shifted_features:
         shifted[name] += 3 * train[name].std()
-    base, _ = fidelity_metrics(real, same, train, with_sdmetrics=False)
-    metrics, table = fidelity_metrics(real, shifted, train, with_sdmetrics=False)
+    base, _ = fidelity_metrics(real, same, train, SCHEMA, with_sdmetrics=False)
+    metrics, table = fidelity_metrics(real, shifted, train, SCHEMA, with_sdmetrics=False)
     by_feature = table.set_index("feature")
     # a 3-sigma mean shift of a Gaussian: KS = 2*Phi(1.5) - 1 = 0.87 in the limit
     assert (by_feature.loc[shifted_features, "ks"] > 0.75).all()
@@ -54,5 +56,5 @@ def test_constant_synthetic_column_counts_as_zero_correlation() -> None:
     real = fraud_rows(200, seed=1)
     collapsed = real.copy()
     collapsed["V2"] = 0.5
-    gap = correlation_difference(real, collapsed)
+    gap = correlation_difference(real, collapsed, SCHEMA)
     assert np.isfinite(gap) and gap > 0

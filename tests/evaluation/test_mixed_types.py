@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from wgangp.config import EvaluateConfig, SelectConfig
-from wgangp.data.schema import LABEL
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.table_schema import ColumnSchema, TableSchema
 from wgangp.errors import DataError
@@ -49,7 +48,7 @@ def mixed_rows(n_other: int, n_rare: int, seed: int) -> pd.DataFrame:
     kind[rng.random(n) < 0.1] = np.nan
     amount = (rng.normal(size=n) + np.where(rare, 1.0, 0.0)).clip(-10, 10)
     frame = pd.DataFrame({"count": count, "kind": kind, "amount": amount})
-    frame[LABEL] = rare.astype(int)
+    frame[SCHEMA.label] = np.where(rare, "yes", "no")
     return frame
 
 
@@ -84,7 +83,7 @@ def test_gap_share_difference_in_points_by_hand() -> None:
         {"count": [1.0, np.nan, 3.0, 4.0], "kind": ["a", "a", "b", np.nan], "amount": [0.0] * 4}
     )
     synthetic = real.assign(count=[1.0, 2.0, 3.0, 4.0], kind=["a", "b", "b", "c"])
-    metrics, table = fidelity_metrics(real, synthetic, real, with_sdmetrics=False, schema=SCHEMA)
+    metrics, table = fidelity_metrics(real, synthetic, real, SCHEMA, with_sdmetrics=False)
     # count: 25% gaps against 0%; kind: 25% against 0%
     assert metrics["gap_share_diff_mean"] == pytest.approx(25.0)
     assert metrics["gap_share_diff_max"] == pytest.approx(25.0)
@@ -128,7 +127,8 @@ def test_an_exact_copy_needs_every_feature_and_gap_equal() -> None:
 @pytest.mark.parametrize("name", ["smote", "copula", "independent"])
 def test_baseline_rows_are_valid_rows_of_the_table(name: str) -> None:
     frame = mixed_rows(400, 80, 3)
-    rare, other = frame[frame[LABEL] == 1], frame[frame[LABEL] == 0]
+    is_rare = frame[SCHEMA.label] == SCHEMA.positive
+    rare, other = frame[is_rare], frame[~is_rare]
     encoding = TableEncoding(SCHEMA, frame)
     rows = baseline_rows(name, rare, other, 500, encoding, smote_k_neighbors=5, seed=0)
     assert list(rows.columns) == ["count", "kind", "amount"] and len(rows) == 500
@@ -145,7 +145,7 @@ def test_baseline_rows_are_valid_rows_of_the_table(name: str) -> None:
 @pytest.fixture(scope="module")
 def mixed_result() -> EvaluationResult:
     return run_evaluation(
-        mixed_rows(1200, 60, 1), mixed_rows(600, 30, 2), rare_sampler, settings(), schema=SCHEMA
+        mixed_rows(1200, 60, 1), mixed_rows(600, 30, 2), rare_sampler, settings(), SCHEMA
     )
 
 
@@ -175,7 +175,7 @@ def test_the_whole_evaluation_runs_on_a_mixed_table(mixed_result: EvaluationResu
         assert math.isfinite(metrics[f"eval/{name}"]), name
     # the sampler draws from the true law of the rare class: close to real on every kind
     assert metrics["eval/tv_mean"] < 0.2
-    real, synthetic = mixed_result.samples["real_test_fraud"], mixed_result.samples["synthetic"]
+    real, synthetic = mixed_result.samples["real_test_rare"], mixed_result.samples["synthetic"]
     points = [
         100 * abs(real[c].isna().mean() - synthetic[c].isna().mean()) for c in ("count", "kind")
     ]
@@ -198,9 +198,7 @@ def test_a_sampler_with_a_level_that_does_not_exist_fails_in_one_line() -> None:
         return rare_sampler(n, seed).assign(kind="z")
 
     with pytest.raises(DataError, match="'kind' = 'z', not one of its levels") as info:
-        run_evaluation(
-            mixed_rows(300, 20, 1), mixed_rows(200, 10, 2), wrong, settings(), schema=SCHEMA
-        )
+        run_evaluation(mixed_rows(300, 20, 1), mixed_rows(200, 10, 2), wrong, settings(), SCHEMA)
     assert "\n" not in str(info.value)
 
 
@@ -208,7 +206,7 @@ def test_gaps_in_a_column_without_gaps_fail_in_one_line() -> None:
     train = mixed_rows(300, 20, 1)
     train.loc[3, "amount"] = np.nan
     with pytest.raises(DataError, match="gaps in 'amount'"):
-        run_evaluation(train, mixed_rows(200, 10, 2), rare_sampler, settings(), schema=SCHEMA)
+        run_evaluation(train, mixed_rows(200, 10, 2), rare_sampler, settings(), SCHEMA)
 
 
 @pytest.mark.slow
@@ -217,17 +215,16 @@ def test_on_the_shared_credit_scoring_table(tmp_path: Path) -> None:
         pytest.skip(f"{CREDIT_DATA} is absent (shared data not laid beside the repository)")
     raw = pd.read_csv(CREDIT_DATA)
     schema = infer_schema(raw, label="Status", positive="bad")
-    frame = raw.drop(columns=["Status"]).assign(**{LABEL: (raw["Status"] == "bad").astype(int)})
     rng = np.random.default_rng(0)
-    is_test = rng.random(len(frame)) < 0.25
-    train, test = frame[~is_test].reset_index(drop=True), frame[is_test].reset_index(drop=True)
-    rare = train[train[LABEL] == 1].reset_index(drop=True)
+    is_test = rng.random(len(raw)) < 0.25
+    train, test = raw[~is_test].reset_index(drop=True), raw[is_test].reset_index(drop=True)
+    rare = train[train["Status"] == "bad"].reset_index(drop=True)
 
     def resampled_rows(n: int, seed: int) -> pd.DataFrame:  # real rows: a perfect "generator"
         picks = np.random.default_rng(seed).integers(0, len(rare), n)
         return rare.iloc[picks].reset_index(drop=True)
 
-    result = run_evaluation(train, test, resampled_rows, settings(n_synthetic=300), schema=schema)
+    result = run_evaluation(train, test, resampled_rows, settings(n_synthetic=300), schema)
     metrics = result.metrics
     assert metrics["eval/tv_mean"] < 0.1 and metrics["eval/gap_share_diff_max"] < 3
     assert metrics["eval/exact_copies"] > 250  # copies of training rows are found as copies
@@ -263,7 +260,7 @@ def dated_rows(n_other: int, n_rare: int, seed: int) -> pd.DataFrame:
     when = pd.Series(pd.Timestamp("2020-01-01") + pd.to_timedelta(offsets, unit="s"))
     when[rng.random(len(rare)) < 0.1] = pd.NaT
     kind = np.where(rng.random(len(rare)) < np.where(rare, 0.7, 0.3), "x", "y")
-    return pd.DataFrame({"when": when, "kind": kind, LABEL: rare.astype(int)})
+    return pd.DataFrame({"when": when, "kind": kind, "y": rare.astype(int)})
 
 
 DATED = TableSchema(
@@ -281,9 +278,9 @@ def test_a_datetime_and_a_category_alone_run_and_draw(tmp_path: Path) -> None:
     result = run_evaluation(
         dated_rows(800, 50, 1),
         dated_rows(400, 25, 2),
-        lambda n, seed: dated_rows(0, n, seed % 2**31).drop(columns=[LABEL]),
+        lambda n, seed: dated_rows(0, n, seed % 2**31).drop(columns=["y"]),
         settings(sdmetrics=False),
-        schema=DATED,
+        DATED,
     )
     for name in ("ks_mean", "tv_mean", "gap_share_diff_mean", "exact_copies", "near_copies"):
         assert math.isfinite(result.metrics[f"eval/{name}"]), name

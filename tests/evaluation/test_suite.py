@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from support.creditcard import COLUMNS, FEATURES, LABEL, SCHEMA
 
 from wgangp.config import EvaluateConfig
-from wgangp.data.schema import COLUMNS, FEATURES, LABEL
 from wgangp.errors import ConfigError, DataError
 from wgangp.evaluation.suite import EvaluationResult, run_evaluation
 
@@ -85,7 +85,9 @@ def tiny_settings(**overrides) -> EvaluateConfig:
 
 @pytest.fixture(scope="module")
 def toy_result() -> EvaluationResult:
-    return run_evaluation(toy_rows(1500, 40, 1), toy_rows(800, 30, 2), sampler, tiny_settings())
+    return run_evaluation(
+        toy_rows(1500, 40, 1), toy_rows(800, 30, 2), sampler, tiny_settings(), SCHEMA
+    )
 
 
 def test_all_metric_names_are_present_and_finite(toy_result: EvaluationResult) -> None:
@@ -97,10 +99,12 @@ def test_all_metric_names_are_present_and_finite(toy_result: EvaluationResult) -
 
 
 def test_same_inputs_and_seed_give_the_same_metrics(toy_result: EvaluationResult) -> None:
-    again = run_evaluation(toy_rows(1500, 40, 1), toy_rows(800, 30, 2), sampler, tiny_settings())
+    again = run_evaluation(
+        toy_rows(1500, 40, 1), toy_rows(800, 30, 2), sampler, tiny_settings(), SCHEMA
+    )
     assert again.metrics == toy_result.metrics
     other = run_evaluation(
-        toy_rows(1500, 40, 1), toy_rows(800, 30, 2), sampler, tiny_settings(), seed=1
+        toy_rows(1500, 40, 1), toy_rows(800, 30, 2), sampler, tiny_settings(), SCHEMA, seed=1
     )
     assert other.metrics["eval/ks_mean"] != toy_result.metrics["eval/ks_mean"]
 
@@ -128,20 +132,24 @@ def test_a_sampler_returning_nan_fails_with_one_line() -> None:
         return rows
 
     with pytest.raises(DataError, match="NaN") as info:
-        run_evaluation(toy_rows(500, 20, 1), toy_rows(300, 10, 2), broken, tiny_settings())
+        run_evaluation(toy_rows(500, 20, 1), toy_rows(300, 10, 2), broken, tiny_settings(), SCHEMA)
     assert "\n" not in str(info.value)
 
 
 def test_a_sampler_returning_too_few_rows_fails() -> None:
     with pytest.raises(DataError, match="instead of a DataFrame of 120 rows"):
         run_evaluation(
-            toy_rows(500, 20, 1), toy_rows(300, 10, 2), lambda n, s: sampler(5, s), tiny_settings()
+            toy_rows(500, 20, 1),
+            toy_rows(300, 10, 2),
+            lambda n, s: sampler(5, s),
+            tiny_settings(),
+            SCHEMA,
         )
 
 
 def test_a_test_split_without_frauds_fails() -> None:
     with pytest.raises(DataError, match="real_test"):
-        run_evaluation(toy_rows(500, 20, 1), toy_rows(300, 0, 2), sampler, tiny_settings())
+        run_evaluation(toy_rows(500, 20, 1), toy_rows(300, 0, 2), sampler, tiny_settings(), SCHEMA)
 
 
 def test_missing_columns_fail() -> None:
@@ -151,13 +159,18 @@ def test_missing_columns_fail() -> None:
             toy_rows(300, 10, 2),
             sampler,
             tiny_settings(),
+            SCHEMA,
         )
 
 
 def test_invalid_settings_fail_before_any_work() -> None:
     with pytest.raises(ConfigError, match="evaluate.headline_ratio"):
         run_evaluation(
-            toy_rows(500, 20, 1), toy_rows(300, 10, 2), sampler, tiny_settings(headline_ratio=3.0)
+            toy_rows(500, 20, 1),
+            toy_rows(300, 10, 2),
+            sampler,
+            tiny_settings(headline_ratio=3.0),
+            SCHEMA,
         )
 
 
@@ -188,10 +201,11 @@ def test_on_the_real_sample_with_jittered_training_frauds(
         test,
         jittered_training_frauds,
         tiny_settings(n_synthetic=300, seeds=1, max_normal_rows=3000, sdmetrics=True),
+        SCHEMA,
     )
     for name in CORE_METRICS + SDMETRICS_METRICS:
         assert math.isfinite(result.metrics[name]), name
-    assert result.metrics["eval/n_test_frauds"] == 59
+    assert result.metrics["eval/n_test_rare"] == 59
     # our KS agrees with SDMetrics' KSComplement (Column Shapes = its mean over columns)
     assert result.metrics["eval/ks_complement"] == pytest.approx(
         result.metrics["eval/sdm_column_shapes"], abs=1e-9

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from support.creditcard import COLUMNS, FEATURES, LABEL, SCHEMA
 from threadpoolctl import threadpool_limits
 
-from wgangp.data.schema import COLUMNS, FEATURES, LABEL
 from wgangp.evaluation.utility import (
     recall_at_precision,
     recall_name,
@@ -50,9 +50,12 @@ def test_recall_at_precision_on_a_known_ranking() -> None:
 
 
 def test_extra_true_frauds_lift_pr_auc_over_real_only() -> None:
+    train, test = toy_rows(1500, 12, seed=1), toy_rows(3000, 150, seed=2)
     per_seed = utility_per_seed(
-        toy_rows(1500, 12, seed=1),
-        toy_rows(3000, 150, seed=2),
+        train[list(FEATURES)],
+        SCHEMA.classes(train[LABEL]),
+        test[list(FEATURES)],
+        SCHEMA.classes(test[LABEL]),
         true_fraud_sampler,
         ratios=[1.0, 4.0],
         headline_ratio=4.0,
@@ -61,6 +64,7 @@ def test_extra_true_frauds_lift_pr_auc_over_real_only() -> None:
         target_precision=0.9,
         smote_k_neighbors=5,
         gbm_max_iter=50,
+        schema=SCHEMA,
     )
     metrics = utility_metrics(per_seed, headline_ratio=4.0, target_precision=0.9)
     assert metrics["pr_auc_augmented"] == metrics["pr_auc_augmented_r4"]

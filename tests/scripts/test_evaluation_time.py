@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from support.creditcard import FRAUD, LABEL
+
 from scripts.evaluation_time import measure, simulated_frauds
 from wgangp.config import EvaluateConfig
-from wgangp.data.schema import FRAUD, LABEL
 
 
 def test_simulated_frauds_are_frauds_and_vary_with_the_seed() -> None:

@@ -4,7 +4,9 @@ The manifest catches an edit; a user who re-seals it (or an old bundle) is caugh
 own loaders. Each case edits a tiny real training run's bundle, re-seals it with
 ``write_manifest`` and checks that ``wgangp.sample`` exits 2 with one line naming the file, the
 table and the fix, writing nothing, and that the served model (the pyfunc's ``load_context``)
-refuses it with the same line. The run's own bundle loads: its tables pass every check.
+refuses it with the same line. The run's own bundle loads: its tables pass every check. The run
+maps Amount through its quantiles (``preprocess.quantile_columns``), so preprocessing.json holds a
+quantile table to edit too.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from support.configs import TINY, compose
+from support.creditcard import FEATURES
 
-from wgangp.data.schema import FEATURES
-from wgangp.data.transform import RETRAIN
+from wgangp.data.table_transform_check import RETRAIN
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import (
     BUNDLE,
@@ -29,6 +31,7 @@ from wgangp.serving.bundle import (
     META_FILE,
     PREPROCESSING_FILE,
     REEXPORT,
+    SCHEMA_FILE,
     write_manifest,
 )
 
@@ -41,9 +44,8 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from wgangp.train import train
 
     root = tmp_path_factory.mktemp("meaning")
-    result = train(
-        compose([*TINY, "tracking.enabled=false"]), output_dir=root / "out", launch_dir=root
-    )
+    overrides = [*TINY, "tracking.enabled=false", "preprocess.quantile_columns=[Amount]"]
+    result = train(compose(overrides), output_dir=root / "out", launch_dir=root)
     assert result.status == "FINISHED"
     return Path(result.synthesizer_dir)
 
@@ -51,9 +53,10 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_real_runs_tables_pass_every_check(shipped: Path) -> None:
     from wgangp.serving.synthesizer import Synthesizer
 
-    assert {CALIBRATION_FILE, COPULA_FILE} <= {p.name for p in shipped.iterdir()}
+    assert {CALIBRATION_FILE, COPULA_FILE, SCHEMA_FILE} <= {p.name for p in shipped.iterdir()}
     model = Synthesizer.load(shipped)
     assert len(model.sample(20, seed=1)) == 20
+    assert model.transformer.quantile_columns == ("Amount",)
     # A handful of training frauds: their covariance is rank-deficient, its zero eigenvalues
     # round to about -1e-15 of the largest, well within the PSD check's tolerance.
     assert np.linalg.matrix_rank(model.mixture.copula.covariance[1]) < len(FEATURES)
@@ -84,6 +87,16 @@ def _indefinite() -> np.ndarray:
 COPULA = "is not a usable copula"
 CALIBRATION = "is not a usable calibration"
 AMOUNT = FEATURES.index("Amount")
+V1 = FEATURES.index("V1")
+
+
+def _scales(payload: dict, column: int, key: str) -> dict:
+    """preprocessing.json's scale ``key`` ("all", "0", "1") of the feature at ``column``."""
+    entry = payload["columns"][column]
+    assert entry["schema"]["name"] == FEATURES[column]
+    return entry["scales"][key]
+
+
 #: (file, edit, start of the line after the file's path, end of the line)
 CASES: dict[str, tuple[str, Edit, str, str]] = {
     "copula -I": (
@@ -115,7 +128,7 @@ CASES: dict[str, tuple[str, Edit, str, str]] = {
     ),
     "calibration unsorted": (
         CALIBRATION_FILE,
-        lambda p: _reverse(p["classes"]["1"]["real"], AMOUNT),
+        lambda p: _reverse(p["classes"]["1"]["real"][AMOUNT], 0),
         f"{CALIBRATION} (class 1 real quantiles of Amount: quantiles not sorted (knot 2 of ",
         RETRAIN,
     ),
@@ -131,41 +144,65 @@ CASES: dict[str, tuple[str, Edit, str, str]] = {
         f"{CALIBRATION} (class 1 generated quantiles hold 1000 knots for 999 references)",
         RETRAIN,
     ),
+    "calibration of other columns": (
+        CALIBRATION_FILE,
+        lambda p: p["layout"][0].__setitem__("column", "Day"),
+        f"does not fit {PREPROCESSING_FILE} (another table's columns)",
+        REEXPORT,
+    ),
     "preprocessing std 0": (
         PREPROCESSING_FILE,
-        lambda p: p["scales"]["1"]["base"]["std"].__setitem__(1, 0.0),
-        "holds class 1's scale of V1 with std 0, not in (0, 1e+16]",
+        lambda p: _scales(p, V1, "0")["std"].__setitem__(0, 0.0),
+        "column V1: its scale of 0 makes no sense (std 0, not in (0, 1e+16])",
         RETRAIN,
     ),
     "preprocessing std 1e300": (
         PREPROCESSING_FILE,
-        lambda p: p["scales"]["0"]["base"]["std"].__setitem__(1, 1e300),
-        "holds class 0's scale of V1 with std 1e+300, not in (0, 1e+16]",
+        lambda p: _scales(p, V1, "all")["std"].__setitem__(0, 1e300),
+        "column V1: its scale of all makes no sense (std 1e+300, not in (0, 1e+16])",
         RETRAIN,
     ),
-    "preprocessing Time swapped": (
+    "preprocessing quantiles swapped": (
         PREPROCESSING_FILE,
-        lambda p: _swap_with_references(p["scales"]["1"]["quantile"], 1),
-        "holds class 1's scale of Amount with references from ",
+        lambda p: _swap_with_references(_scales(p, AMOUNT, "0"), 0),
+        "column Amount: its scale of 0 makes no sense (references from ",
         RETRAIN,
     ),
     "preprocessing unsorted": (
         PREPROCESSING_FILE,
-        lambda p: _reverse(p["scales"]["0"]["quantile"], 0),
-        "holds class 0's scale of Amount with quantiles not sorted (knot 2 of ",
+        lambda p: _reverse(_scales(p, AMOUNT, "all"), 0),
+        "column Amount: its scale of all makes no sense (quantiles not sorted (knot 2 of ",
         RETRAIN,
     ),
     "copula share 0": (
         META_FILE,
         lambda p: p.__setitem__("copula_share", 0.0),
-        f"gives copula_share 0, but the bundle holds {COPULA_FILE}, which only a share in (0, 1) "
-        "draws from",
+        f"does not describe {COPULA_FILE}, but the bundle holds it",
         REEXPORT,
     ),
-    "preprocessing amount_max": (
+    "not calibrated": (
+        META_FILE,
+        lambda p: p.__setitem__("calibrated", False),
+        f"does not describe {CALIBRATION_FILE}, but the bundle holds it",
+        REEXPORT,
+    ),
+    "another class to synthesize": (
+        META_FILE,
+        lambda p: p.__setitem__("label", ["Class", 0]),
+        "is not a usable synthesizer description (label and class ['Class', 0] are not the "
+        "schema's ['Class', 1])",
+        RETRAIN,
+    ),
+    "preprocessing Amount bounds reversed": (
         PREPROCESSING_FILE,
-        lambda p: p.__setitem__("amount_max", -3.5),
-        "holds amount_max -3.5, a negative cap for every generated Amount (amounts are >= 0)",
+        lambda p: p["columns"][AMOUNT]["schema"].__setitem__("bounds", [4000.0, -3.5]),
+        "column 'Amount': bounds are reversed (4000.0 > -3.5); write [min, max]",
+        RETRAIN,
+    ),
+    "preprocessing fill out of bounds": (
+        PREPROCESSING_FILE,
+        lambda p: p["columns"][AMOUNT].__setitem__("fill", -3.5),
+        "column Amount fills gaps with -3.5, outside its bounds",
         RETRAIN,
     ),
 }
@@ -184,11 +221,38 @@ def _edited(shipped: Path, tmp_path: Path, name: str, edit: Edit) -> Path:
 def test_an_edited_resealed_table_never_samples(
     shipped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
 ) -> None:
+    name, edit, says, fix = CASES[case]
+    bundle = _edited(shipped, tmp_path, name, edit)
+    _never_samples(bundle, name, says, fix, tmp_path, capsys)
+
+
+def test_a_schema_of_other_columns_never_samples(
+    shipped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """schema.yaml renames a column and is re-sealed: the description's columns are not the
+    table's any more."""
+    bundle = Path(shutil.copytree(shipped, tmp_path / BUNDLE))
+    text = (bundle / SCHEMA_FILE).read_text()
+    assert text.count("- name: V1\n") == 1
+    (bundle / SCHEMA_FILE).write_text(text.replace("- name: V1\n", "- name: W1\n"))
+    write_manifest(bundle)
+    says = "is not a usable synthesizer description (columns are not the table's)"
+    _never_samples(bundle, META_FILE, says, RETRAIN, tmp_path, capsys)
+
+
+def _never_samples(
+    bundle: Path,
+    name: str,
+    says: str,
+    fix: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``wgangp.sample`` exits 2 with one line naming ``bundle / name``, writing nothing, and the
+    served model refuses the bundle with the same line."""
     from wgangp.sample import main
     from wgangp.serving.pyfunc import SynthesizerModel
 
-    name, edit, says, fix = CASES[case]
-    bundle = _edited(shipped, tmp_path, name, edit)
     out = tmp_path / "rows.csv"
     capsys.readouterr()
     assert main([f"model_uri={bundle}", "n=5", f"output={out}"]) == 2

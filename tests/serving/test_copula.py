@@ -8,12 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import ks_2samp, spearmanr
+from support.creditcard import CLASSES, FEATURES
 
-from wgangp.data.schema import CLASSES, FEATURES
 from wgangp.errors import DataError
 from wgangp.serving.copula import GaussianCopula
 
 WIDTH = len(FEATURES)
+#: The networks' slot names of Kaggle's table: one per feature, all numbers.
+NAMES = list(FEATURES)
 
 
 def _training_rows(seed: int = 0) -> dict[int, np.ndarray]:
@@ -49,7 +51,7 @@ def test_saved_and_loaded_it_draws_the_same(tmp_path: Path) -> None:
     copula = GaussianCopula.fit(_training_rows())
     path = tmp_path / "copula.json"
     path.write_text(copula.to_json())
-    loaded = GaussianCopula.load(path)
+    loaded = GaussianCopula.load(path, NAMES)
     for label in CLASSES:
         rng = np.random.default_rng
         np.testing.assert_allclose(loaded.draw(50, label, rng(2)), copula.draw(50, label, rng(2)))
@@ -109,11 +111,20 @@ def test_an_edited_file_is_refused_in_one_line(tmp_path: Path, edit, says: str) 
     path.write_text(GaussianCopula.fit(_training_rows()).to_json())
     path.write_text(json.dumps(edit(json.loads(path.read_text()))))
     with pytest.raises(DataError) as err:
-        GaussianCopula.load(path)
+        GaussianCopula.load(path, NAMES)
     message = str(err.value)
     assert "\n" not in message
     assert message.startswith(f"{path} is not a usable copula (") and says in message
     assert message.endswith("retrain to get a new one")
+
+
+def test_a_copula_of_another_width_than_the_networks_is_refused(tmp_path: Path) -> None:
+    """The loader reads the copula over the networks' slots: a file of 30 columns does not
+    load for a table of 31 (a category's one-hot slots, a gap's indicator count too)."""
+    path = tmp_path / "copula.json"
+    path.write_text(GaussianCopula.fit(_training_rows()).to_json())
+    with pytest.raises(DataError, match="class 0 marginals are not quantiles 31 columns wide"):
+        GaussianCopula.load(path, [*NAMES, "merchant[0]"])
 
 
 def _set(payload: dict, key: str, value: object) -> dict:
@@ -148,7 +159,7 @@ def test_a_rank_deficient_covariance_of_a_real_fit_loads(tmp_path: Path) -> None
     assert np.linalg.eigvalsh(copula.covariance[0])[0] < 1e-12  # rank 11 of 30
     path = tmp_path / "copula.json"
     path.write_text(copula.to_json())
-    loaded = GaussianCopula.load(path)
+    loaded = GaussianCopula.load(path, NAMES)
     np.testing.assert_array_equal(loaded.covariance[1], copula.covariance[1])
 
 
@@ -161,4 +172,6 @@ def test_a_class_of_two_rows_the_largest_variance_a_fit_writes_loads(tmp_path: P
     assert np.diag(copula.covariance[1]).max() > 54
     path = tmp_path / "copula.json"
     path.write_text(copula.to_json())
-    np.testing.assert_array_equal(GaussianCopula.load(path).covariance[1], copula.covariance[1])
+    np.testing.assert_array_equal(
+        GaussianCopula.load(path, NAMES).covariance[1], copula.covariance[1]
+    )

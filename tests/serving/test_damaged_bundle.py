@@ -11,31 +11,30 @@ import json
 from pathlib import Path
 
 import pytest
+from support.synthesizers import LATENT, creditcard_synthesizer, simulated_rows
+from support.tables import fraud_team_table
 
-from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.transform import TabularTransformer
+from wgangp.data.schema_inference import infer_schema
+from wgangp.data.table_transform import TableTransform
+from wgangp.errors import DataError
 from wgangp.serving.bundle import (
+    BUNDLE_FORMAT,
     CALIBRATION_FILE,
     COPULA_FILE,
     GENERATOR_FILE,
     MANIFEST_FILE,
     META_FILE,
     PREPROCESSING_FILE,
+    SCHEMA_FILE,
     DamagedBundleError,
     write_manifest,
 )
 from wgangp.serving.synthesizer import Synthesizer
 
-LATENT = 4
-
 
 def _bundle(directory: Path, latent: int = LATENT, width: int | None = None) -> Path:
-    from wgangp.data.schema import FEATURES
-    from wgangp.model.networks import build_generator
-
-    generator = build_generator(latent, width or len(FEATURES), [8])
-    transformer = TabularTransformer().fit(simulate_creditcard(500, seed=0))
-    return Synthesizer(generator, transformer, latent).save(directory)
+    model = creditcard_synthesizer(train=simulated_rows(500), latent=latent, width=width)
+    return model.save(directory)
 
 
 @pytest.fixture(scope="module")
@@ -59,12 +58,25 @@ def _refused(bundle: Path) -> str:
 
 def test_a_sound_bundle_lists_every_file_and_loads(sound: Path) -> None:
     manifest = json.loads((sound / MANIFEST_FILE).read_text())
-    assert manifest["format"] == "wgangp.bundle/1"
-    assert set(manifest["files"]) == {GENERATOR_FILE, PREPROCESSING_FILE, META_FILE}
+    assert manifest["format"] == BUNDLE_FORMAT == "wgangp.bundle/2"
+    assert set(manifest["files"]) == {GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, SCHEMA_FILE}
     assert len(Synthesizer.load(sound).sample(5)) == 5
 
 
-@pytest.mark.parametrize("name", [GENERATOR_FILE, PREPROCESSING_FILE, META_FILE])
+def test_a_bundle_of_an_older_format_is_refused_with_the_retrain_line(
+    sound: Path, tmp_path: Path
+) -> None:
+    """Format 1 (Kaggle's bundles before every table had a schema) is never read as format 2."""
+    bundle = _copy(sound, tmp_path)
+    manifest = json.loads((bundle / MANIFEST_FILE).read_text())
+    (bundle / MANIFEST_FILE).write_text(json.dumps({**manifest, "format": "wgangp.bundle/1"}))
+    assert _refused(bundle) == (
+        f"{bundle} was saved by another wgangp version (format wgangp.bundle/1; this one reads "
+        "wgangp.bundle/2); retrain to get a bundle of this version"
+    )
+
+
+@pytest.mark.parametrize("name", [GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, SCHEMA_FILE])
 def test_a_truncated_file_is_refused(sound: Path, tmp_path: Path, name: str) -> None:
     bundle = _copy(sound, tmp_path)
     path = bundle / name
@@ -101,7 +113,7 @@ def test_a_bundle_without_manifest_is_refused(sound: Path, tmp_path: Path) -> No
     bundle = _copy(sound, tmp_path)
     (bundle / MANIFEST_FILE).unlink()
     assert _refused(bundle).startswith(f"{bundle} has no manifest.json")
-    (bundle / MANIFEST_FILE).write_text('{"format": "wgangp.bundle/1", "files": ')
+    (bundle / MANIFEST_FILE).write_text('{"format": "wgangp.bundle/2", "files": ')
     assert _refused(bundle).startswith(f"{bundle / MANIFEST_FILE} is unreadable")
 
 
@@ -135,10 +147,27 @@ def test_a_garbage_generator_is_refused_when_sealed(sound: Path, tmp_path: Path)
 
 
 def test_an_unfitted_preprocessing_table_is_refused(sound: Path, tmp_path: Path) -> None:
+    """A transform of no column (what an unfitted one writes) maps nothing back."""
     bundle = _copy(sound, tmp_path)
-    (bundle / PREPROCESSING_FILE).write_text(TabularTransformer().to_json())
+    (bundle / PREPROCESSING_FILE).write_text(TableTransform(()).to_json())
     write_manifest(bundle)
-    assert _refused(bundle).startswith(f"{bundle / PREPROCESSING_FILE} holds an unfitted transform")
+    with pytest.raises(DataError) as err:
+        Synthesizer.load(bundle)
+    assert str(err.value).startswith(f"{bundle / PREPROCESSING_FILE} has no columns; ")
+
+
+def test_another_tables_preprocessing_is_refused(sound: Path, tmp_path: Path) -> None:
+    """A sound transform of another table's columns, re-sealed, would map every generated row
+    into the wrong columns."""
+    bundle = _copy(sound, tmp_path)
+    frame = fraud_team_table()
+    schema = infer_schema(frame, label="is_fraud", positive="yes")
+    other = TableTransform.fit(frame, schema, schema.classes(frame["is_fraud"]))
+    (bundle / PREPROCESSING_FILE).write_text(other.to_json())
+    write_manifest(bundle)
+    assert _refused(bundle).startswith(
+        f"{bundle}: {PREPROCESSING_FILE} maps other columns than {SCHEMA_FILE}'s features"
+    )
 
 
 def test_a_failed_save_keeps_the_previous_bundle(sound: Path, tmp_path: Path) -> None:

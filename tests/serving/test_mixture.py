@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.creditcard import FEATURES
 
-from wgangp.data.schema import FEATURES
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.mixture import CopulaMixture
 

@@ -19,10 +19,10 @@ import pandas as pd
 import pytest
 from mlflow.exceptions import MlflowException
 from support.configs import TINY, compose
+from support.creditcard import COLUMNS, LABEL, SCHEMA
 
-from wgangp.data.schema import COLUMNS, LABEL
 from wgangp.errors import WgangpError
-from wgangp.serving.bundle import META_FILE, find_bundle
+from wgangp.serving.bundle import META_FILE, SCHEMA_FILE, find_bundle
 from wgangp.serving.pyfunc import model_signature, model_spec, parse_requests
 
 # --- request parsing and bundle lookup (no TensorFlow) ----------------------------------------
@@ -30,12 +30,12 @@ from wgangp.serving.pyfunc import model_signature, model_spec, parse_requests
 
 def test_requests_default_label_and_seed():
     frame = pd.DataFrame({"n": [5, 3]})
-    assert parse_requests(frame) == [(5, 1, 0), (3, 1, 1)]
+    assert parse_requests(frame, SCHEMA) == [(5, 1, 0), (3, 1, 1)]
 
 
 def test_requests_with_all_columns_and_missing_values():
     frame = pd.DataFrame({"n": [2, 4], "label": [0, None], "seed": [None, 9]})
-    assert parse_requests(frame) == [(2, 0, 0), (4, 1, 9)]
+    assert parse_requests(frame, SCHEMA) == [(2, 0, 0), (4, 1, 9)]
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,10 @@ def test_requests_with_all_columns_and_missing_values():
         (pd.DataFrame({"n": [-1]}), "n must be >= 0"),
         (pd.DataFrame({"n": [2.5]}), "n must be an integer"),
         (pd.DataFrame({"n": ["many"]}), "n must be an integer"),
-        (pd.DataFrame({"n": [3], "label": [2]}), "label must be 0 or 1"),
+        (
+            pd.DataFrame({"n": [3], "label": [2]}),
+            "label=2 is not a value of Class; use one of: 0, 1",
+        ),
         (pd.DataFrame({"n": [3], "seed": [-4]}), "seed must be in [0, 4294967295], got -4"),
         (
             pd.DataFrame({"n": [200_000, 200_000]}),
@@ -57,7 +60,7 @@ def test_requests_with_all_columns_and_missing_values():
 )
 def test_bad_requests_are_400_errors(frame, expected):
     with pytest.raises(MlflowException) as info:
-        parse_requests(frame)
+        parse_requests(frame, SCHEMA)
     assert expected in info.value.message
     assert info.value.get_http_status_code() == 400
 
@@ -74,7 +77,7 @@ def test_a_large_answer_trims_the_heap_afterwards(monkeypatch):
     monkeypatch.setattr(pyfunc, "LARGE_ANSWER_ROWS", 10)
 
     class Rows:
-        table = None  # Kaggle's file
+        table = SCHEMA
 
         def sample(self, n, label, seed):
             return pd.DataFrame({c: [0.0] * n for c in COLUMNS})
@@ -93,11 +96,13 @@ def test_model_spec_is_plain_json_and_restores_the_signature(tmp_path):
     """The tracker journals the spec during an outage: it must survive a JSON round trip."""
     from mlflow.models import ModelSignature
 
+    (tmp_path / SCHEMA_FILE).write_text(SCHEMA.to_yaml())  # every bundle holds its schema
     spec = json.loads(json.dumps(model_spec(tmp_path)))
     assert spec["name"] == "synthesizer"
     assert spec["artifacts"] == {"synthesizer": str(tmp_path.resolve())}
     assert Path(spec["python_model"]).is_file()
-    assert ModelSignature.from_dict(spec["signature"]) == model_signature()
+    assert ModelSignature.from_dict(spec["signature"]) == model_signature(SCHEMA)
+    assert spec["input_example"] == {"n": [3], "label": [1], "seed": [0]}
 
 
 def test_bundle_found_in_each_layout(tmp_path):
@@ -112,10 +117,12 @@ def test_bundle_found_in_each_layout(tmp_path):
 
 
 def test_signature_makes_label_and_seed_optional():
-    signature = model_signature()
+    signature = model_signature(SCHEMA)
     required = {spec.name: spec.required for spec in signature.inputs.inputs}
     assert required == {"n": True, "label": False, "seed": False}
     assert signature.outputs.input_names() == list(COLUMNS)
+    types = {spec.name: spec.type.name for spec in signature.outputs.inputs}
+    assert types[LABEL] == "long" and types["Amount"] == "double"
 
 
 # --- a real run's model, loaded in-process and served over REST -------------------------------
@@ -237,7 +244,7 @@ def test_rest_optional_columns_and_bad_request(served):
 
     status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 2, "label": 5}]})
     assert status == 400
-    assert "label must be 0 or 1" in body["message"]
+    assert "label=5 is not a value of Class; use one of: 0, 1" in body["message"]
     # the server no longer casts before the checks: 2.5 is not 2 rows, 2**63 is not negative
     status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 2.5}]})
     assert status == 400 and "n must be an integer, got 2.5" in body["message"]

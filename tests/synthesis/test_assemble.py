@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from scipy.stats import ks_2samp
 from support.configs import TINY, compose
+from support.creditcard import FEATURES, FRAUD, LABEL, SCHEMA
+from support.synthesizers import creditcard_transform
 
 from wgangp.config import ShipConfig, to_config
 from wgangp.data.prepare import PreparedData
-from wgangp.data.schema import FEATURES, FRAUD, LABEL
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.transform import TabularTransformer
 from wgangp.model.networks import build_generator
 from wgangp.synthesis.assemble import assemble
 from wgangp.synthesis.selection import step_selector
@@ -24,11 +24,12 @@ def train():
 
 @pytest.fixture(scope="module")
 def networks(train):
-    return build_generator(8, 30, [16]), TabularTransformer().fit(train)
+    return build_generator(8, 30, [16]), creditcard_transform(train)
 
 
 def _selector(tmp_path, train, networks, overrides: list[str]):
-    data = PreparedData("simulated", "simulated", train, simulate_creditcard(20_000, seed=1), train)
+    val = simulate_creditcard(20_000, seed=1)
+    data = PreparedData("simulated", "simulated", "simulated", SCHEMA, train, val, train)
     cfg = to_config(compose([*TINY, "select.every=2", *overrides]))
     generator, transformer = networks
     return step_selector(generator, transformer, data, tmp_path, cfg), cfg
@@ -60,7 +61,7 @@ def test_the_probe_draws_exactly_the_rows_the_export_ships(tmp_path, train, netw
     ]
     selector, cfg = _selector(tmp_path, train, networks, overrides)
     generator, transformer = networks
-    shipped = assemble(generator, transformer, 8, train, cfg.ship, cfg.seed)
+    shipped = assemble(generator, transformer, 8, SCHEMA, train, cfg.ship, cfg.seed)
     probed = selector.sample(500, 3)
     np.testing.assert_array_equal(
         probed[list(FEATURES)].to_numpy(), shipped.sample(500, FRAUD, 3)[list(FEATURES)].to_numpy()
@@ -72,8 +73,8 @@ def test_the_probe_draws_exactly_the_rows_the_export_ships(tmp_path, train, netw
 def test_the_copulas_share_of_rows_differs_from_the_generators(train, networks) -> None:
     """About ``copula_share`` of the shipped rows are the copula's, the others the generator's."""
     generator, transformer = networks
-    alone = assemble(generator, transformer, 8, train, ShipConfig(False, 0.0), seed=0)
-    mixed = assemble(generator, transformer, 8, train, ShipConfig(False, 0.5), seed=0)
+    alone = assemble(generator, transformer, 8, SCHEMA, train, ShipConfig(False, 0.0), seed=0)
+    mixed = assemble(generator, transformer, 8, SCHEMA, train, ShipConfig(False, 0.5), seed=0)
     rows = mixed.sample(2000, FRAUD, seed=3)[list(FEATURES)]
     generated = alone.sample(2000, FRAUD, seed=3)[list(FEATURES)]
     assert abs((~np.isclose(rows, generated).all(axis=1)).mean() - 0.5) < 0.05
@@ -81,6 +82,6 @@ def test_the_copulas_share_of_rows_differs_from_the_generators(train, networks) 
 
 def test_nothing_is_fitted_when_nothing_ships_beside_the_generator(train, networks) -> None:
     generator, transformer = networks
-    plain = assemble(generator, transformer, 8, train, ShipConfig(False, 0.0), seed=0)
+    plain = assemble(generator, transformer, 8, SCHEMA, train, ShipConfig(False, 0.0), seed=0)
     assert plain.calibration is None and plain.mixture is None
     assert plain.generator is generator

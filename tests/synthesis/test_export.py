@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
+import pandas as pd
 import pytest
 from support.configs import TINY, compose
+from support.creditcard import COLUMNS, FRAUD, LABEL
+from support.synthesizers import creditcard_synthesizer, simulated_rows
 
 from wgangp.config import to_config
-from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.transform import TabularTransformer
-from wgangp.model.networks import build_generator
 from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer
-from wgangp.synthesis.export import export
+from wgangp.synthesis.export import SAMPLES_FILE, export
 
 
 class RecordingTracker:
@@ -34,14 +33,9 @@ class RecordingTracker:
 
 
 def _synthesizer(broken: bool) -> Synthesizer:
-    generator = build_generator(8, 30, [16])
-    if broken:
-        weights = generator.get_layer("generator_out").get_weights()
-        generator.get_layer("generator_out").set_weights(
-            [np.full_like(weights[0], np.nan)] + weights[1:]
-        )
-    transformer = TabularTransformer().fit(simulate_creditcard(4000, seed=0))
-    return Synthesizer(generator, transformer, latent_dim=8)
+    return creditcard_synthesizer(
+        "nan" if broken else "random", train=simulated_rows(4000), latent=8, hidden=(16,)
+    )
 
 
 @pytest.mark.parametrize("sample_rows", [0, 10, 100])
@@ -50,10 +44,13 @@ def test_export_writes_and_logs_the_bundle_and_the_requested_rows(tmp_path, samp
     tracker = RecordingTracker()
     bundle = export(_synthesizer(broken=False), tmp_path, tracker, cfg, None)
     assert (bundle / "synthesizer.json").is_file()
-    written = tmp_path / "fraud_samples.csv"
+    written = tmp_path / SAMPLES_FILE
+    assert SAMPLES_FILE == "samples.csv"
     assert written.is_file() == bool(sample_rows)
     if sample_rows:
-        assert len(written.read_text().splitlines()) == sample_rows + 1
+        rows = pd.read_csv(written)
+        assert len(rows) == sample_rows and list(rows.columns) == list(COLUMNS)
+        assert (rows[LABEL] == FRAUD).all()  # the rare class, in the label's own value
     assert tracker.calls[:2] == ["artifact synthesizer", "model"]
 
 

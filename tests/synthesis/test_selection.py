@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from support.configs import compose
+from support.creditcard import COLUMNS, FEATURES, LABEL, SCHEMA
 from support.probes import PROBED_RUN, script_probes
 
 from wgangp.config import SelectConfig, to_config
-from wgangp.data.schema import COLUMNS, FEATURES, LABEL
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.model.networks import build_generator
 from wgangp.serving.synthesizer import Synthesizer
@@ -44,7 +44,7 @@ def _draw(frauds: pd.DataFrame, shift: float):
 
 def test_the_probe_tells_a_shifted_generator_from_a_faithful_one(frauds) -> None:
     sc = SelectConfig(samples=100, repeats=3)
-    probe = ValidationProbe(frauds.head(40), sc, seed=0)
+    probe = ValidationProbe(frauds.head(40), sc, seed=0, schema=SCHEMA)
     faithful = probe.score(_draw(frauds.iloc[40:], 0.0), step=10)
     shifted = probe.score(_draw(frauds.iloc[40:], 8.0), step=10)
     assert faithful["val/c2st_auc_gbm"] < 0.7 < 0.9 < shifted["val/c2st_auc_gbm"]

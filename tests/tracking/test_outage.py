@@ -134,7 +134,7 @@ def test_server_killed_mid_run_training_finishes_and_sync_replays(tmp_path: Path
         assert time.monotonic() - killed_at < 600
 
         # Nothing local was lost, and the user was told how to sync.
-        for name in ("metrics.csv", "fraud_samples.csv", "synthesizer/generator.keras"):
+        for name in ("metrics.csv", "samples.csv", "synthesizer/generator.keras"):
             assert (out / name).is_file(), name
         assert list((tmp_path / "checkpoints").glob("*/ckpt-1500.index"))
         assert f"python -m wgangp.sync {out}" in output
@@ -153,7 +153,7 @@ def test_server_killed_mid_run_training_finishes_and_sync_replays(tmp_path: Path
         steps = [m.step for m in client.get_metric_history(run_id, "train/critic_loss")]
         assert sorted(steps) == list(range(10, 1501, 10))
         artifacts = {a.path for a in client.list_artifacts(run_id)}
-        assert {"metrics.csv", "fraud_samples.csv", "synthesizer"} <= artifacts
+        assert {"metrics.csv", "samples.csv", "synthesizer"} <= artifacts
         assert run.data.tags["model.uri"].startswith("models:/")
     finally:
         server.stop()

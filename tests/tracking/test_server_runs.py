@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
+from support.creditcard import COLUMNS, LABEL
 from support.tracked_runs import REGISTERED, ServerRuns
 
-from wgangp.data.schema import COLUMNS, LABEL
 from wgangp.tracking.store import use_tracking_uri
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -62,7 +62,7 @@ def test_stable_run_params_metrics_artifacts(server_runs: ServerRuns, server_def
         "config/config_resolved.yaml",
         "metrics.csv",
         "loss_curves.png",
-        "fraud_samples.csv",
+        "samples.csv",
         "synthesizer/generator.keras",
         "synthesizer/preprocessing.json",
         "synthesizer/synthesizer.json",

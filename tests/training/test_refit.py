@@ -14,14 +14,14 @@ import mlflow
 import numpy as np
 import pytest
 from support.configs import TINY_NETWORKS, compose
+from support.creditcard import LABEL, SCHEMA
 from support.probes import LOOP_DATA, PROBED_RUN, script_probes
+from wgangp.data.transform import TabularTransformer
 
 from wgangp import evaluate
 from wgangp.config import to_config
 from wgangp.data.prepare import PreparedData, prepare_data
-from wgangp.data.schema import LABEL
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.transform import TabularTransformer
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.train import train
 from wgangp.training import fit as fit_module
@@ -30,7 +30,8 @@ from wgangp.training.refit import RefitRun
 
 def test_the_refit_split_is_training_then_validation_rows() -> None:
     frame = simulate_creditcard(300, seed=0)
-    data = PreparedData("simulated", "t", frame.iloc[:200], frame.iloc[200:250], frame.iloc[250:])
+    parts = (frame.iloc[:200], frame.iloc[200:250], frame.iloc[250:])
+    data = PreparedData("simulated", "t", "simulated", SCHEMA, *parts)
     merged = data.with_validation_rows()
     assert len(merged.train) == 250 and len(merged.val) == 0
     assert list(merged.val.columns) == list(frame.columns)
@@ -62,7 +63,7 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=tmp_path)
     frauds = int(data.train[LABEL].sum() + data.val[LABEL].sum())
     assert run.data.tags["selection.step"] == "4" and run.data.tags["refit.steps"] == "4"
-    assert run.data.tags["refit.train_frauds"] == str(frauds)
+    assert run.data.tags["refit.train_rare"] == str(frauds)
     first = [m.step for m in client.get_metric_history(result.run_id, "train/critic_loss")]
     refit = [m.step for m in client.get_metric_history(result.run_id, "refit/train/critic_loss")]
     assert sorted(first) == list(range(1, 9)) and sorted(refit) == [1, 2, 3, 4]

@@ -383,7 +383,8 @@ def test_an_unreadable_checkpoint_list_is_rebuilt_from_the_files(tmp_path: Path)
 def test_a_damaged_kept_best_generator_is_forgotten_not_a_crash(
     tmp_path: Path, damaged: str
 ) -> None:
-    from wgangp.data.schema import FEATURES
+    from support.creditcard import FEATURES
+
     from wgangp.model.networks import build_generator
     from wgangp.synthesis.selection import BestGenerator
 

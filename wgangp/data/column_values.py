@@ -116,9 +116,16 @@ def native(value: Any) -> Any:
 
 def shown(values: list, limit: int = 5) -> str:
     """A short list for a one-line message: ``a, b, c, ... (+12)``."""
-    items = [_truncate(str(native(v))) for v in values[:limit]]
+    items = [_truncate(_text(native(v))) for v in values[:limit]]
     more = f", ... (+{len(values) - limit})" if len(values) > limit else ""
     return ", ".join(items) + more
+
+
+def _text(value: Any) -> str:
+    """A value as a person wrote it: a whole float read from a column with gaps (2.0) as 2."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _row(cells: pd.Series, mask: np.ndarray) -> int:

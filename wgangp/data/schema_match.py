@@ -43,7 +43,7 @@ def match_table(
     frame = frame.set_axis(names, axis=1)
     for column in schema.columns:
         _check_column(frame[column.name], column, source, editable=header is None)
-    _check_positive_rows(frame[schema.label], schema, source)
+    _check_positive_rows(frame[schema.label], schema, source, editable=header is None)
     dropped = [name for name in names if name not in schema.names]
     return frame[list(schema.names)], dropped
 
@@ -97,11 +97,18 @@ def _check_column(
             )
 
 
-def _check_positive_rows(values: pd.Series, schema: TableSchema, source: str) -> None:
+def _check_positive_rows(
+    values: pd.Series, schema: TableSchema, source: str, *, editable: bool = True
+) -> None:
     levels = (schema.positive,)
     rows = int(cv.present(values).map(lambda v: level_of(levels, v) is not None).sum())
     if rows == 0:
+        fix = (
+            "use the table it was written for, or set positive: in data.schema"
+            if editable
+            else "the table needs rows of both classes"
+        )
         raise DataError(
             f"{source}: no row has {schema.label} = {schema.positive}, the class to synthesize; "
-            "use the table it was written for, or set positive: in data.schema"
+            f"{fix}"
         )

@@ -176,6 +176,7 @@ class Synthesizer:
                 "calibrated": self.calibration is not None,
                 "copula_share": self.mixture.share if self.mixture else 0.0,
                 "columns": self.columns,
+                "label": [self.table.label, self.table.positive],
                 "keras_version": keras.__version__,
             }
             write_text(tmp / META_FILE, json.dumps(meta, indent=2))
@@ -202,7 +203,7 @@ class Synthesizer:
         if not sealed:
             check_manifest(directory)
         table = _read(directory / SCHEMA_FILE, TableSchema.load)
-        meta = _meta(directory / META_FILE, list(table.names))
+        meta = _meta(directory / META_FILE, list(table.names), [table.label, table.positive])
         # The JSON first: a bad preprocessing.json fails before the slow Keras load.
         transformer = _read(directory / PREPROCESSING_FILE, _load_transform)
         features = [column.name for column in table.features]
@@ -238,18 +239,17 @@ class Synthesizer:
 
 
 def _part(directory: Path, name: str, described: bool, load):
-    """An optional file of the bundle, read when present; refused when ``synthesizer.json``
-    describes it (a calibrated model, a copula share) and it is gone, even from a re-sealed
-    manifest: the rows would silently be another model's."""
+    """An optional file of the bundle, read when ``synthesizer.json`` describes it (a calibrated
+    model, a copula share); refused when the two disagree, even in a re-sealed manifest: the rows
+    would silently be another model's."""
     path = directory / name
-    if not path.exists():
-        if described:
-            raise DamagedBundleError(
-                f"{directory / META_FILE} describes {name}, but the bundle does not hold it; "
-                f"{REEXPORT}"
-            )
-        return None
-    return _read(path, load)
+    if path.exists() != described:
+        held = "does not describe" if path.exists() else "describes"
+        holds = "holds" if path.exists() else "does not hold"
+        raise DamagedBundleError(
+            f"{directory / META_FILE} {held} {name}, but the bundle {holds} it; {REEXPORT}"
+        )
+    return _read(path, load) if described else None
 
 
 def _load_transform(path: Path) -> TableTransform:
@@ -293,9 +293,9 @@ def _generator(path: Path, latent_dim: int, width: int) -> keras.Model:
     return generator
 
 
-def _meta(path: Path, columns: list[str]) -> dict:
+def _meta(path: Path, columns: list[str], label: list) -> dict:
     """``synthesizer.json``, checked: this format, a latent size, whether it is calibrated, a
-    copula share in [0, 1), these columns."""
+    copula share in [0, 1), these columns, this label and class to synthesize."""
     try:
         meta = json.loads(path.read_text())
         if not isinstance(meta, dict):
@@ -312,6 +312,8 @@ def _meta(path: Path, columns: list[str]) -> dict:
             raise ValueError(f"copula_share {share} is not in [0, 1)")
         if meta.get("columns", columns) != columns:
             raise ValueError("columns are not the table's")
+        if meta.get("label") != label:
+            raise ValueError(f"label and class {meta.get('label')!r} are not the schema's {label}")
     except (ValueError, KeyError, TypeError, AttributeError, OSError) as err:
         raise DamagedBundleError(
             f"{path} is not a usable synthesizer description ({err}); {RETRAIN}"
