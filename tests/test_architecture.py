@@ -199,3 +199,35 @@ def test_an_entry_points_main_guard_comes_last() -> None:
         if guards and guards[-1] != len(body) - 1:
             late.append(str(path.relative_to(REPO)))
     assert late == []
+
+
+def test_the_layout_page_names_every_module() -> None:
+    """docs/layout.md has a line for each file of the package (and no line for one gone)."""
+    page = (REPO / "docs" / "layout.md").read_text()
+    modules = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py"
+    }
+    named = {f"{folder}/{name}" if folder else name for folder, name in _named_files(page)}
+    assert not modules - named, f"not on docs/layout.md: {sorted(modules - named)}"
+    assert not {m for m in named if m.endswith(".py")} - modules, "layout.md names a file gone"
+
+
+def _named_files(page: str) -> list[tuple[str, str]]:
+    """(package folder, file) for each table row of layout.md, by the section it is under."""
+    import re
+
+    found = []
+    folder = ""
+    for line in page.splitlines():
+        heading = re.match(r"## `wgangp/([a-z_]*)/?`", line)
+        if heading:
+            folder = heading.group(1)
+        elif line.startswith("## "):
+            folder = None
+        row = re.match(r"\| `([a-z_/]+\.(?:py|yaml))` \|", line)
+        if row and folder is not None:
+            name = row.group(1)
+            found.append(("", name) if "/" in name else (folder, name))
+    return found

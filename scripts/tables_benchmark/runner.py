@@ -114,12 +114,13 @@ def run_seed(
         "control": lambda: _timed(lambda: rare.sample(n, random_state=seed)),
     }
     methods = [m for m in METHODS if m in settings.methods]
-    for ship in settings.ship_variants:
+    after = methods.index("default") + 1 if "default" in methods else 0
+    for i, ship in enumerate(settings.ship_variants):
         name = variant_name(ship)
         draws[name] = lambda ship=ship: _timed(
             lambda: _shipped_as(trained, split, [*chosen, *settings.variant, *ship], n, seed)
         )
-        methods.insert(methods.index("default") + 1 if "default" in methods else 0, name)
+        methods.insert(after + i, name)
     encoding = TableEncoding(split.table, split.train)
     real = encoding.model_matrix(test)
     train_all = encoding.distance_matrix(split.train)
