@@ -2,7 +2,10 @@
 
 Columns the schema does not list are dropped (that is how a user drops an ID); everything the
 schema lists must be there and hold what it says, or the first mismatch is one line naming the
-column, the count, the first row and the fix in the table or in the schema file.
+column, the count, the first row and the fix in the table or in the schema file. Two edits are
+refused although the cells fit them: bounds that leave out more of the table's rows than the
+inferred bounds do (every generated value would be clipped into them), and a text column whose
+values name few rows kept as a feature (its values would ship and come back verbatim).
 """
 
 from __future__ import annotations
@@ -11,6 +14,11 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data import column_values as cv
+from wgangp.data.column_codes import bound_seconds, to_seconds
+from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
+from wgangp.data.numbers import short_number
+from wgangp.data.schema_inference import date_text, private_date_range
+from wgangp.data.schema_review import identifying_rows
 from wgangp.data.table_schema import ColumnSchema, TableSchema, find_value
 from wgangp.errors import DataError
 
@@ -27,11 +35,36 @@ def match_table(
             "header, or delete their entries from data.schema"
         )
     frame = frame.set_axis(names, axis=1)
+    rare = positive_rows(frame[schema.label], schema)
     for column in schema.columns:
         _check_column(frame[column.name], column, source)
-    _check_positive_rows(frame[schema.label], schema, source)
+        if column.name != schema.label:
+            _check_feature(frame[column.name], column, rare, schema, source)
+    if not rare.any():
+        raise DataError(
+            f"{source}: no row has {schema.label} = {schema.positive}, the class to synthesize; "
+            "use the table it was written for, or set positive: in data.schema"
+        )
     dropped = [name for name in names if name not in schema.names]
     return frame[list(schema.names)], dropped
+
+
+def positive_rows(labels: pd.Series, schema: TableSchema) -> np.ndarray:
+    """Whether each row's label is the class to synthesize (by position)."""
+    levels = (schema.positive,)
+    lookup = {
+        value: find_value(levels, cv.native(value)) is not None
+        for value in pd.unique(labels.dropna())
+    }
+    return labels.reset_index(drop=True).map(lookup).fillna(False).to_numpy(dtype=bool)
+
+
+def label_counts(labels: pd.Series, schema: TableSchema) -> tuple[tuple, ...]:
+    """The table's rows per level of the schema's label (levels no row holds: 0)."""
+    levels = schema.column(schema.label).levels or ()
+    named = cv.present(labels).map(lambda v: find_value(levels, cv.native(v)))
+    counts = named.value_counts()
+    return tuple((level, int(counts.get(level, 0))) for level in levels)
 
 
 def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
@@ -45,6 +78,8 @@ def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
         )
     if column.kind == "categorical":
         levels = column.levels or ()
+        if column.other is not None:
+            return  # values not among the levels are the other level's
         outside = cells.map(lambda v: find_value(levels, cv.native(v)) is None)
         if outside.any():
             examples = list(pd.unique(cells[outside]))
@@ -54,13 +89,12 @@ def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
                 "rows"
             )
     elif column.kind == "datetime":
-        if not cells.empty and cv.as_dates(cells) is None:
-            raise DataError(
-                f"{source}: column {name} is datetime in the schema but not every cell is a date "
-                "(e.g. a text without digits); fix those cells, or set kind: categorical"
-            )
+        if not cells.empty:
+            cv.checked_dates(cells, name, column.format, source)
     else:
-        numbers = cv.checked_numbers(cells, name, column.kind, source, ", or set kind: categorical")
+        numbers = cv.checked_numbers(
+            cells, name, column.kind, source, ", or set kind: categorical", fmt=column.format
+        )
         fraction = numbers.to_numpy(np.float64) % 1 != 0
         if column.kind == "integer" and fraction.any():
             raise DataError(
@@ -70,11 +104,49 @@ def _check_column(values: pd.Series, column: ColumnSchema, source: str) -> None:
             )
 
 
-def _check_positive_rows(values: pd.Series, schema: TableSchema, source: str) -> None:
-    levels = (schema.positive,)
-    rows = int(cv.present(values).map(lambda v: find_value(levels, cv.native(v)) is not None).sum())
-    if rows == 0:
-        raise DataError(
-            f"{source}: no row has {schema.label} = {schema.positive}, the class to synthesize; "
-            "use the table it was written for, or set positive: in data.schema"
-        )
+def _check_feature(
+    values: pd.Series, column: ColumnSchema, rare: np.ndarray, schema: TableSchema, source: str
+) -> None:
+    """A feature's edits the cells fit but the product cannot keep (module doc)."""
+    cells = cv.present(values)
+    if cells.empty:
+        return
+    if column.kind == "categorical":
+        identifying = identifying_rows(cells)
+        if identifying:
+            raise DataError(
+                f"{source}: column {column.name} is categorical, but {identifying} of its "
+                f"{len(cells)} rows hold a value fewer than {DEFAULT_MIN_ROWS} rows share (IDs, "
+                "names, e-mails, free text), and a categorical's values ship in the model and "
+                "come back verbatim in samples; delete its entry from data.schema"
+            )
+        return
+    if column.bounds is None:
+        return
+    if column.kind == "datetime":
+        dates = cv.checked_dates(cells, column.name, column.format, source)
+        values_ = to_seconds(pd.to_datetime(dates))
+        low, high = (bound_seconds(bound) for bound in column.bounds)
+        inferred = private_date_range(dates)
+        shown = [date_text(second, dates) for second in inferred]
+    else:
+        numbers = cv.as_numbers(cells, column.format)
+        values_ = numbers.to_numpy(np.float64)
+        low, high = (float(bound) for bound in column.bounds)
+        whole = column.kind == "integer"
+        inferred = private_range(values_, DEFAULT_MIN_ROWS, whole=whole)
+        shown = [short_number(bound) for bound in inferred]
+    outside = (values_ < low) | (values_ > high)
+    if not outside.any() or (low <= inferred[0] and high >= inferred[1]):
+        return  # the inferred bounds leave out a few extreme rows too: that is by design
+    rows = cells.index.to_numpy()[outside]
+    rare_out, rare_all = int(rare[rows].sum()), int(rare.sum())
+    first = cells[outside].iloc[0]
+    bounds = ", ".join(str(bound) for bound in column.bounds)
+    raise DataError(
+        f"{source}: column {column.name} has {int(outside.sum())} value(s) outside its bounds "
+        f"[{bounds}] ({rare_out} of the {rare_all} rows with {schema.class_names[1]}; first at "
+        f"data row {int(rows[0]) + 1}: {cv.shown([first])}), and every generated value would be "
+        f"clipped into them; widen them to at least [{', '.join(shown)}] in data.schema (the "
+        "range python -m wgangp.schema infers), or fix or drop those rows"
+    )
