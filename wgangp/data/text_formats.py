@@ -34,6 +34,8 @@ _TIMES = ("", " %H:%M", " %H:%M:%S")
 #: The formats a date column may be written in, tried in this order.
 DATE_FORMATS = (ISO, *(day + time for day in _DAYS for time in _TIMES))
 
+#: How many distinct cells a first look at a column reads with every format.
+_SAMPLE = 64
 #: The currency signs a number written as text may carry (before or after it).
 CURRENCY_SIGNS = "$€£¥"
 #: How the schema spells a number format: comma thousands separators, a dot for decimals.
@@ -45,6 +47,7 @@ _NUMBER_TEXT = re.compile(
 )
 #: Text made only of what numbers are written with (digits, separators, signs, currencies).
 _NUMBER_LIKE = re.compile(rf"^[-+(]?[{CURRENCY_SIGNS}]?[-+]?\d[\d.,' ]*[{CURRENCY_SIGNS}%)]?$")
+_FORMATTED = re.compile(rf"[.,%{CURRENCY_SIGNS}]")
 
 
 @dataclass(frozen=True)
@@ -83,10 +86,17 @@ def read_dates(cells: pd.Series) -> DateReading | None:
     if not cells.map(lambda v: isinstance(v, str) and any(ch.isdigit() for ch in v)).all():
         return None
     unique = pd.Series(pd.unique(cells), dtype=object)
+    # A first look at a few cells rules out most formats (and most text) before the whole column.
+    sample = unique.iloc[:_SAMPLE]
+    fits = {fmt: _fits(sample, fmt) for fmt in DATE_FORMATS}
+    if not np.logical_or.reduce(list(fits.values())).all():
+        return None  # a cell no format reads: no dates
     covered = np.zeros(len(unique), dtype=bool)
     full: list[tuple[str, pd.Series]] = []
     first_reader: dict[int, str] = {}
-    for fmt in DATE_FORMATS:
+    candidates = [fmt for fmt in DATE_FORMATS if fits[fmt].any()]
+    others = [fmt for fmt in DATE_FORMATS if not fits[fmt].any()]
+    for fmt in candidates:
         parsed = _parse(unique, fmt)
         if parsed is None:
             continue
@@ -96,6 +106,12 @@ def read_dates(cells: pd.Series) -> DateReading | None:
         covered |= ok
         if ok.all():
             full.append((fmt, parsed))
+    for fmt in others if not full and not covered.all() else ():
+        rest = np.flatnonzero(~covered)  # formats none of the first cells fit: the rest only
+        ok = _fits(unique.iloc[rest], fmt)
+        for i in rest[ok]:
+            first_reader[int(i)] = fmt
+        covered[rest[ok]] = True
     if full:
         fmt, parsed = full[0]
         differing = [(f, p) for f, p in full[1:] if not _same(p, parsed)]
@@ -209,7 +225,14 @@ def number_like_example(cells: pd.Series) -> str | None:
     values = pd.unique(cells)
     if not all(isinstance(v, str) and _NUMBER_LIKE.match(v.strip()) for v in values):
         return None
+    if not any(_FORMATTED.search(v) for v in values):
+        return None  # digits and spaces only (phone numbers, codes): no number formatting
     return str(next((v for v in values if _NUMBER_TEXT.match(_squeezed(v)) is None), values[0]))
+
+
+def _fits(values: pd.Series, fmt: str) -> np.ndarray:
+    parsed = _parse(values, fmt)
+    return np.zeros(len(values), bool) if parsed is None else parsed.notna().to_numpy()
 
 
 def _squeezed(text: str) -> str:
