@@ -45,7 +45,8 @@ def test_parse_args_reads_every_key():
 
 def test_parse_args_defaults():
     request = parse_args(["model_uri=runs:/abc", "output=x.csv"])
-    assert (request.n, request.label, request.seed, request.tracking_uri) == (1000, "1", 0, None)
+    # no label=: the class the model synthesizes (1, or a table's positive value)
+    assert (request.n, request.label, request.seed, request.tracking_uri) == (1000, None, 0, None)
 
 
 @pytest.mark.parametrize(

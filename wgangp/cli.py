@@ -65,6 +65,7 @@ def check_overrides(argv: Iterable[str]) -> None:
     ``hydra.*`` and ``group/sub=...`` are left to Hydra.
     """
     argv = list(argv)
+    check_quotes(argv)
     keys, groups, defaults = _schema_keys(), config_groups(), _default_groups()
     for arg in argv:
         if arg.startswith("-") or "=" not in arg:
@@ -83,6 +84,48 @@ def check_overrides(argv: Iterable[str]) -> None:
             continue
         raise ConfigError(f"unknown config key '{key}' in override '{arg}'; {_hint(key, keys)}")
     _check_override_types(argv, keys, set(groups))
+
+
+#: Characters the shell treats specially: escaped with a backslash in a suggested override.
+_SHELL_SPECIAL = set(" \t\"'\\$`&|;<>()*?[]{}!#~")
+
+
+def check_quotes(argv: Iterable[str]) -> None:
+    """Refuse an override whose value holds an unmatched quote (``tracking.register_as=o'brien``,
+    ``data.path=/data/it's.csv``) in one line with the quoting to type; Hydra's lexer would
+    print a report of several lines and exit 1."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = None
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key, value = arg.split("=", 1)
+        if "'" not in value and '"' not in value:
+            continue
+        parser = parser or OverridesParser.create()
+        try:
+            parser.parse_overrides([arg])
+            continue
+        except Exception:  # Hydra's lexer or parser: the quote opened a string it never closed
+            pass
+        quote = "'" if "'" in value else '"'
+        raise ConfigError(
+            f"override '{arg}' holds an unmatched {quote} (Hydra reads a quote as the start of a "
+            f"quoted value); quote the value for Hydra and escape it for the shell: "
+            f"{_shell_escaped(key + '=' + _hydra_quoted(value))}"
+        )
+
+
+def _hydra_quoted(value: str) -> str:
+    """``value`` as one quoted Hydra string: in double quotes, unless it holds only '"'."""
+    if "'" not in value:
+        return f"'{value}'"
+    return '"' + value.replace('"', '\\"') + '"'
+
+
+def _shell_escaped(text: str) -> str:
+    return "".join(f"\\{ch}" if ch in _SHELL_SPECIAL else ch for ch in text)
 
 
 def _hint(key: str, keys: set[str]) -> str:
@@ -137,6 +180,12 @@ def _check_override_types(argv: Iterable[str], keys: set[str], groups: set[str])
             value = override.value()
         except Exception:  # Hydra's own syntax errors
             continue
+        default = OmegaConf.select(schema, key, default=None)
+        if isinstance(default, bool) and not isinstance(value, bool):
+            # OmegaConf would take 2 or "yes" as true: only true or false name a switch.
+            raise ConfigError(
+                f"invalid config value in override '{arg}': {key} is true or false, got {value!r}"
+            )
         try:
             OmegaConf.update(schema, key, value, merge=True)
         except OmegaConfBaseException as err:

@@ -8,9 +8,11 @@ Arguments are Hydra-style ``key=value`` pairs. ``model_uri`` is a run (``runs:/<
 ``synthesizer`` bundle), a logged model (``models:/<model_id>``, ``models:/<name>/<version>``,
 ``models:/<name>@<alias>`` of ``tracking.register_as``), or a local directory (a synthesizer
 bundle or a downloaded pyfunc model). Rows come back in the original units and column names
-(Time, V1..V28, Amount, Class); without ``output=`` (or with ``output=-``) they go to stdout as
-CSV, and the log stays on stderr. The store is ``tracking_uri=``, else ``$MLFLOW_TRACKING_URI``,
-else ``sqlite:///<cwd>/mlflow.db``, as for training.
+(Time, V1..V28, Amount, Class); without ``label=`` they are of the class the model synthesizes
+(1, or a table's positive value, as the served model's default); without ``output=`` (or with
+``output=-``) they go to stdout as CSV, and the log stays on stderr. The store is
+``tracking_uri=``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///<cwd>/mlflow.db``, as for
+training.
 
 Every argument is checked before TensorFlow is imported, so a typo fails in a second.
 """
@@ -26,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wgangp.cli import command_args, key_values
+from wgangp.data.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with
-from wgangp.serving.bundle import local_bundle
+from wgangp.serving.bundle import SCHEMA_FILE, local_bundle
 from wgangp.serving.labels import bundle_label_class
 from wgangp.tracking.store import existing_store
 
@@ -43,7 +46,8 @@ MAX_ROWS = 10_000_000
 BYTES_PER_ROW = 1_300
 USAGE = (
     "usage: python -m wgangp.sample model_uri=<runs:/ID | models:/ID | models:/NAME@ALIAS | dir> "
-    "[output=<file.csv|.parquet|->] [n=1000] [label=1] [seed=0] [tracking_uri=URI]"
+    "[output=<file.csv|.parquet|->] [n=1000] [label=<value; default: the class the model "
+    "synthesizes>] [seed=0] [tracking_uri=URI]"
 )
 
 
@@ -58,8 +62,9 @@ class SampleRequest:
     model_uri: str
     output: Path | None  # None: CSV on stdout
     n: int = 1000
-    #: A value of the model's label column: 1 or 0 for Kaggle's file, e.g. ``yes`` for a table's.
-    label: str = "1"
+    #: A value of the model's label column: 1 or 0 for Kaggle's file, e.g. ``yes`` for a table's;
+    #: None: the class the model synthesizes (1, or the table's positive value).
+    label: str | None = None
     seed: int = 0
     tracking_uri: str | None = None
 
@@ -110,7 +115,7 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
         model_uri=values["model_uri"],
         output=Path(output).expanduser() if output not in ("", "-") else None,
         n=_integer("n", values.get("n", "1000"), 1, MAX_ROWS),
-        label=_label(values.get("label", "1")),
+        label=_label(values["label"]) if "label" in values else None,
         seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
         tracking_uri=values.get("tracking_uri") or None,
     )
@@ -199,7 +204,11 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     tracking_uri = None if is_dir else existing_store(request.tracking_uri, launch_dir)
     started = time.perf_counter()
     bundle = local_bundle(request.model_uri, tracking_uri)  # a wrong id fails here, in a second
-    label = bundle_label_class(bundle, request.label)  # a wrong label too, before Keras loads
+    if request.label is None:  # the class the model synthesizes, as the served model's default
+        label, shown = 1, _positive(bundle)
+    else:
+        label = bundle_label_class(bundle, request.label)  # a wrong label too, before Keras
+        shown = request.label
     # Importing TensorFlow takes seconds: only once the arguments, store and bundle are good.
     from wgangp.serving.synthesizer import Synthesizer
 
@@ -211,10 +220,16 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         write_rows(frame, request.output, request.file_format)
     log.info(
         "wrote %d rows (label %s, seed %d) to %s in %.1f s",
-        len(frame), request.label, request.seed, request.output or "stdout",
+        len(frame), shown, request.seed, request.output or "stdout",
         time.perf_counter() - started,
     )  # fmt: skip
     return request.output
+
+
+def _positive(bundle: Path) -> str:
+    """How the log names the class a model synthesizes: its table's positive value, or 1."""
+    schema_file = Path(bundle) / SCHEMA_FILE
+    return str(TableSchema.load(schema_file).positive) if schema_file.is_file() else "1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,10 +6,11 @@
 
 Arguments are Hydra-style ``key=value`` pairs with the training command's names. Without
 ``data.schema`` the schema is inferred (kinds, levels, bounds, missing counts, the label's
-counts); columns a person should decide about (an ID, a constant, thousands of levels) are
-listed on stderr and as ``# review:`` lines in the YAML. With ``data.schema`` the edited file is
-checked, against the table too when ``data.path`` is given, and printed back. The YAML goes to
-stdout, the log to stderr; every mistake is one line and exit code 2.
+counts); columns a person should decide about (an ID, names or free text, a constant, thousands
+of levels, dates without one reading) are listed on stderr and as ``# review:`` lines in the
+YAML. With ``data.schema`` the edited file is checked, against the table too when ``data.path``
+is given, and printed back (with the table's own label counts and rows, not the file's). The
+YAML goes to stdout, the log to stderr; every mistake is one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 from wgangp.cli import command_args, key_values
 from wgangp.config import DataConfig
 from wgangp.data.schema_inference import infer_schema
-from wgangp.data.schema_match import match_table
+from wgangp.data.schema_match import label_counts, match_table
 from wgangp.data.schema_review import ambiguities
 from wgangp.data.table_reader import read_table
 from wgangp.data.table_schema import TableSchema
@@ -71,9 +72,12 @@ def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
         schema = _edited_schema(request)
         if data.path is not None:
             path = Path(data.path).expanduser()
-            _, dropped = match_table(read_table(path), schema, source=str(path))
+            frame, dropped = match_table(read_table(path), schema, source=str(path))
             if dropped:
                 log.info("%s: column(s) not in the schema, dropped: %s", path, ", ".join(dropped))
+            # The table's counts, not the file's: the file's may be edited or another table's.
+            counts = label_counts(frame[schema.label], schema)
+            schema = dataclasses.replace(schema, label_counts=counts, rows=len(frame))
         return schema, []
     path = Path(str(data.path)).expanduser()
     frame = read_table(path)
@@ -119,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in review:
         print(f"wgangp: review: {line}", file=sys.stderr)
     counts = ", ".join(f"{value}: {count}" for value, count in schema.label_counts)
+    if request.data.schema is not None and request.data.path is None and counts:
+        counts = f"as the schema file gives them: {counts}; pass data.path to count the table's"
     log.info(
         "%d column(s); label %s (%s), class to synthesize: %s",
         len(schema.columns), schema.label, counts or "not counted", schema.positive,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -79,14 +77,11 @@ def test_frauds_look_different_from_normals(table: pd.DataFrame) -> None:
     assert fraud[schema.AMOUNT].median() != normal[schema.AMOUNT].median()
 
 
-def test_full_size_is_fast() -> None:
-    simulate_creditcard(n_rows=1_000)  # warm up imports and allocators
-    start = time.perf_counter()
+def test_full_size_has_kaggles_row_and_fraud_counts() -> None:
+    """The default's size (its speed is a benchmark's business, never a timed test's)."""
     frame = simulate_creditcard()
-    elapsed = time.perf_counter() - start
     assert len(frame) == 284_807
     assert int(frame[schema.LABEL].sum()) == 493
-    assert elapsed < 3.0  # ~0.3 s on 2 idle cores; generous for a loaded CI machine
 
 
 @pytest.mark.parametrize(("rows", "rate"), [(3, 0.1), (100, 1.0), (100, -0.1)])

@@ -43,15 +43,18 @@ def _frame(rows: int = 60, seed: int = 0) -> pd.DataFrame:
 
 
 def observed_bounds(schema: TableSchema, frame: pd.DataFrame) -> TableSchema:
-    """``schema`` with each number column's bounds widened to the rows' min and max, as a user's
-    edited schema may: an inferred one keeps bounds that name no row (docs/privacy.md), and a
-    round trip of the extreme rows is then clipped to them."""
+    """``schema`` with each number and datetime column's bounds widened to the rows' min and max,
+    as a user's edited schema may: an inferred one keeps bounds that name no row
+    (docs/privacy.md), and a round trip of the extreme rows is then clipped to them."""
     columns = []
     for column in schema.columns:
         if column.kind in ("continuous", "integer"):
             values = frame[column.name].dropna()
             cast = int if column.kind == "integer" else float
             column = replace(column, bounds=(cast(values.min()), cast(values.max())))
+        elif column.kind == "datetime":
+            values = pd.to_datetime(frame[column.name].dropna())
+            column = replace(column, bounds=(values.min().isoformat(), values.max().isoformat()))
         columns.append(column)
     return replace(schema, columns=tuple(columns))
 

@@ -2,9 +2,11 @@
 
 Cells are read as :mod:`wgangp.data.column_values` reads them for the schema (blank text is a gap,
 numbers may arrive as text), and whatever cannot be coded is refused in one line naming the column:
-a gap where the schema allows none, a level the schema does not list, inf or a value beyond 1e15,
-a fraction in an integer column, a cell that is no date. NaN never leaves this module: a gap is a
-flag, and its value is the caller's to fill.
+a gap where the schema allows none, a level the schema does not list (unless it names an ``other``
+level for them), inf or a value beyond 1e15, a fraction in an integer column, a cell that is no
+date in the column's one format. Dates and numbers written as text are read with the column's
+``format`` (:mod:`wgangp.data.text_formats`), never guessed row by row. NaN never leaves this
+module: a gap is a flag, and its value is the caller's to fill.
 """
 
 from __future__ import annotations
@@ -75,15 +77,20 @@ def from_seconds(seconds: np.ndarray) -> pd.Series:
 
 
 def _level_indices(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
+    """Each cell's level index; a value not among the levels is the ``other`` level's (the
+    values too few rows hold), or refused when the column has none."""
     levels = column.levels or ()
+    other = levels.index(column.other) if column.other is not None else None
     lookup: dict[object, int] = {}
     outside = []
     for value in pd.unique(cells):
         level = level_of(levels, value)
-        if level is None:
-            outside.append(value)
-        else:
+        if level is not None:
             lookup[value] = levels.index(level)
+        elif other is not None:
+            lookup[value] = other
+        else:
+            outside.append(value)
     if outside:
         count = int(cells.isin(outside).sum())
         raise DataError(
@@ -94,7 +101,7 @@ def _level_indices(cells: pd.Series, column: ColumnSchema, source: str) -> np.nd
 
 
 def _numbers(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
-    numbers = cv.checked_numbers(cells, column.name, column.kind, source)
+    numbers = cv.checked_numbers(cells, column.name, column.kind, source, fmt=column.format)
     array = numbers.to_numpy(np.float64)
     fraction = array % 1 != 0
     if column.kind == "integer" and fraction.any():
@@ -107,10 +114,5 @@ def _numbers(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
 
 
 def _seconds(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
-    dates = cv.as_dates(cells)
-    if dates is None:
-        raise DataError(
-            f"{source}: column {column.name} is datetime but not every cell is a date (e.g. "
-            f"{cv.shown(list(pd.unique(cells))[:3])}); fix those cells, or set kind: categorical"
-        )
+    dates = cv.checked_dates(cells, column.name, column.format, source)
     return to_seconds(pd.to_datetime(dates))

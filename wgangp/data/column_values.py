@@ -7,13 +7,13 @@ refused as :mod:`wgangp.data.validation` refuses it in the credit-card table.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from wgangp.data.numbers import MAX_ABS_VALUE, short_number
+from wgangp.data.text_formats import parse_dates, parse_numbers, read_dates
 from wgangp.errors import DataError
 
 
@@ -27,10 +27,13 @@ def present(values: pd.Series) -> pd.Series:
     return stripped[~blank].dropna()
 
 
-def as_numbers(cells: pd.Series) -> pd.Series:
-    """``cells`` as float64; NaN where a cell is no number (booleans are no numbers here)."""
+def as_numbers(cells: pd.Series, fmt: str | None = None) -> pd.Series:
+    """``cells`` as float64; NaN where a cell is no number (booleans are no numbers here).
+    ``fmt``: the column's number format (``$1,234.5``, :mod:`wgangp.data.text_formats`)."""
     if pd.api.types.is_bool_dtype(cells):
         return pd.Series(np.nan, index=cells.index)
+    if fmt is not None:
+        return parse_numbers(cells, fmt)
     if pd.api.types.is_numeric_dtype(cells):
         return cells.astype(np.float64)
     flags = cells.map(lambda v: isinstance(v, bool | np.bool_))
@@ -38,24 +41,15 @@ def as_numbers(cells: pd.Series) -> pd.Series:
     return numbers
 
 
-def as_dates(cells: pd.Series) -> pd.Series | None:
-    """``cells`` as timestamps when every one is a date or time written with digits, else None."""
-    if pd.api.types.is_datetime64_any_dtype(cells):
-        return cells
-    if not cells.map(lambda v: isinstance(v, str) and any(ch.isdigit() for ch in v)).all():
-        return None
-    unique = pd.Series(pd.unique(cells))
-    for fmt in ("ISO8601", "mixed"):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                parsed = pd.to_datetime(unique, format=fmt, errors="coerce")
-        except (ValueError, TypeError, OverflowError):
-            continue
-        if parsed.notna().all():
-            lookup = dict(zip(unique, parsed, strict=True))
-            return cells.map(lookup)
-    return None
+def as_dates(cells: pd.Series, fmt: str | None = None) -> pd.Series | None:
+    """``cells`` as timestamps read with ``fmt``, or without it with the one format that reads
+    every cell (:func:`~wgangp.data.text_formats.read_dates`); None when a cell does not fit
+    ``fmt``, or when no one format reads them all (never a guess per row)."""
+    if fmt is not None:
+        dates = parse_dates(cells, fmt)
+        return dates if dates.notna().all() else None
+    reading = read_dates(cells)
+    return reading.dates if reading is not None else None
 
 
 def check_finite(numbers: pd.Series, name: str, source: str) -> None:
@@ -91,20 +85,57 @@ def first_gap_row(values: pd.Series, cells: pd.Series) -> int:
 
 
 def checked_numbers(
-    cells: pd.Series, name: str, kind: str, source: str, advice: str = ""
+    cells: pd.Series, name: str, kind: str, source: str, advice: str = "", fmt: str | None = None
 ) -> pd.Series:
-    """A number column's present cells as finite floats; a text cell or an inf is one line."""
-    numbers = as_numbers(cells)
+    """A number column's present cells as finite floats (read with its number format ``fmt``);
+    a text cell or an inf is one line."""
+    numbers = as_numbers(cells, fmt)
     text = numbers.isna()
     if text.any():
         raise DataError(
             f"{source}: column {name} has {int(text.sum())} non-numeric value(s) (first at "
             f"data row {first_row(cells, text)}: {_truncate(repr(str(cells[text].iloc[0])))}); "
-            "every "
-            f"cell of a {kind} column must be a number{advice}"
+            f"every cell of a {kind} column must be a number"
+            f"{f' written as {fmt}' if fmt else ''}{advice}"
         )
     check_finite(numbers, name, source)
     return numbers
+
+
+def checked_dates(cells: pd.Series, name: str, fmt: str | None, source: str) -> pd.Series:
+    """A datetime column's present cells as timestamps, read with its format ``fmt`` (without
+    one: the one format that reads every cell); a cell that does not fit, or a column no one
+    format reads, is one line."""
+    if fmt is not None:
+        dates = parse_dates(cells, fmt)
+        bad = dates.isna().to_numpy()
+        if bad.any():
+            raise DataError(
+                f"{source}: column {name} has {int(bad.sum())} value(s) that are not dates "
+                f"written as {fmt} (first at data row {first_row(cells, bad)}: "
+                f"{_truncate(str(cells[bad].iloc[0]))!r}); fix those cells, or set the format "
+                "they are written in"
+            )
+        return dates
+    reading = read_dates(cells)
+    if reading is not None and reading.dates is not None:
+        return reading.dates
+    if reading is not None and reading.readings:
+        first, second = reading.readings[:2]
+        raise DataError(
+            f"{source}: column {name} {reading.problem}; write format: '{first}' or format: "
+            f"'{second}' on its entry in the schema, whichever the table is written in"
+        )
+    if reading is not None and reading.mixed:
+        raise DataError(
+            f"{source}: column {name} {reading.problem}, and reading each row its own way would "
+            "swap days and months; rewrite them in one format (2024-03-01 is best), or delete its "
+            "entry from the schema"
+        )
+    raise DataError(
+        f"{source}: column {name} is datetime but not every cell is a date (e.g. "
+        f"{shown(list(pd.unique(cells))[:3])}); fix those cells, or set kind: categorical"
+    )
 
 
 def native(value: Any) -> Any:

@@ -1,9 +1,15 @@
 """Infer a table's schema from its rows: each column's kind, bounds, levels and gaps, and the label.
 
 The rules, in order: booleans and text are categorical, unless every text cell is a number
-(numeric) or a date (datetime); numbers are integer when every present value is whole (a column
+(numeric; ``1,000`` and ``$1,000.00`` too, with the column's number ``format``) or a date
+(datetime, read with the one ``format`` that reads every cell: never guessed row by row,
+:mod:`wgangp.data.text_formats`); numbers are integer when every present value is whole (a column
 of 3.0, 7.0 and gaps, as CSV readers return integers with gaps), continuous otherwise. The label
 is categorical whatever its type, and the class to synthesize defaults to its rarer value.
+
+The schema ships with the model, so it names no row: number and datetime bounds are the means of
+the 5 most extreme values (:func:`~wgangp.data.knots.private_range`), and a text level that
+fewer than 5 rows hold is not listed: such values are read as one ``other`` level.
 """
 
 from __future__ import annotations
@@ -13,8 +19,8 @@ import difflib
 import numpy as np
 import pandas as pd
 
+from wgangp.data.column_codes import to_seconds
 from wgangp.data.column_values import (
-    as_dates,
     as_numbers,
     check_finite,
     first_gap_row,
@@ -25,10 +31,15 @@ from wgangp.data.column_values import (
 )
 from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
 from wgangp.data.table_schema import ColumnSchema, TableSchema, Value, find_value
+from wgangp.data.text_formats import number_format, parse_numbers, read_dates
 from wgangp.errors import DataError
 
 #: Share of a text column's cells that must be numbers for a few stray texts to be a typo.
 _MOSTLY_NUMBERS = 0.95
+#: A datetime column's resolutions, coarsest first, in seconds: its bounds are whole units.
+_RESOLUTIONS = (86400.0, 3600.0, 60.0, 1.0)
+#: Names for the level that stands for rare values, tried in order (one a column lacks).
+_OTHER_NAMES = ("other", "rare levels")
 
 
 def infer_schema(
@@ -75,25 +86,68 @@ def infer_column(values: pd.Series, name: str, source: str = "data") -> ColumnSc
     if pd.api.types.is_datetime64_any_dtype(cells):
         return ColumnSchema(kind="datetime", bounds=_date_bounds(cells), **common)
     numbers = as_numbers(cells)
+    fmt = None if numbers.notna().all() else number_format(cells)
+    if fmt is not None:
+        numbers = parse_numbers(cells, fmt)
     if numbers.notna().all():
         check_finite(numbers, name, source)
-        return _numeric_column(numbers, common)
+        return _numeric_column(numbers, common, fmt)
     _refuse_stray_text(cells, numbers, name, source)
-    dates = as_dates(cells)
-    if dates is not None:
-        return ColumnSchema(kind="datetime", bounds=_date_bounds(dates), **common)
-    return ColumnSchema(kind="categorical", levels=_levels(cells), **common)
+    reading = read_dates(cells)
+    if reading is not None:
+        # Ambiguous or mixed: no format and no bounds; the review line asks for the format.
+        bounds = _date_bounds(reading.dates) if reading.dates is not None else None
+        return ColumnSchema(kind="datetime", bounds=bounds, format=reading.format, **common)
+    levels, other = _feature_levels(cells)
+    return ColumnSchema(kind="categorical", levels=levels, other=other, **common)
 
 
-def _numeric_column(numbers: pd.Series, common: dict) -> ColumnSchema:
+def _numeric_column(numbers: pd.Series, common: dict, fmt: str | None = None) -> ColumnSchema:
     """Bounds that name no row (:func:`~wgangp.data.knots.private_range`): the schema ships
     with the model, and a column's observed min and max are usually one row's values."""
     array = numbers.to_numpy(np.float64)
     whole = bool(np.all(array == np.floor(array)))
     low, high = private_range(array, DEFAULT_MIN_ROWS, whole=whole)
     if whole:
-        return ColumnSchema(kind="integer", bounds=(int(low), int(high)), **common)
-    return ColumnSchema(kind="continuous", bounds=(low, high), **common)
+        return ColumnSchema(kind="integer", bounds=(int(low), int(high)), format=fmt, **common)
+    return ColumnSchema(kind="continuous", bounds=(low, high), format=fmt, **common)
+
+
+def private_date_range(dates: pd.Series) -> tuple[float, float]:
+    """A datetime column's (low, high) in seconds since 1970 that names no row: the means of
+    its 5 earliest and 5 latest values, in whole units of its resolution (day, hour, minute,
+    second: the coarsest every value has), never a unit fewer than 5 rows hold."""
+    seconds = to_seconds(pd.to_datetime(dates))
+    step = next((r for r in _RESOLUTIONS if np.all(np.mod(seconds, r) == 0)), None)
+    if step is None:
+        return private_range(seconds, DEFAULT_MIN_ROWS, whole=False)
+    low, high = private_range(seconds / step, DEFAULT_MIN_ROWS, whole=True)
+    return low * step, high * step
+
+
+def date_text(seconds: float, like: pd.Series) -> str:
+    """Seconds since 1970 as ISO text, in the time zone of the dates ``like`` (if any)."""
+    stamp = pd.Timestamp(int(round(seconds * 1e9)), unit="ns")
+    tz = getattr(pd.to_datetime(like).dt, "tz", None)
+    if tz is not None:
+        stamp = stamp.tz_localize("UTC").tz_convert(tz)
+    return stamp.isoformat()
+
+
+def _feature_levels(cells: pd.Series) -> tuple[tuple[Value, ...], Value | None]:
+    """A categorical feature's levels and its ``other`` level: a text value fewer than
+    ``DEFAULT_MIN_ROWS`` rows hold is not listed (the schema ships with the model and would name
+    that row's category); such values are read as one ``other`` level."""
+    levels = _levels(cells)
+    if not all(isinstance(level, str) for level in levels):
+        return levels, None  # booleans: their two values name no one
+    counts = cells.value_counts()
+    kept = tuple(level for level in levels if counts.get(level, 0) >= DEFAULT_MIN_ROWS)
+    if len(kept) == len(levels):
+        return levels, None
+    names = (*_OTHER_NAMES, *(f"other_{i}" for i in range(2, len(levels) + 3)))
+    other = next(name for name in names if find_value(kept, name) is None)
+    return (*kept, other), other
 
 
 def _refuse_stray_text(cells: pd.Series, numbers: pd.Series, name: str, source: str) -> None:
@@ -188,4 +242,5 @@ def _levels(cells: pd.Series) -> tuple[Value, ...]:
 
 
 def _date_bounds(dates: pd.Series) -> tuple[str, str]:
-    return (pd.Timestamp(dates.min()).isoformat(), pd.Timestamp(dates.max()).isoformat())
+    low, high = private_date_range(dates)
+    return date_text(low, dates), date_text(high, dates)

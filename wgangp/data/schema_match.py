@@ -2,7 +2,10 @@
 
 Columns the schema does not list are dropped (that is how a user drops an ID); everything the
 schema lists must be there and hold what it says, or the first mismatch is one line naming the
-column, the count, the first row and the fix in the table or in the schema file.
+column, the count, the first row and the fix in the table or in the schema file. Two edits are
+refused although the cells fit them: bounds that leave out more of the table's rows than the
+inferred bounds do (every generated value would be clipped into them), and a text column whose
+values name few rows kept as a feature (its values would ship and come back verbatim).
 """
 
 from __future__ import annotations
@@ -11,8 +14,12 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data import column_values as cv
-from wgangp.data.column_codes import level_of
-from wgangp.data.table_schema import ColumnSchema, TableSchema
+from wgangp.data.column_codes import bound_seconds, level_of, to_seconds
+from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
+from wgangp.data.numbers import short_number
+from wgangp.data.schema_inference import date_text, private_date_range
+from wgangp.data.schema_review import identifying_rows
+from wgangp.data.table_schema import RARE, ColumnSchema, TableSchema
 from wgangp.errors import DataError
 
 
@@ -28,6 +35,7 @@ def match_table(
     its lines then say what the file needs instead of how to edit ``data.schema``."""
     names = [str(name) for name in frame.columns]
     absent = [name for name in schema.names if name not in names]
+    editable = header is None
     if absent:
         fix = (
             f"the header needs the {len(schema.names)} columns {header}"
@@ -41,11 +49,31 @@ def match_table(
             f"{renamed}; {fix}"
         )
     frame = frame.set_axis(names, axis=1)
+    rare = schema.classes(frame[schema.label].reset_index(drop=True)) == RARE
     for column in schema.columns:
-        _check_column(frame[column.name], column, source, editable=header is None)
-    _check_positive_rows(frame[schema.label], schema, source, editable=header is None)
+        _check_column(frame[column.name], column, source, editable=editable)
+        if column.name != schema.label:
+            _check_feature(frame[column.name], column, rare, schema, source)
+    if not rare.any():
+        fix = (
+            "use the table it was written for, or set positive: in data.schema"
+            if editable
+            else "the table needs rows of both classes"
+        )
+        raise DataError(
+            f"{source}: no row has {schema.label} = {schema.positive}, the class to synthesize; "
+            f"{fix}"
+        )
     dropped = [name for name in names if name not in schema.names]
     return frame[list(schema.names)], dropped
+
+
+def label_counts(labels: pd.Series, schema: TableSchema) -> tuple[tuple, ...]:
+    """The table's rows per level of the schema's label (levels no row holds: 0)."""
+    levels = schema.column(schema.label).levels or ()
+    named = cv.present(labels).map(lambda v: level_of(levels, v))
+    counts = named.value_counts()
+    return tuple((level, int(counts.get(level, 0))) for level in levels)
 
 
 def _check_column(
@@ -66,6 +94,8 @@ def _check_column(
         )
     if column.kind == "categorical":
         levels = column.levels or ()
+        if column.other is not None:
+            return  # values not among the levels are the other level's
         outside = cells.map(lambda v: level_of(levels, v) is None)
         if outside.any():
             examples = list(pd.unique(cells[outside]))
@@ -80,14 +110,11 @@ def _check_column(
                 f"(e.g. {cv.shown(examples)}); {fix}"
             )
     elif column.kind == "datetime":
-        if not cells.empty and cv.as_dates(cells) is None:
-            raise DataError(
-                f"{source}: column {name} is datetime in the schema but not every cell is a date "
-                "(e.g. a text without digits); fix those cells, or set kind: categorical"
-            )
+        if not cells.empty:
+            cv.checked_dates(cells, name, column.format, source)
     else:
         advice = ", or set kind: categorical" if editable else ""
-        numbers = cv.checked_numbers(cells, name, column.kind, source, advice)
+        numbers = cv.checked_numbers(cells, name, column.kind, source, advice, fmt=column.format)
         fraction = numbers.to_numpy(np.float64) % 1 != 0
         if column.kind == "integer" and fraction.any():
             raise DataError(
@@ -97,18 +124,49 @@ def _check_column(
             )
 
 
-def _check_positive_rows(
-    values: pd.Series, schema: TableSchema, source: str, *, editable: bool = True
+def _check_feature(
+    values: pd.Series, column: ColumnSchema, rare: np.ndarray, schema: TableSchema, source: str
 ) -> None:
-    levels = (schema.positive,)
-    rows = int(cv.present(values).map(lambda v: level_of(levels, v) is not None).sum())
-    if rows == 0:
-        fix = (
-            "use the table it was written for, or set positive: in data.schema"
-            if editable
-            else "the table needs rows of both classes"
-        )
-        raise DataError(
-            f"{source}: no row has {schema.label} = {schema.positive}, the class to synthesize; "
-            f"{fix}"
-        )
+    """A feature's edits the cells fit but the product cannot keep (module doc)."""
+    cells = cv.present(values)
+    if cells.empty:
+        return
+    if column.kind == "categorical":
+        identifying = identifying_rows(cells)
+        if identifying:
+            raise DataError(
+                f"{source}: column {column.name} is categorical, but {identifying} of its "
+                f"{len(cells)} rows hold a value fewer than {DEFAULT_MIN_ROWS} rows share (IDs, "
+                "names, e-mails, free text), and a categorical's values ship in the model and "
+                "come back verbatim in samples; delete its entry from data.schema"
+            )
+        return
+    if column.bounds is None:
+        return
+    if column.kind == "datetime":
+        dates = cv.checked_dates(cells, column.name, column.format, source)
+        values_ = to_seconds(pd.to_datetime(dates))
+        low, high = (bound_seconds(bound) for bound in column.bounds)
+        inferred = private_date_range(dates)
+        shown = [date_text(second, dates) for second in inferred]
+    else:
+        numbers = cv.as_numbers(cells, column.format)
+        values_ = numbers.to_numpy(np.float64)
+        low, high = (float(bound) for bound in column.bounds)
+        whole = column.kind == "integer"
+        inferred = private_range(values_, DEFAULT_MIN_ROWS, whole=whole)
+        shown = [short_number(bound) for bound in inferred]
+    outside = (values_ < low) | (values_ > high)
+    if not outside.any() or (low <= inferred[0] and high >= inferred[1]):
+        return  # the inferred bounds leave out a few extreme rows too: that is by design
+    rows = cells.index.to_numpy()[outside]
+    rare_out, rare_all = int(rare[rows].sum()), int(rare.sum())
+    first = cells[outside].iloc[0]
+    bounds = ", ".join(str(bound) for bound in column.bounds)
+    raise DataError(
+        f"{source}: column {column.name} has {int(outside.sum())} value(s) outside its bounds "
+        f"[{bounds}] ({rare_out} of the {rare_all} rows with {schema.class_names[1]}; first at "
+        f"data row {int(rows[0]) + 1}: {cv.shown([first])}), and every generated value would be "
+        f"clipped into them; widen them to at least [{', '.join(shown)}] in data.schema (the "
+        "range python -m wgangp.schema infers), or fix or drop those rows"
+    )

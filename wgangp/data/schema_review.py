@@ -2,8 +2,13 @@
 
 Inference cannot tell an ID from a measurement or a constant from a feature; training on them
 wastes the networks' capacity (an ID's every value is unique, a constant has nothing to learn,
-thousands of one-hot levels starve the rest). Each finding names the fix; an edited schema
-(``data.schema``) is the user's answer, so these checks apply to inferred schemas only.
+thousands of one-hot levels starve the rest). Nor can it read dates whose day and month could be
+swapped, dates in several formats, or numbers written as text in a format it does not know.
+Each finding names the fix; an edited schema (``data.schema``) is the user's answer, so these
+checks apply to inferred schemas only, except one: a text column whose values name few rows
+(names, e-mails, IDs, free text) is refused as a feature in an edited schema too
+(:func:`identifying_rows`), since a categorical's levels ship in the model and come back verbatim
+in samples.
 """
 
 from __future__ import annotations
@@ -11,45 +16,98 @@ from __future__ import annotations
 import pandas as pd
 
 from wgangp.data.column_values import native, present
+from wgangp.data.knots import DEFAULT_MIN_ROWS
 from wgangp.data.table_schema import TableSchema
+from wgangp.data.text_formats import number_like_example, read_dates
 from wgangp.errors import DataError
 
 #: More levels than this make a categorical column wider than the rest of the table together.
 MAX_LEVELS = 1000
 #: Fewer rows than this do not make all-distinct values look like an ID.
 MIN_ROWS_FOR_ID = 20
+#: A text column is identifying when at least this share of its rows hold a value that fewer
+#: than ``DEFAULT_MIN_ROWS`` rows share.
+IDENTIFYING_SHARE = 0.5
 _EDITED = (
     "an edited schema (python -m wgangp.schema ... > schema.yaml, then data.schema=schema.yaml)"
 )
+_VERBATIM = (
+    "its values would ship in the model and come back verbatim in samples, so training refuses "
+    "it as a feature, in an edited schema too"
+)
+
+
+def identifying_rows(cells: pd.Series) -> int:
+    """How many of a text column's present ``cells`` identify few rows (names, e-mails, IDs,
+    free text): the rows holding a value fewer than ``DEFAULT_MIN_ROWS`` rows share, when they
+    are at least ``IDENTIFYING_SHARE`` of ``MIN_ROWS_FOR_ID`` rows or more; else 0."""
+    if len(cells) < MIN_ROWS_FOR_ID or not cells.map(lambda v: isinstance(v, str)).all():
+        return 0
+    counts = cells.map(cells.value_counts())
+    rare = int((counts < DEFAULT_MIN_ROWS).sum())
+    return rare if rare >= IDENTIFYING_SHARE * len(cells) else 0
 
 
 def ambiguities(frame: pd.DataFrame, schema: TableSchema, source: str = "data") -> list[str]:
-    """One line per column to review: an ID-like column, a constant, too many levels."""
+    """One line per column to review: an ID, names or free text, a constant, too many levels,
+    dates without one reading, numbers written in a format no reader takes."""
     lines = []
     for column in schema.features:
         cells = present(frame[column.name])
         distinct = int(cells.nunique())
+        categorical = column.kind == "categorical"
+        kept = f"{_EDITED}, where its value ships in the model" if categorical else _EDITED
         if distinct == 1:
             value = native(cells.iloc[0])
             lines.append(
                 f"{source}: column {column.name} has one value ({value}) in all {len(cells)} "
-                f"non-empty rows, nothing to learn; drop it, or keep it in {_EDITED}"
+                f"non-empty rows, nothing to learn; drop it, or keep it in {kept}"
             )
-        elif (
-            column.kind in ("integer", "categorical")
-            and len(cells) >= MIN_ROWS_FOR_ID
-            and distinct == len(cells)
-        ):
+        elif column.kind == "integer" and len(cells) >= MIN_ROWS_FOR_ID and distinct == len(cells):
             lines.append(
                 f"{source}: column {column.name} looks like an ID (a different value in each of "
                 f"its {len(cells)} rows); drop it, or mark it a feature by keeping it in {_EDITED}"
             )
-        elif column.kind == "categorical" and distinct > MAX_LEVELS:
+        elif categorical and (example := number_like_example(cells)):
+            lines.append(
+                f"{source}: column {column.name} looks like numbers written as text in a format "
+                f"wgangp does not read (e.g. {example!r}), so it is categorical: only its levels "
+                "can be generated; write plain numbers (1234.5), or 1,234.5 with at most one "
+                "currency sign, in the table"
+            )
+        elif categorical and (rare := identifying_rows(cells)):
+            lines.append(
+                f"{source}: column {column.name} looks like IDs, names, e-mails or free text "
+                f"({rare} of its {len(cells)} rows hold a value fewer than {DEFAULT_MIN_ROWS} "
+                f"rows share); drop it: {_VERBATIM}"
+            )
+        elif categorical and distinct > MAX_LEVELS:
             lines.append(
                 f"{source}: column {column.name} is categorical with {distinct} levels (more than "
-                f"{MAX_LEVELS}); drop it or group its rare levels, or keep it in {_EDITED}"
+                f"{MAX_LEVELS}); drop it or group its rare levels, or keep it in {_EDITED}, where "
+                "its levels ship in the model and come back verbatim in samples"
             )
+        elif column.kind == "datetime" and column.format is None:
+            line = _dates_line(cells, column.name, source)
+            if line:
+                lines.append(line)
     return lines
+
+
+def _dates_line(cells: pd.Series, name: str, source: str) -> str | None:
+    reading = read_dates(cells)
+    if reading is None or reading.problem is None:
+        return None
+    if reading.readings:
+        first, second = reading.readings[:2]
+        return (
+            f"{source}: column {name} {reading.problem}; set format: '{first}' or format: "
+            f"'{second}' on its entry in {_EDITED}, whichever the table is written in"
+        )
+    return (
+        f"{source}: column {name} {reading.problem}, and reading each row its own way would swap "
+        "days and months; rewrite them in one format (2024-03-01 is best), or drop it"
+    )
 
 
 def require_unambiguous(frame: pd.DataFrame, schema: TableSchema, source: str = "data") -> None:

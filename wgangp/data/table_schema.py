@@ -21,6 +21,7 @@ import yaml
 
 from wgangp.data.numbers import MAX_ABS_VALUE
 from wgangp.data.schema_yaml import dump_yaml, load_yaml
+from wgangp.data.text_formats import check_date_format, check_number_format
 from wgangp.errors import ConfigError
 
 KINDS = ("continuous", "integer", "categorical", "datetime")
@@ -33,15 +34,20 @@ CLASSES = (REST, RARE)
 #: A label value or a categorical level, as YAML holds it.
 Value = str | int | float | bool
 
-_COLUMN_KEYS = ("name", "kind", "bounds", "levels", "missing", "nullable", "log", "round", "clip")
+_COLUMN_KEYS = (
+    "name", "kind", "format", "bounds", "levels", "other", "missing", "nullable", "log", "round",
+    "clip",
+)  # fmt: skip
 _TABLE_KEYS = ("version", "label", "positive", "rows", "label_counts", "columns")
 _YAML_HEADER = (
     "# wgangp table schema: review it, edit it, then train with data.schema=<this file>.\n"
     "# kind: continuous | integer | categorical (levels: [...]) | datetime; bounds: [min, max]\n"
     "# (inferred: the means of the 5 smallest and 5 largest values, no row's own); missing:\n"
-    "# empty cells seen; nullable: whether a cell may be empty. Options of a number column\n"
-    "# (docs/schema.md): log: true (model log1p of values >= 0), round: 0.01 (a rounding step),\n"
-    "# clip: false (generated values may leave the bounds).\n"
+    "# empty cells seen; nullable: whether a cell may be empty. format: how dates or numbers\n"
+    "# are written as text ('%d/%m/%Y', ISO8601, 1,234.5, $1,234.5); other: the level that\n"
+    "# stands for every value fewer than 5 rows hold (those values are not listed). Options of\n"
+    "# a number column (docs/schema.md): log: true (model log1p of values >= 0), round: 0.01\n"
+    "# (a rounding step), clip: false (generated values may leave the bounds).\n"
     "# Delete a column's entry to drop that column; positive is the class to synthesize.\n"
 )
 
@@ -58,6 +64,12 @@ class ColumnSchema:
     levels: tuple[Value, ...] | None = None
     missing: int = 0
     nullable: bool = False
+    #: How the table writes the column's values as text: a date format (strftime codes or
+    #: ``ISO8601``) or a number format (``1,234.5``, ``$1,234.5``); None: plain values.
+    format: str | None = None
+    #: A categorical's level that stands for every value not among ``levels`` (the values
+    #: fewer than ``ship.min_atom_rows`` rows hold); None: such a value is refused.
+    other: Value | None = None
     #: A number column modelled as log1p of its values (all >= 0): a long right tail.
     log: bool = False
     #: The step generated values are rounded to (0.01: cents); None: not rounded (integers: 1).
@@ -67,6 +79,8 @@ class ColumnSchema:
 
     def __post_init__(self) -> None:
         _check_column(self)
+        if self.other is not None:  # an edited ``other: 1`` names the level itself
+            object.__setattr__(self, "other", find_value(self.levels or (), self.other))
 
     @property
     def value_type(self) -> str:
@@ -85,10 +99,14 @@ class ColumnSchema:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        if self.format is not None:
+            out["format"] = self.format
         if self.bounds is not None:
             out["bounds"] = list(self.bounds)
         if self.levels is not None:
             out["levels"] = list(self.levels)
+        if self.other is not None:
+            out["other"] = self.other
         out["missing"] = self.missing
         out["nullable"] = self.nullable
         if self.log:
@@ -127,6 +145,8 @@ class ColumnSchema:
             levels=tuple(levels) if levels is not None else None,
             missing=missing,
             nullable=nullable,
+            format=raw.get("format"),
+            other=raw.get("other"),
             log=raw.get("log", False),
             round=raw.get("round"),
             clip=raw.get("clip", True),
@@ -323,8 +343,14 @@ def _check_column(column: ColumnSchema) -> None:
             f"column {name!r} has {column.missing} missing value(s) but nullable: false; set "
             "nullable: true, or fix or drop those rows"
         )
+    _check_format(column)
     if column.kind == "categorical":
         _check_levels(column)
+    elif column.other is not None:
+        raise ConfigError(
+            f"column {name!r} is {column.kind} but has other:; it names a categorical's level: "
+            "set kind: categorical or delete other"
+        )
     elif column.levels is not None:
         raise ConfigError(
             f"column {name!r} is {column.kind} but has levels; levels belong to categorical "
@@ -365,6 +391,28 @@ def _check_options(column: ColumnSchema) -> None:
         )
 
 
+def _check_format(column: ColumnSchema) -> None:
+    fmt, name = column.format, column.name
+    if fmt is None:
+        return
+    if column.kind == "categorical":
+        raise ConfigError(
+            f"column {name!r} is categorical but has a format; formats belong to datetime and "
+            "number columns: delete format"
+        )
+    if column.kind == "datetime" and not check_date_format(fmt):
+        raise ConfigError(
+            f"column {name!r}: format {fmt!r} is not a date format; write strftime codes such as "
+            "format: '%d/%m/%Y', or ISO8601"
+        )
+    if column.kind in NUMERIC_KINDS and not check_number_format(fmt):
+        raise ConfigError(
+            f"column {name!r}: format {fmt!r} is not a number format; write 1,234.5 (comma "
+            "thousands separators) with at most one currency sign ($1,234.5, 1,234.5€), or "
+            "delete format for plain numbers"
+        )
+
+
 def _check_levels(column: ColumnSchema) -> None:
     levels = column.levels
     if not levels:
@@ -384,6 +432,11 @@ def _check_levels(column: ColumnSchema) -> None:
     if repeated:
         raise ConfigError(
             f"column {column.name!r} lists level(s) {', '.join(repeated)} more than once; keep one"
+        )
+    if column.other is not None and find_value(levels, column.other) is None:
+        raise ConfigError(
+            f"column {column.name!r}: other {column.other!r} is not one of its levels; add it to "
+            "levels or delete other"
         )
 
 

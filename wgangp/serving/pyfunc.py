@@ -8,7 +8,8 @@ project's environment, or the Docker image).
 Each input row is one request: ``n`` rows of class ``label`` (a value of the label column; default
 the rare class: 1, fraud, for Kaggle's file) drawn with
 ``seed`` (default: the row's position). The answer is the requested rows stacked in input order,
-in original units with the original column names.
+in original units with the original column names; a gap (a user's table's empty cell) is None,
+JSON ``null`` on the wire.
 """
 
 from __future__ import annotations
@@ -128,7 +129,22 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
         frames = [f for f in frames if len(f)]
         if not frames:
             return self.synthesizer.sample(0, seed=0)  # the table's columns and dtypes
-        return pd.concat(frames, ignore_index=True)
+        return null_gaps(pd.concat(frames, ignore_index=True))
+
+
+def null_gaps(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every gap as None, so the scoring server writes it as JSON ``null``: it
+    encodes rows with the standard library, which writes a float NaN as ``NaN`` and a NaT as
+    ``"NaT"`` (not JSON). A column with a gap becomes an object column; the others keep their
+    dtypes."""
+    out = frame.copy()
+    for name in frame.columns:
+        gaps = frame[name].isna().to_numpy()
+        if gaps.any():
+            column = frame[name].astype(object)
+            column[gaps] = None
+            out[name] = column
+    return out
 
 
 def model_signature(table: TableSchema):

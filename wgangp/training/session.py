@@ -1,9 +1,10 @@
 """One training job's MLflow run and checkpoint directory, from opening to closing.
 
-:class:`TrackedRun` opens (or, on resume, reopens) the MLflow run and locks the job's checkpoint
-directory; whatever ends the job, it closes the run as FINISHED, FAILED (with ``failure.reason``
-and ``failure.message`` tags) or KILLED and records the status in the directory's ``run.json``,
-so a relaunch knows whether there is a run to continue.
+:class:`TrackedRun` locks the job's output folder (:mod:`.output_lock`), opens (or, on resume,
+reopens) the MLflow run and locks the job's checkpoint directory; whatever ends the job, it
+closes the run as FINISHED, FAILED (with ``failure.reason`` and ``failure.message`` tags) or
+KILLED and records the status in the directory's ``run.json``, so a relaunch knows whether there
+is a run to continue.
 
 Runs are named ``<name>-<data>-seed<seed>-<config key>`` unless ``tracking.run_name`` says
 otherwise, so a list of runs tells them apart; the key is the checkpoint folder's. The run's
@@ -41,6 +42,7 @@ from wgangp.training.checkpoints import (
     trajectory_params,
 )
 from wgangp.training.interrupts import Interrupted, Interruption
+from wgangp.training.output_lock import lock_output_dir, unlock_output_dir
 from wgangp.training.runtime import environment_tags, git_commit
 
 #: The run's artifact holding its table's schema (a user's table).
@@ -143,14 +145,25 @@ class TrackedRun:
 
     def __enter__(self) -> TrackedRun:
         cfg, tracker = self.cfg, self.tracker
-        if cfg.tracking.enabled:
-            tracker.uri = open_tracking_uri(
-                cfg.tracking.uri, self.dirs.launch, self.dirs.output, required=cfg.tracking.required
-            )
-            log.info(
-                "MLflow tracking URI: %s (experiment %s)", redact(tracker.uri), tracker.experiment
-            )
-        self.checkpoints, self.previous, stale = open_checkpoint_dir(cfg, self.dirs.launch)
+        # One live job per output folder (Hydra's callback holds it already): before any run.
+        lock_output_dir(self.dirs.output)
+        try:
+            if cfg.tracking.enabled:
+                tracker.uri = open_tracking_uri(
+                    cfg.tracking.uri,
+                    self.dirs.launch,
+                    self.dirs.output,
+                    required=cfg.tracking.required,
+                )
+                log.info(
+                    "MLflow tracking URI: %s (experiment %s)",
+                    redact(tracker.uri),
+                    tracker.experiment,
+                )
+            self.checkpoints, self.previous, stale = open_checkpoint_dir(cfg, self.dirs.launch)
+        except BaseException:
+            unlock_output_dir(self.dirs.output)
+            raise
         self.record = RunRecord(
             tracking_uri=redact(tracker.uri) if tracker.uri else None,
             experiment=tracker.experiment,
@@ -386,6 +399,7 @@ class TrackedRun:
         if previous is None and status != "FINISHED":
             self.checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
         self.checkpoints.release()
+        unlock_output_dir(self.dirs.output)
 
 
 def trained_on(data: PreparedData, steps: int) -> TrainedOn:

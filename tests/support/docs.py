@@ -1,0 +1,19 @@
+"""docs/errors.md lists every line a user can be shown, verbatim (paths shortened to <path>)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.configs import REPO
+
+ERRORS_MD = REPO / "docs" / "errors.md"
+
+
+def documented(line: str, **shortened: Path | str) -> str:
+    """``line`` with each keyword's value shortened to ``<keyword>`` (``path=table`` writes
+    ``<path>``); fails unless docs/errors.md holds the result word for word."""
+    text = line
+    for name, value in shortened.items():
+        text = text.replace(str(value), f"<{name}>")
+    assert text in ERRORS_MD.read_text(), f"docs/errors.md does not hold this line:\n{text}"
+    return text
