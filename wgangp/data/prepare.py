@@ -20,6 +20,7 @@ from wgangp.config import DataConfig
 from wgangp.data.creditcard import HEADER as CREDITCARD_HEADER
 from wgangp.data.digest import table_digest
 from wgangp.data.schema_inference import infer_schema
+from wgangp.data.schema_match import label_counts
 from wgangp.data.schema_review import require_unambiguous
 from wgangp.data.source import LoadedTable, load_table, resolve_path
 from wgangp.data.split import stratified_split
@@ -126,6 +127,9 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         min_rows_per_class=data.min_rows_per_class,
         header=CREDITCARD_HEADER if loaded.schema is not None else None,
     )
+    if data.schema is not None:  # the table's own counts, not an edited file's
+        counts = label_counts(frame[schema.label], schema)
+        schema = replace(schema, label_counts=counts, rows=len(frame))
     split = stratified_split(
         frame,
         schema.classes(frame[schema.label]),

@@ -311,7 +311,9 @@ def _fit_column(
     # The median, unless fewer than min_rows rows hold it (an odd count's middle row): the
     # fill ships in preprocessing.json.
     median = float(np.median(present))
-    if column.kind != "datetime":
+    if column.kind == "datetime" and step > 0:  # in whole steps (days, ...): no one's date
+        median = step * no_ones_value(median / step, present / step, min_rows, whole=True, up=True)
+    else:
         median = no_ones_value(median, present, min_rows, whole=column.kind == "integer", up=True)
     fill = float(np.clip(_on_step(fitted, median), low, high))
     fitted.fill = _native(column.kind, fill)
