@@ -89,7 +89,10 @@ def run_seed(
     cfg = compose([*chosen, *settings.variant])
     split = table_split(cfg, launch_dir, holdout)
     rare, test = split.rare("train"), split.rare(settings.judged_on)
-    n = len(test)
+    # Judged on a fourth split, the rows are scored on the run's test split too: the split that
+    # confirms a choice made on the holdout.
+    confirm = split.rare("test") if settings.judged_on == "holdout" else None
+    n = len(test) if confirm is None else max(len(test), len(confirm))
     codes = TableCodes.fit(split.table, split.train)
     log.info("%s seed %d: %d train rare rows, %d %s rare rows", spec.name, seed, len(rare), n,
              settings.judged_on)  # fmt: skip
@@ -123,6 +126,7 @@ def run_seed(
         methods.insert(after + i, name)
     encoding = TableEncoding(split.table, split.train)
     real = encoding.model_matrix(test)
+    confirming = None if confirm is None else encoding.model_matrix(confirm)
     train_all = encoding.distance_matrix(split.train)
     outcomes = []
     for method in methods:
@@ -144,11 +148,20 @@ def run_seed(
         generated = encoding.model_matrix(rows)
         with threadpool_limits(limits=1):
             figures["detection"] = scores.detection(
-                real, generated, repeats=settings.repeats,
+                real, generated[: len(test)], repeats=settings.repeats,
                 gbm_max_iter=settings.gbm_max_iter, seed=seed,
             )  # fmt: skip
+            if confirming is not None:
+                figures["detection_test"] = scores.detection(
+                    confirming, generated[: len(confirm)], repeats=settings.repeats,
+                    gbm_max_iter=settings.gbm_max_iter, seed=seed,
+                )  # fmt: skip
             if method != "control":
                 figures["near_copies"] = scores.near_copies(split.table, rows, rare, test)
+                if confirm is not None:
+                    figures["near_copies_test"] = scores.near_copies(
+                        split.table, rows, rare, confirm
+                    )
                 copies = scores.exact_copies(encoding.distance_matrix(rows), train_all)
                 figures["exact_copies"] = float(copies)
         figures |= scores.form(split.table, rows, rare)
