@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig
-from wgangp.data.creditcard import HEADER as CREDITCARD_HEADER
 from wgangp.data.digest import table_digest
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_match import label_counts
@@ -125,7 +124,7 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         schema,
         source=loaded.origin,
         min_rows_per_class=data.min_rows_per_class,
-        header=CREDITCARD_HEADER if loaded.schema is not None else None,
+        header=loaded.header,
     )
     if data.schema is not None:  # the table's own counts, not an edited file's
         counts = label_counts(frame[schema.label], schema)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from wgangp.config import DataConfig
 from wgangp.data import kaggle
-from wgangp.data.creditcard import creditcard_schema, looks_like_creditcard
+from wgangp.data.creditcard import HEADER, creditcard_schema, looks_like_creditcard
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.table_reader import CREDITCARD_FILE, TABLE, read_header, read_table
 from wgangp.data.table_schema import TableSchema
@@ -45,6 +45,12 @@ class LoadedTable:
     #: Kaggle's shipped schema for its file, download and simulated rows; None for another table
     #: (its schema is ``data.schema`` or inferred).
     schema: TableSchema | None = None
+
+    @property
+    def header(self) -> str | None:
+        """How validation's lines name the header a shipped schema needs (Kaggle's 31 columns);
+        None for a table whose schema the user can edit."""
+        return HEADER if self.schema is not None else None
 
     @property
     def name(self) -> str:

@@ -1,6 +1,7 @@
-"""Detection (classifier two-sample test, C2ST): can a classifier tell generated from real frauds?
+"""Detection (classifier two-sample test, C2ST): can a classifier tell generated from real rare
+rows?
 
-The real side is the test frauds, which no model or transform saw. Each repeat fits the
+The real side is the test rare rows, which no model or transform saw. Each repeat fits the
 classifier on a random half of each set and scores ROC-AUC on the other halves; the metric is the
 mean over repeats (0.5 = indistinguishable, 1.0 = every generated row is recognisable), its
 ``_std`` the spread over repeats. Identical rows stay on the same side of the cut, whichever set
@@ -10,13 +11,13 @@ its distribution.
 Cross-validated predictions over k folds on a few hundred rows can anti-learn: a fold's held-out
 rows are what its training folds lack, so real against real can read far below 0.5, and
 ``max(auc, 1 - auc)`` would turn that into a high score. So the AUC is never flipped, and every
-score comes with its **control**: the same classifier and protocol on the test frauds against
-other real frauds (the training frauds), the floor a perfect generator would reach with this
+score comes with its **control**: the same classifier and protocol on the test rare rows against
+other real rare rows (the training rare rows), the floor a perfect generator would reach with this
 little data. The baselines' rows (SMOTE, a Gaussian copula) are judged by the same protocol.
 
 Balanced (``c2st_balanced_auc_*``): the standard C2ST compares equal numbers of rows. The
 ``c2st_auc_*`` metrics keep the protocol every earlier run logged (all ``evaluate.n_synthetic``
-generated rows against the few test frauds, e.g. 2,000 against 59 on Kaggle's sample), so their
+generated rows against the few test rare rows, e.g. 2,000 against 59 on Kaggle's sample), so their
 numbers stay comparable across runs; the balanced ones draw, per repeat, as many rows of the larger
 set as the smaller one has (a fresh draw each repeat) and then cut both in halves as above. A
 balanced score rests on ``2 * min(real, generated)`` rows; its ``_std`` over repeats is its noise.
@@ -127,11 +128,11 @@ def detection_metrics(
     seed: int,
     balanced: bool = False,
 ) -> tuple[dict[str, float], pd.DataFrame]:
-    """AUCs of the test frauds against each set of ``generated`` rows, by name, with both
+    """AUCs of the test rare rows against each set of ``generated`` rows, by name, with both
     classifiers: the metrics and one table row per repeat.
 
     ``generated[""]`` is the model's rows (``c2st_auc_gbm``); other names get their name as a
-    suffix (``c2st_auc_gbm_control`` for other real frauds, ``c2st_auc_gbm_copula``, ...). With
+    suffix (``c2st_auc_gbm_control`` for other real rare rows, ``c2st_auc_gbm_copula``, ...). With
     ``balanced``, equal numbers of real and generated rows per repeat
     (:func:`balanced_half_split_aucs`), named ``c2st_balanced_auc_...``.
     """

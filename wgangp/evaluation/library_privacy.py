@@ -6,10 +6,10 @@ these two are the field's library's, so a reader can compare them with other gen
 - ``dcr_overfitting_protection``: SDMetrics' ``DCROverfittingProtection``. Each synthetic rare row
   is called closer to the training rare rows or to held-out real ones (the test split's) by its
   distance to the closest record in each; the score is ``min(1, 2 * share closer to holdout)``:
-  1 when a synthetic row is no likelier to sit by a training fraud than by an unseen one (an
+  1 when a synthetic row is no likelier to sit by a training rare row than by an unseen one (an
   attacker holding a real row learns nothing about its membership from nearby synthetic rows),
-  0 when every synthetic row sits by a training fraud. The two reference sets must be the same
-  size or the larger one wins by count alone, so each repeat draws as many training frauds as
+  0 when every synthetic row sits by a training rare row. The two reference sets must be the same
+  size or the larger one wins by count alone, so each repeat draws as many training rare rows as
   there are held-out ones (seeded; the library's own subsampling is not). The mean over repeats.
 - ``disclosure_protection``: SDMetrics' ``DisclosureProtection`` with the CAP attack. An attacker
   who knows some columns of a training rare row (quasi-identifiers, as a card's time and amount
@@ -37,7 +37,7 @@ from wgangp.evaluation.encoding import NUMBER_KINDS, seconds
 
 #: Bins per column of the disclosure attack (SDMetrics' default).
 BINS = 10
-#: Repeats of the DCR comparison, each with a fresh equal-sized draw of training frauds.
+#: Repeats of the DCR comparison, each with a fresh equal-sized draw of training rare rows.
 DCR_REPEATS = 5
 
 Rows = np.ndarray | pd.DataFrame

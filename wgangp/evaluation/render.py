@@ -121,11 +121,10 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "synthetic rows closer to held-out test rare-class rows than to as many training ones); "
         "1 = no closer to the training rows than to unseen ones. disclosure_protection "
         "(DisclosureProtection, CAP): an attacker knowing two columns of a training rare-class "
-        "row guesses a third from the synthetic rows, 10 bins each (Time and Amount -> V14 on "
-        "Kaggle's file; another table: the columns docs/evaluation.md names); 1 = no better than "
-        "chance. The table gives the held-out real rare-class rows' disclosure protection as "
-        "the reference. Higher is better; `_smote` and `_copula` judge the baselines' rows the "
-        "same way.",
+        "row guesses a third from the synthetic rows, 10 bins each (the columns chosen by one "
+        "rule for every table, docs/evaluation.md); 1 = no better than chance. The table gives "
+        "the held-out real rare-class rows' disclosure protection as the reference. Higher is "
+        "better; `_smote` and `_copula` judge the baselines' rows the same way.",
         [
             "dcr_overfitting_protection",
             "dcr_overfitting_protection_smote",

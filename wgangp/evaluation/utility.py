@@ -1,16 +1,16 @@
-"""Utility: does adding synthetic frauds make a fraud detector better than SMOTE does?
+"""Utility: do synthetic rare rows make a detector of the rare class better than SMOTE does?
 
-Every detector trains on the real training frauds plus a subsample of the real training normals
+Every detector trains on the real training rare rows plus a subsample of the real training normals
 (``max_normal_rows``; the same subsample for every method within a repeat) and is scored on the
 whole of ``real_test``, which no model or transform has seen. Training sets per repeat:
 
 - ``real``: real rows only;
-- ``augmented_r<ratio>``: plus ``round(ratio * #real training frauds)`` synthetic frauds;
-- ``smote`` / ``copula`` / ``independent`` / ``ros``: plus the same number of frauds as the
+- ``augmented_r<ratio>``: plus ``round(ratio * #real training rare rows)`` synthetic rare rows;
+- ``smote`` / ``copula`` / ``independent`` / ``ros``: plus the same number of rare rows as the
   headline ratio, made by SMOTE (SMOTE-NC on a table with categories), a Gaussian copula of the
-  training frauds, independently resampled columns (:mod:`.baselines`) or random oversampling, so
+  training rare rows, independently resampled columns (:mod:`.baselines`) or random oversampling, so
   the headline comparison is count for count;
-- ``tstr`` (train synthetic, test real): the real frauds replaced by as many synthetic ones.
+- ``tstr`` (train synthetic, test real): the real rare rows replaced by as many synthetic ones.
 
 ``augmented`` (no suffix) is the headline ratio (default 1.0), fixed in advance, not the best
 ratio on the test set, which would select on the test data. Scores: PR-AUC (average precision; the

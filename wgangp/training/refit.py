@@ -1,8 +1,8 @@
 """Refit after selection (``trainer.refit``): train again, from scratch, on the training and the
 validation rows, for as many steps as the quality loop selected.
 
-The quality loop needs the validation frauds to choose a step; once it has chosen, they can
-serve as training rows. On validation, fewer training frauds make even a resampler's rows easier
+The quality loop needs the validation rare rows to choose a step; once it has chosen, they can
+serve as training rows. On validation, fewer training rare rows make even a resampler's rows easier
 to detect; on the test split the refit tied the default at a higher cost (docs/quality.md), so it
 is an option, off by default. Nothing is left to judge the refit generator on but the test split,
 so the run keeps the first fit's selection (step and score, which the registry compares).
