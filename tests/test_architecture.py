@@ -231,3 +231,15 @@ def _named_files(page: str) -> list[tuple[str, str]]:
             name = row.group(1)
             found.append(("", name) if "/" in name else (folder, name))
     return found
+
+
+def test_only_the_data_source_knows_kaggles_file() -> None:
+    """Kaggle's file is one table among others: its shipped schema, its download and its
+    simulated stand-in are reached through ``wgangp.data.source`` alone (issue 49)."""
+    kaggles = {f"wgangp.data.{name}" for name in ("creditcard", "kaggle", "simulated")}
+    knowing = {
+        module
+        for module, imported in _modules().items()
+        if imported & kaggles and module not in kaggles
+    }
+    assert knowing == {"wgangp.data.source"}, knowing

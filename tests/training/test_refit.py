@@ -16,12 +16,12 @@ import pytest
 from support.configs import TINY_NETWORKS, compose
 from support.creditcard import LABEL, SCHEMA
 from support.probes import LOOP_DATA, PROBED_RUN, script_probes
-from wgangp.data.transform import TabularTransformer
 
 from wgangp import evaluate
 from wgangp.config import to_config
 from wgangp.data.prepare import PreparedData, prepare_data
 from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.table_transform import TableTransform
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.train import train
 from wgangp.training import fit as fit_module
@@ -77,14 +77,25 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     assert any(not np.array_equal(a, b) for a, b in zip(probed[4], weights, strict=True))
     # The shipped transform was fitted on the refit's rows, not on the training rows alone.
     merged = data.with_validation_rows()
-    refitted = TabularTransformer.from_config(cfg.preprocess).fit(merged.train)
-    alone = TabularTransformer.from_config(cfg.preprocess).fit(data.train)
+    refitted, alone = (
+        TableTransform.fit(
+            rows,
+            SCHEMA,
+            SCHEMA.classes(rows[LABEL]),
+            scaling=cfg.preprocess.scaling,
+            per_class=cfg.preprocess.per_class,
+            point_masses=cfg.preprocess.point_masses,
+            quantile_columns=cfg.preprocess.quantile_columns,
+            min_rows=cfg.ship.min_atom_rows,
+        )
+        for rows in (merged.train, data.train)
+    )
     assert exported.transformer.to_json() == refitted.to_json() != alone.to_json()
 
     # python -m wgangp.evaluate rebuilds the refit's split: baselines and copies see its rows.
     seen: dict[str, int] = {}
 
-    def recording_evaluation(train_rows, test_rows, sample, settings, seed, schema=None):
+    def recording_evaluation(train_rows, test_rows, sample, settings, schema, seed=0):
         seen["train"], seen["test"] = len(train_rows), len(test_rows)
         raise SystemExit(0)
 
