@@ -1,14 +1,22 @@
-"""The schema-following evaluation gives Kaggle's credit-card layout the numbers it gave before.
+"""The evaluation and the validation probe reproduce their recorded numbers on Kaggle's layout.
 
 ``data/creditcard_metrics_before_schemas.json`` holds every metric that ``run_evaluation``
-returned on this fixture from the code before tables had schemas (recorded from the same
-function below); the evaluation must reproduce each of them bit for bit. Metrics added since (the
-balanced C2ST, the independent-marginals baseline) are new names, not changed numbers.
+returned on this fixture (recorded from the same function below); the evaluation must reproduce
+each of them, and the validation probe its three scores. Metrics added since (the balanced C2ST,
+the independent-marginals baseline) are new names, not changed numbers.
+
+"Reproduce" means to a relative 1e-9, not bit for bit: the numbers are sums, means and
+correlations in float64 over a few thousand values, whose last bits depend on the reduction order
+that the CPU's vector width and the numpy/BLAS build choose (one machine gave eval/corr_diff one
+ulp away from the recorded value). Such rounding moves a metric by ~1e-13 relative; a change of
+the evaluation (another row, split, seed or formula) moves it by far more than 1e-9. Bit identity
+on one machine is tested where it is promised (a resumed run equals a straight one).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -55,16 +63,37 @@ def creditcard_metrics() -> dict[str, float]:
     return result.metrics
 
 
-def test_every_recorded_metric_is_reproduced_bit_for_bit() -> None:
+# Relative tolerance for reproduced metrics (module docstring); metrics recorded as exactly 0
+# (a perfect score, an empty difference) must stay within ABS_TOL of it.
+REL_TOL, ABS_TOL = 1e-9, 1e-12
+
+
+def differing(recorded: dict[str, float], metrics: dict[str, float]) -> dict[str, tuple]:
+    """{name: (recorded, now)} for each recorded metric missing or outside the tolerance."""
+    return {
+        name: (value, metrics.get(name))
+        for name, value in recorded.items()
+        if name not in metrics
+        or not math.isclose(metrics[name], value, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    }
+
+
+def test_differing_tolerates_rounding_and_names_every_change() -> None:
+    recorded = {"a": 0.2177004085876244, "b": 0.0, "c": 0.5, "d": 1.0}
+    now = {"a": 0.21770040858762438, "b": 0.0, "c": 0.5001}
+    assert differing(recorded, now) == {"c": (0.5, 0.5001), "d": (1.0, None)}
+    assert differing({"b": 0.0}, {"b": 1e-6}) == {"b": (0.0, 1e-6)}
+
+
+def test_the_evaluation_reproduces_every_recorded_metric() -> None:
     recorded = json.loads(RECORDED.read_text())
     metrics = creditcard_metrics()
     assert len(recorded) > 100
-    changed = {k: (v, metrics.get(k)) for k, v in recorded.items() if metrics.get(k) != v}
-    assert not changed
+    assert not differing(recorded, metrics)
 
 
-def test_the_validation_probe_gives_the_numbers_it_gave_before() -> None:
-    """Recorded from :class:`ValidationProbe` before it took a schema, on these very rows."""
+def test_the_validation_probe_reproduces_its_recorded_scores() -> None:
+    """Recorded from :class:`ValidationProbe`, on these very rows."""
     table = simulate_creditcard(20_000, seed=3)
     frauds = table[table[LABEL] == 1].reset_index(drop=True)
 
@@ -75,8 +104,11 @@ def test_the_validation_probe_gives_the_numbers_it_gave_before() -> None:
         return rows.loc[:, list(COLUMNS)]
 
     probe = ValidationProbe(frauds.head(30), SelectConfig(samples=60, repeats=2), seed=0)
-    assert probe.score(sample, 7) == {
+    recorded = {
         "val/c2st_auc_gbm": 0.3671133072174739,
         "val/c2st_auc_gbm_std": 0.009088615859449228,
         "val/ks_mean": 0.14277777777777778,
     }
+    scores = probe.score(sample, 7)
+    assert scores.keys() == recorded.keys()
+    assert not differing(recorded, scores)
