@@ -2,19 +2,44 @@
 # Two images from one file (docs/docker.md), built with BuildKit (DOCKER_BUILDKIT=1 or buildx):
 #   docker build -t wgangp .                                  -> the trainer (last stage, default)
 #   docker build --target mlflow-server -t wgangp-mlflow .    -> the server compose.yaml runs
-#   docker build --build-arg TENSORFLOW=tensorflow-cpu==2.21.* -t wgangp-cpu .   -> no CUDA wheels
+#   docker build --build-arg TENSORFLOW=tensorflow-cpu -t wgangp-cpu .   -> no CUDA wheels
 # Behind a TLS-intercepting proxy, hand pip the proxy's CA as a secret (nothing stays in the image):
 #   docker build --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt ...
+#
+# Every Python package comes from uv.lock, the lock `bash scripts/bootstrap.sh` installs: its
+# pinned versions, exported by `uv export --frozen` and installed by pip with their hashes
+# (docs/installs.md). The TensorFlow build is the one choice left to the image: the lock's
+# tensorflow plus its CUDA and cuDNN wheels (the `cuda` extra) by default, or tensorflow-cpu at the
+# same version (the lock's docker-cpu group).
 #
 # Why not tensorflow/tensorflow:*-gpu: those images carry CUDA 12.3 / cuDNN 8, which TF 2.18+ does
 # not use. `tensorflow[and-cuda]` pulls the matching nvidia-*-cu12 wheels (CUDA 12.5+, cuDNN 9)
 # instead, so a slim Python base plus the NVIDIA driver on the host (Container Toolkit) is enough.
 #
 # Any Debian-like base with python3 >= 3.11, its venv module and useradd works: the dependencies go
-# into the virtual environment /opt/venv, never into the system Python (Debian's refuses, PEP 668).
+# into virtual environments under /opt, never into the system Python (Debian's refuses, PEP 668).
 # PATH is spelled out in full because an imported root file system carries no ENV at all.
 
 ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
+
+# --- The lock, exported as pinned requirements with hashes, one file per image -------------------
+# uv itself is installed from the lock too (its hashes, read from uv.lock), in a stage of its own.
+FROM ${PYTHON_IMAGE} AS requirements
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PATH=/opt/uv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+WORKDIR /lock
+COPY pyproject.toml uv.lock ./
+RUN --mount=type=secret,id=ca \
+    if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
+    && python3 -c "import tomllib; (p,) = [p for p in tomllib.load(open('uv.lock', 'rb'))['package'] if p['name'] == 'uv']; print('uv==' + p['version'], *(' --hash=' + f['hash'] for f in p['wheels'] + [p['sdist']]))" > uv.txt \
+    && python3 -m venv /opt/uv \
+    && pip install --no-cache-dir --require-hashes -r uv.txt \
+    && mkdir /requirements \
+    && uv export --frozen --no-emit-project --only-group docker-server -o /requirements/server.txt \
+    && uv export --frozen --no-emit-project --no-dev --extra cuda --group docker-build \
+        -o "/requirements/tensorflow[and-cuda].txt" \
+    && uv export --frozen --no-emit-project --no-dev --group docker-cpu --group docker-build \
+        --no-emit-package tensorflow -o /requirements/tensorflow-cpu.txt
 
 # --- The virtual environment both images start from: MLflow (the server's and the trainer's
 # client, one version) and the PostgreSQL driver compose.yaml's store needs ----------------------
@@ -23,10 +48,12 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     VIRTUAL_ENV=/opt/venv \
     PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+COPY --from=requirements /requirements/server.txt /tmp/requirements/
 RUN --mount=type=secret,id=ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
     && python3 -m venv /opt/venv \
-    && pip install --no-cache-dir "mlflow==3.17.2" "psycopg2-binary==2.9.10"
+    && pip install --no-cache-dir --require-hashes -r /tmp/requirements/server.txt \
+    && rm -r /tmp/requirements
 
 # --- MLflow tracking server (used by compose.yaml) ------------------------------------------------
 FROM mlflow-venv AS mlflow-server
@@ -43,26 +70,28 @@ CMD ["mlflow", "server", "--backend-store-uri", "sqlite:////mlflow/mlflow.db", \
 
 # --- Trainer: python -m wgangp.train on a GPU host ------------------------------------------------
 FROM mlflow-venv AS trainer
-# The TensorFlow distribution: the CUDA one by default; tensorflow-cpu for a CPU-only image.
-ARG TENSORFLOW="tensorflow[and-cuda]==2.21.*"
+# The TensorFlow build: tensorflow[and-cuda] (default) or tensorflow-cpu; the version is the lock's.
+ARG TENSORFLOW="tensorflow[and-cuda]"
 ENV PYTHONDONTWRITEBYTECODE=1
 
 WORKDIR /app
 
-# Dependencies first, from pyproject.toml alone, so editing the code does not re-download the
-# multi-GB TensorFlow + CUDA layer: the project's dependencies and its build requirements (the
-# editable install below then needs no network). pyproject's own tensorflow line is left out:
-# $TENSORFLOW replaces it (else pip would add the full tensorflow next to tensorflow-cpu).
-COPY pyproject.toml README.md ./
+# Dependencies first, from the lock alone, so editing the code does not re-download the multi-GB
+# TensorFlow + CUDA layer: the project's dependencies and its build requirements (the editable
+# install below then needs no network).
+COPY --from=requirements /requirements/ /tmp/requirements/
 RUN --mount=type=secret,id=ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
-    && python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb')); deps = p['project']['dependencies'] + p['build-system']['requires']; print('\n'.join(d for d in deps if not d.startswith('tensorflow')))" > /tmp/requirements.txt \
-    && pip install --no-cache-dir "${TENSORFLOW}" -r /tmp/requirements.txt \
-    && rm /tmp/requirements.txt
+    && if [ ! -f "/tmp/requirements/${TENSORFLOW}.txt" ]; then \
+        echo "TENSORFLOW=${TENSORFLOW}: expected tensorflow[and-cuda] or tensorflow-cpu" >&2; \
+        exit 2; fi \
+    && pip install --no-cache-dir --require-hashes -r "/tmp/requirements/${TENSORFLOW}.txt" \
+    && rm -r /tmp/requirements
 
 # Editable install on purpose: Hydra loads its configs from the top-level conf/ next to the
 # package (wgangp.config.CONF_DIR), which a built wheel would not contain. No build isolation:
 # setuptools is already in the environment, and an isolated build would fetch it from PyPI.
+COPY pyproject.toml README.md ./
 COPY conf ./conf
 COPY wgangp ./wgangp
 RUN pip install --no-cache-dir --no-deps --no-build-isolation -e .

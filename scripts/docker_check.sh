@@ -4,6 +4,8 @@
 # Starts dockerd when none answers (Debian's docker.io, installed if missing), builds a local
 # Debian base when the Dockerfile's default one cannot be pulled, builds the MLflow server and the
 # trainer on the CPU wheel, then checks that
+#   0. both images hold the versions uv.lock pins (pandas, numpy, scikit-learn, MLflow, and the
+#      trainer's TensorFlow: its tensorflow-cpu build at the lock's version);
 #   1. a short training logged to the server ends FINISHED there, with its artifacts, and leaves
 #      its outputs on the /work volume;
 #   2. a second run (default tracking URI: sqlite on /work) stopped by `docker stop` (SIGTERM)
@@ -220,6 +222,21 @@ print(json.dumps(value) if isinstance(value, (dict, list)) else value)
 EOF
 }
 
+# The image's own Python reads uv.lock (mounted) and compares its installed versions with it.
+lock_versions() {
+    local image=$1
+    shift
+    "$DOCKER" run --rm -i -v "$REPO/uv.lock:/tmp/uv.lock:ro" --entrypoint python "$image" \
+        - /tmp/uv.lock "$@" <"$REPO/scripts/lock_versions.py"
+}
+
+check_lock_versions() {
+    local name=$1
+    shift
+    phase "versions_$name" "compare the $name image's versions with uv.lock" lock_versions "$@"
+    say "$name image = uv.lock: $(paste -sd ' ' "$LOGS/versions_$name.log" | sed 's/ == [^ ]*//g')"
+}
+
 wait_for_server() {
     local url=$1 waited=0
     until python3 -c "import urllib.request; urllib.request.urlopen('$url/health', timeout=5)" \
@@ -347,6 +364,9 @@ main() {
     # The CPU image: the GPU one differs only in the TensorFlow wheel.
     phase build_trainer "build the trainer image (CPU wheel)" build trainer "$TRAINER_IMAGE" \
         --build-arg "TENSORFLOW=${tensorflow/tensorflow\[and-cuda\]/tensorflow-cpu}"
+
+    check_lock_versions server "$SERVER_IMAGE" pandas numpy scikit-learn mlflow
+    check_lock_versions trainer "$TRAINER_IMAGE" pandas numpy scikit-learn mlflow tensorflow
 
     start=$(date +%s)
     wait_for_server "$url"

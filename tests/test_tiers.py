@@ -79,3 +79,22 @@ def test_quiet_run_still_says_how_to_run_everything(inner: pytest.Pytester) -> N
 def test_the_project_registers_every_tier_marker(pytestconfig: pytest.Config) -> None:
     registered = {line.split(":")[0] for line in pytestconfig.getini("markers")}
     assert {*FULL_TIER_MARKERS, "gpu"} <= registered
+
+
+def test_xdist_work_units_keep_files_whole_and_the_server_runs_together() -> None:
+    """Under `pytest -n 2` (.ci/run) a worker takes a whole file; every file using the
+    trained runs on the shared server is one unit, so those runs are trained once."""
+    from support.configs import REPO
+    from support.plugin import SHARED_FIXTURE_UNIT, work_unit
+
+    shared = {
+        work_unit(f"{path}::test_x", REPO)
+        for path in (
+            "tests/tracking/test_server_runs.py",
+            "tests/test_mlflow_ui_browser.py",
+            "tests/test_notebook.py",
+        )
+    }
+    assert shared == {SHARED_FIXTURE_UNIT}
+    assert work_unit("tests/test_tiers.py::test_x[1]", REPO) == "tests/test_tiers.py"
+    assert work_unit("tests/gone.py::test_x", REPO) == "tests/gone.py"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from mlflow.tracking import MlflowClient
 from support.configs import TINY, compose
 from support.creditcard import COLUMNS
 
+from wgangp.cli import nvidia_driver_present
 from wgangp.config import to_config
 from wgangp.data.prepare import prepare_data
 from wgangp.serving.synthesizer import load_synthesizer
@@ -119,19 +121,36 @@ def test_fast_trainer_preset_trains_a_finished_run(tmp_path: Path) -> None:
     assert (params["trainer.steps_per_call"], params["trainer.jit_compile"]) == ("100", "True")
 
 
+#: TensorFlow's C++ log lines at ERROR or FATAL level (absl's "E1127 ..." / "E0000 ..."), and the
+#: CUDA and CPU-feature notices a CPU-only machine must not show.
+TF_NOISE = re.compile(r"^[EF]\d{4} |cuInit|cuda_platform|rebuild TensorFlow")
+
+
+def _as_a_user(tmp_path: Path) -> dict[str, str]:
+    """The environment a user's shell has: no TensorFlow log level (the suite and CI set one),
+    no GPU mask, no Kaggle credentials."""
+    env = {**os.environ, "KAGGLE_CONFIG_DIR": str(tmp_path / "none")}
+    for name in ("TF_CPP_MIN_LOG_LEVEL", "CUDA_VISIBLE_DEVICES", "KAGGLE_USERNAME", "KAGGLE_KEY"):
+        env.pop(name, None)
+    env.pop("KAGGLE_API_TOKEN", None)
+    return env
+
+
 @pytest.mark.slow
 def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
+    """As a user runs it: a finished run, and on a machine without an NVIDIA driver (this one)
+    a log without TensorFlow's CUDA-initialisation error or compiler notices (docs/errors.md)."""
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     overrides = [o for o in TINY if not o.startswith(("trainer.steps=", "data="))]
     cmd = [sys.executable, "-m", "wgangp.train", "+experiment=stable_gp", *overrides]
     cmd += ["trainer.steps=8", f"tracking.uri={uri}", f"hydra.run.dir={tmp_path / 'run'}"]
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "KAGGLE_CONFIG_DIR": str(tmp_path / "none")}
-    env.pop("KAGGLE_USERNAME", None)
-    env.pop("KAGGLE_KEY", None)
-    env.pop("KAGGLE_API_TOKEN", None)
+    env = _as_a_user(tmp_path)
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "SIMULATED" in proc.stderr + proc.stdout
+    if not nvidia_driver_present():  # trainer.device=auto on a CPU-only machine: not asked
+        noise = [line for line in proc.stderr.splitlines() if TF_NOISE.search(line)]
+        assert noise == []
     client, run = _run_of(uri)
     assert run.info.run_name.startswith("stable_gp-simulated-seed0-")  # renamed on the fallback
     _check_run(client, run, steps=8, log_every=2)
@@ -139,6 +158,23 @@ def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
     rows = synthesizer.sample(5)
     assert list(rows.columns) == list(COLUMNS)
     assert (tmp_path / "run" / "synthesizer" / "generator.keras").exists()
+
+
+@pytest.mark.slow
+def test_asking_for_a_missing_gpu_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    if nvidia_driver_present():
+        pytest.skip("this machine has an NVIDIA driver")
+    cmd = [sys.executable, "-m", "wgangp.train", *TINY, "trainer.device=gpu"]
+    cmd += [f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"hydra.run.dir={tmp_path}/run"]
+    env = _as_a_user(tmp_path)
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2
+    errors = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
+    assert errors == [
+        "wgangp: error: trainer.device=gpu but TensorFlow sees no GPU; install "
+        "tensorflow[and-cuda] and run with --gpus all, or use trainer.device=auto"
+    ]
+    assert not [line for line in proc.stderr.splitlines() if TF_NOISE.search(line)]
 
 
 @pytest.mark.slow

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
 import difflib
 import logging
 import os
 import re
 import sys
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,6 +20,38 @@ from wgangp.config import CONF_DIR, Config
 from wgangp.errors import ConfigError, WgangpError
 
 log = logging.getLogger("wgangp")
+
+
+def nvidia_driver_present() -> bool:
+    """Whether TensorFlow could find a GPU here at all: the NVIDIA driver's device node or its
+    library (the NVIDIA Container Toolkit brings both into a container run with ``--gpus``)."""
+    if Path("/dev/nvidiactl").exists() or Path("/proc/driver/nvidia/version").exists():
+        return True
+    try:
+        ctypes.CDLL("libcuda.so.1")  # what TensorFlow itself loads; not initialized here
+    except OSError:
+        return False
+    return True
+
+
+def quiet_tensorflow(
+    environ: MutableMapping[str, str] = os.environ, driver: bool | None = None
+) -> str | None:
+    """Set TensorFlow's C++ log level before it is imported, unless the user set one; returns
+    the level set (None: the user's own is kept).
+
+    Without an NVIDIA driver no GPU can be found, asked for or not: the full TensorFlow wheel
+    still calls cuInit and logs its failure as an ERROR, with a notice to rebuild TensorFlow for
+    this CPU. Level 3 hides both; ``trainer.device=gpu`` still fails in its own line (exit 2).
+    With a driver, level 1 hides only the INFO notices: warnings and errors about a real GPU
+    stay. GPUs are never hidden: ``trainer.device=auto`` finds one exactly as before.
+    """
+    if "TF_CPP_MIN_LOG_LEVEL" in environ:
+        return None
+    present = nvidia_driver_present() if driver is None else driver
+    environ["TF_CPP_MIN_LOG_LEVEL"] = "1" if present else "3"
+    return environ["TF_CPP_MIN_LOG_LEVEL"]
+
 
 #: Keys that moved, old spelling -> new: an override with the old one fails in one line.
 RENAMED_KEYS = {

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 from omegaconf import OmegaConf
 
+from wgangp.cli import quiet_tensorflow
 from wgangp.config import Config, to_config
 from wgangp.errors import DataError, WgangpError, report_error
 from wgangp.tracking.names import EVAL, metric
@@ -191,6 +192,7 @@ def check_same_table(run_id: str, digest: str | None, data, new_split: bool) -> 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    quiet_tensorflow()
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
     try:
         evaluate_run(args)

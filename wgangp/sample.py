@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wgangp.cli import command_args, key_values
+from wgangp.cli import command_args, key_values, quiet_tensorflow
 from wgangp.data.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with
@@ -237,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = command_args(argv, USAGE)
     if argv is None:
         return 0
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    quiet_tensorflow()
     try:
         request = parse_args(argv)
         path = sample(request)

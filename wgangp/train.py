@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import hydra
 from omegaconf import DictConfig
 
-from wgangp.cli import check_no_credentials, check_output_dir, check_overrides
+from wgangp.cli import check_no_credentials, check_output_dir, check_overrides, quiet_tensorflow
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
 from wgangp.tracking import names
@@ -159,6 +159,7 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
 
 def main() -> None:
     """Console entry: check override keys against the schema first (one clear line), then run."""
+    quiet_tensorflow()  # before anything imports TensorFlow
     try:
         check_no_credentials(sys.argv[1:])
         check_overrides(sys.argv[1:])

@@ -38,7 +38,7 @@ def chromium_missing_reason() -> str | None:
     try:
         import selenium  # noqa: F401
     except ImportError:
-        return "selenium is not installed: uv pip install -e '.[dev]'"
+        return "selenium is not installed: bash scripts/bootstrap.sh --dev"
     return None
 
 

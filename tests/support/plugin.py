@@ -8,6 +8,8 @@ skip when TensorFlow sees no GPU. Each marker's one-line meaning is in pyproject
 
 from __future__ import annotations
 
+import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -72,6 +74,48 @@ def _deselect_full_tier(config: pytest.Config, items: list[pytest.Item]) -> None
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
     config.stash[_TIER_DESELECTED] = len(dropped)
+
+
+#: Session fixtures that cost a server start or trainings: the test files using them share a
+#: worker under xdist, so each is built once.
+EXPENSIVE_SESSION_FIXTURES = ("server_runs", "shared_mlflow_server")
+SHARED_FIXTURE_UNIT = "session fixtures: " + ", ".join(EXPENSIVE_SESSION_FIXTURES)
+
+
+def work_unit(nodeid: str, rootpath: Path) -> str:
+    """The unit of work ``pytest -n 2`` hands one worker whole: a test's file (so a module-scoped
+    fixture is built once, and a module's tests keep their order), or, for every file with a
+    function taking an expensive session fixture, one unit together."""
+    path = nodeid.split("::", 1)[0]
+    return SHARED_FIXTURE_UNIT if _takes_expensive_fixture(rootpath / path) else path
+
+
+@functools.cache
+def _takes_expensive_fixture(path: Path) -> bool:
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return False
+    return any(
+        argument.arg in EXPENSIVE_SESSION_FIXTURES
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for argument in node.args.args
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``-n N`` (``--dist load``, .ci/run) or ``--dist loadfile``: whole work units per worker."""
+    if config.getoption("dist") not in ("load", "loadfile"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid, config.rootpath)
+
+    return WorkUnitScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

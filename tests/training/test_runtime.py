@@ -7,6 +7,7 @@ import platform
 import pytest
 import tensorflow as tf
 
+from wgangp.cli import quiet_tensorflow
 from wgangp.errors import ConfigError
 from wgangp.training.runtime import environment_tags, git_commit, select_device
 
@@ -29,3 +30,17 @@ def test_cpu_is_chosen_here_and_a_missing_gpu_is_one_line() -> None:
 
 def test_git_commit_outside_a_checkout_is_unknown(tmp_path) -> None:
     assert git_commit(tmp_path) == "unknown"
+
+
+def test_tensorflow_is_quiet_where_no_gpu_can_be_found_and_the_users_level_is_kept() -> None:
+    environ: dict[str, str] = {}
+    assert quiet_tensorflow(environ, driver=False) == "3" and environ == {
+        "TF_CPP_MIN_LOG_LEVEL": "3"
+    }
+    environ = {}
+    assert quiet_tensorflow(environ, driver=True) == "1"  # a GPU host: its warnings and errors
+    environ = {"TF_CPP_MIN_LOG_LEVEL": "0"}
+    assert (
+        quiet_tensorflow(environ, driver=False) is None and environ["TF_CPP_MIN_LOG_LEVEL"] == "0"
+    )
+    assert "CUDA_VISIBLE_DEVICES" not in environ  # never hides a GPU: auto still finds it
