@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 from support.creditcard import AMOUNT, COLUMNS, FEATURES, LABEL, SCHEMA, TIME
 
 from wgangp.config import EvaluateConfig, SelectConfig
