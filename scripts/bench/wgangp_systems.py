@@ -64,7 +64,7 @@ class TrainerSystem:
         cfg.trainer.jit_compile = jit_compile
         self.steps_per_call, self.jit_compile = steps_per_call, jit_compile
         self.trainer = build_train_step(
-            cfg, ClassBalancedRows(rows.features, rows.labels, fraud_share=0.5)
+            cfg, ClassBalancedRows(rows.features, rows.labels, rare_share=0.5)
         )
         mode = "XLA" if jit_compile else "plain"
         if steps_per_call > 1:
@@ -75,7 +75,7 @@ class TrainerSystem:
             "jit_compile": jit_compile,
             "precision": cfg.trainer.precision,
             "deterministic_ops": False,
-            "sampling": "in-graph stateless, class-balanced (fraud share 0.5), rows on device",
+            "sampling": "in-graph stateless, class-balanced (rare share 0.5), rows on device",
         }
         self.notes = [
             SYSTEMS[name],

@@ -63,7 +63,7 @@ def replay():  # the NaN forensics' recomputation of a critic iteration: single-
 
 def nan_guard():  # NaN fraud rows: the guard names the critic loss and keeps the weights
     before = [w.copy() for w in mirrored.critic.get_weights() + mirrored.generator.get_weights()]
-    fraud = mirrored.batches.rows.fraud
+    fraud = mirrored.batches.rows.rare
     fraud.assign(np.full(fraud.shape, np.nan, np.float32))
     bad = mirrored.advance(3)
     after = mirrored.critic.get_weights() + mirrored.generator.get_weights()

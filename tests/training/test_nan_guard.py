@@ -94,8 +94,8 @@ def test_bad_update_is_not_applied_and_is_recorded(policy: str) -> None:
         before = weights(trainer)
         critic_steps = int(trainer.critic_optimizer.iterations.numpy())
 
-        trainer.batches.rows.fraud.assign(
-            np.full(trainer.batches.rows.fraud.shape, np.nan, np.float32)
+        trainer.batches.rows.rare.assign(
+            np.full(trainer.batches.rows.rare.shape, np.nan, np.float32)
         )
         bad = trainer.advance(3)
 
@@ -116,8 +116,8 @@ def test_skip_policy_skips_counts_and_gives_up_after_k_consecutive() -> None:
     with stack:
         trainer.advance(1)
         critic_before = [v.numpy().copy() for v in trainer.critic.weights]
-        rows = trainer.batches.rows.fraud.numpy().copy()  # numpy() may alias the buffer
-        trainer.batches.rows.fraud.assign(np.full(rows.shape, np.nan, np.float32))
+        rows = trainer.batches.rows.rare.numpy().copy()  # numpy() may alias the buffer
+        trainer.batches.rows.rare.assign(np.full(rows.shape, np.nan, np.float32))
         skipped = trainer.advance(4)
         assert skipped.bad_step == 1  # the first bad step is remembered
         assert skipped.completed == 2  # skipped steps advance the step counter...
@@ -126,7 +126,7 @@ def test_skip_policy_skips_counts_and_gives_up_after_k_consecutive() -> None:
         assert int(trainer.step.numpy()) == 3
         assert_same([v.numpy() for v in trainer.critic.weights], critic_before)
 
-        trainer.batches.rows.fraud.assign(rows)  # the data heals: training goes on, streak reset
+        trainer.batches.rows.rare.assign(rows)  # the data heals: training goes on, streak reset
         healed = trainer.advance(2)
         assert healed.completed == 2
         assert (healed.skipped, healed.consecutive_skips) == (2, 0)
@@ -144,7 +144,7 @@ def test_mixed_float16_overflow_is_a_loss_scale_skip_not_a_nan() -> None:
         ["trainer.precision=mixed_float16", "trainer.steps_per_call=6"]
     )
     with stack:
-        trainer.batches.rows.fraud.assign(trainer.batches.rows.fraud.numpy() * 100.0)
+        trainer.batches.rows.rare.assign(trainer.batches.rows.rare.numpy() * 100.0)
         before = [v.numpy().copy() for v in trainer.critic.weights]
         result = trainer.advance(6)
         assert result.bad_step == -1 and result.completed == 6
@@ -169,8 +169,8 @@ def test_float16_penalty_eps_nan_is_caught_whatever_the_loss_scale(dtype: str, f
         ]
     )
     with stack:
-        trainer.batches.rows.fraud.assign(
-            np.full(trainer.batches.rows.fraud.shape, 1e4, np.float32)
+        trainer.batches.rows.rare.assign(
+            np.full(trainer.batches.rows.rare.shape, 1e4, np.float32)
         )
         before = [v.numpy().copy() for v in trainer.critic.weights]
         result = trainer.advance(2)

@@ -78,7 +78,7 @@ def test_a_fraud_teams_table_trains_ships_and_samples_its_own_values(fraud_team_
     run = mlflow.MlflowClient(uri).get_run(result.run_id)
     (dataset,) = run.inputs.dataset_inputs
     assert dataset.dataset.name == "transactions" and dataset.dataset.digest
-    assert run.data.tags["data.source"] == "table"
+    assert run.data.tags["data.source"] == "file"
     assert run.data.tags["ship.copula"].startswith("off")
     assert (result.synthesizer_dir / "calibration.json").is_file()
     assert SCHEMA_FILE in {a.path for a in mlflow.MlflowClient(uri).list_artifacts(result.run_id)}

@@ -154,7 +154,7 @@ def shown(values: list, limit: int = 5) -> str:
 
 def _text(value: Any) -> str:
     """A value as a person wrote it: a whole float read from a column with gaps (2.0) as 2."""
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < MAX_ABS_VALUE:
         return str(int(value))
     return str(value)
 

@@ -69,7 +69,7 @@ class ClassBalancedRows:
         y: np.ndarray,
         rare_share: float | None = 0.5,
         *,
-        layout: Sequence[Block],
+        layout: Sequence[Block] | None = None,
     ) -> None:
         x = np.asarray(x, dtype=np.float32)
         y = np.asarray(y).astype(np.int64)
@@ -79,8 +79,13 @@ class ClassBalancedRows:
         if len(rest) == 0 or len(rare) == 0:
             raise ValueError("both classes need at least one training row")
         self.n_features = x.shape[1]
-        #: The table's column blocks: the generator's output heads follow them.
-        self.layout = tuple(layout)
+        #: The table's column blocks (the generator's output heads follow them); None: a table
+        #: of numbers, one block a column.
+        self.layout = (
+            tuple(layout)
+            if layout is not None
+            else tuple(Block(f"x{i}", "continuous", i, 1) for i in range(x.shape[1]))
+        )
         self.counts = (len(rest), len(rare))
         share = float(rare.shape[0] / len(x)) if rare_share is None else float(rare_share)
         self.rare_share = share
