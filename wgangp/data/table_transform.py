@@ -30,6 +30,7 @@ checked on load (:mod:`wgangp.data.table_transform_check`).
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 from collections.abc import Sequence
@@ -40,6 +41,7 @@ from typing import Any, NoReturn
 import numpy as np
 import pandas as pd
 
+from wgangp.config import SCALINGS
 from wgangp.data.column_codes import column_codes, from_seconds
 from wgangp.data.fitted_column import ALL_ROWS, FittedColumn
 from wgangp.data.knots import no_ones_value, point_masses, private_range
@@ -256,10 +258,6 @@ class TableTransform:
 def check_options(schema: TableSchema, scaling: str, quantile_columns: Sequence[str]) -> None:
     """``preprocess.scaling`` and ``preprocess.quantile_columns`` on this table: each quantile
     column one of its number or date columns (a close name suggested)."""
-    import difflib
-
-    from wgangp.config import SCALINGS
-
     if scaling not in SCALINGS:
         raise ConfigError(f"scaling {scaling!r} is unknown; use one of {', '.join(SCALINGS)}")
     scaled = [c.name for c in schema.features if c.kind != "categorical"]
