@@ -169,9 +169,7 @@ def test_float16_penalty_eps_nan_is_caught_whatever_the_loss_scale(dtype: str, f
         ]
     )
     with stack:
-        trainer.batches.rows.rare.assign(
-            np.full(trainer.batches.rows.rare.shape, 1e4, np.float32)
-        )
+        trainer.batches.rows.rare.assign(np.full(trainer.batches.rows.rare.shape, 1e4, np.float32))
         before = [v.numpy().copy() for v in trainer.critic.weights]
         result = trainer.advance(2)
         if fails:
