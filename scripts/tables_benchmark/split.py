@@ -17,7 +17,7 @@ from wgangp.config import to_config
 from wgangp.data.column_codes import level_of
 from wgangp.data.prepare import prepare_data
 from wgangp.data.table_reader import read_table
-from wgangp.data.table_schema import RARE, TableSchema
+from wgangp.data.table_schema import NUMERIC_KINDS, RARE, TableSchema
 from wgangp.data.validation import validate_table
 
 log = logging.getLogger("tables_benchmark")
@@ -81,9 +81,14 @@ def carve_holdout(spec: TableSpec, path: Path, seed: int, out: Path) -> tuple[Pa
 
 def _in_form(frame: pd.DataFrame, schema: TableSchema) -> pd.DataFrame:
     """Held-out rows in the run's canonical form; a row with a level the run's (inferred) schema
-    never saw is dropped, as no generator could make it."""
+    never saw, or a number outside the bounds its values are clipped into, is dropped, as no
+    generator could make it."""
     keep = np.ones(len(frame), dtype=bool)
     for column in schema.columns:
+        if column.kind in NUMERIC_KINDS and column.clip and column.bounds is not None:
+            low, high = column.bounds
+            values = pd.to_numeric(frame[column.name], errors="coerce")
+            keep &= ~((values < low) | (values > high)).to_numpy(dtype=bool)
         if column.kind == "categorical":
             levels = tuple(column.levels or ())
             known = frame[column.name].map(
@@ -91,6 +96,6 @@ def _in_form(frame: pd.DataFrame, schema: TableSchema) -> pd.DataFrame:
             )
             keep &= known.to_numpy(dtype=bool)
     if not keep.all():
-        log.info("holdout: %d row(s) with a level the run never saw, dropped", int((~keep).sum()))
+        log.info("holdout: %d row(s) no generator of the run could make, dropped", int((~keep).sum()))
     rows = frame[keep].reset_index(drop=True)
     return validate_table(rows, schema, source="holdout", min_rows_per_class=1)
