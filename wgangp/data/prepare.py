@@ -17,8 +17,10 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig
+from wgangp.data.big_tables import TableRead
 from wgangp.data.creditcard import HEADER as CREDITCARD_HEADER
 from wgangp.data.digest import table_digest
+from wgangp.data.row_sample import RowBudget, sampled_rows
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_review import require_unambiguous
 from wgangp.data.source import LoadedTable, load_table, resolve_path
@@ -28,6 +30,15 @@ from wgangp.data.validation import validate_table
 from wgangp.errors import DataError
 
 log = logging.getLogger("wgangp.data")
+
+
+@dataclass(frozen=True)
+class Splits:
+    """The three parts of a table, or of its sample."""
+
+    train: pd.DataFrame
+    val: pd.DataFrame
+    test: pd.DataFrame
 
 
 @dataclass
@@ -51,6 +62,26 @@ class PreparedData:
     digest: str = ""
     #: Whether the schema was inferred from the table (not shipped, not ``data.schema``).
     inferred: bool = False
+    #: Each split's rows in the sample of the rest and every rare-class row, what fits and scores
+    #: use (:mod:`wgangp.data.row_sample`); None: the splits themselves (no row left out).
+    sampled_splits: Splits | None = None
+    #: The rows fits and scores use at most (``data.rest_sample``, ``data.rare_sample``).
+    budget: RowBudget | None = None
+    #: How the table was read: rows of each class in the files and kept (``data.max_rows``).
+    read: TableRead | None = None
+
+    @property
+    def sampled(self) -> Splits:
+        """The rows fits and scores use: each split's rows in the sample of the rest
+        (``data.rest_sample``), with every rare-class row; the splits when the rest fits it."""
+        return self.sampled_splits or Splits(self.train, self.val, self.test)
+
+    def scored(self, frame: pd.DataFrame, what: str) -> pd.DataFrame:
+        """``frame``'s rows for a score (``what`` names it in the log): at most
+        ``data.rare_sample`` of its rare-class rows, every other row."""
+        if self.budget is None:
+            return frame
+        return sampled_rows(frame, self.budget.rare_keep(self.classes(frame), what))
 
     @property
     def features(self) -> list[str]:
@@ -77,6 +108,36 @@ class PreparedData:
             f"val {len(self.val)}, test {len(self.test)}"
         )
 
+    def describe_sample(self) -> str | None:
+        """What fits and scores use when it is not every row (None then): one log line."""
+        if self.sampled_splits is None or self.budget is None:
+            return None
+        parts = self.sampled
+        counts = ", ".join(
+            f"{name} {int((self.classes(part) != RARE).sum())}"
+            for name, part in (("train", parts.train), ("val", parts.val), ("test", parts.test))
+        )
+        rest = sum(int((self.classes(p) != RARE).sum()) for p in (self.train, self.val, self.test))
+        return (
+            f"fits and scores use a uniform sample of {self.budget.rest} of the {rest} rows "
+            f"with {self.table.class_names[0]} ({counts}; data.rest_sample, seed "
+            f"{self.budget.seed}) and every row {self.rare_rows}"
+        )
+
+    def sampling_tags(self) -> dict[str, str]:
+        """MLflow tags: the rows read and kept (``data.read.*``), and the rows of each split
+        that fits and scores use when they are a sample (``data.sample.*``)."""
+        tags = self.read.tags() if self.read is not None else {}
+        if self.sampled_splits is not None and self.budget is not None:
+            parts = self.sampled
+            tags |= {
+                "data.sample.rest_sample": str(self.budget.rest),
+                "data.sample.train": str(len(parts.train)),
+                "data.sample.val": str(len(parts.val)),
+                "data.sample.test": str(len(parts.test)),
+            }
+        return tags
+
     def dataset_record(self) -> dict[str, str]:
         """The table as an MLflow dataset (name, digest, source, schema, profile; no rows), so
         the run page's "Datasets" tells runs on different tables apart."""
@@ -100,7 +161,12 @@ class PreparedData:
         """The split a refit trains on (``trainer.refit``): training rows then validation rows,
         no validation rows left (the quality loop has used them), the same test rows."""
         train = pd.concat([self.train, self.val], ignore_index=True)
-        return replace(self, train=train, val=self.val.iloc[:0])
+        sampled = None
+        if self.sampled_splits is not None:
+            parts = self.sampled_splits
+            both = pd.concat([parts.train, parts.val], ignore_index=True)
+            sampled = Splits(both, parts.val.iloc[:0], parts.test)
+        return replace(self, train=train, val=self.val.iloc[:0], sampled_splits=sampled)
 
     def describe_duplicates(self) -> str:
         return (
@@ -119,35 +185,58 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir)
     schema, inferred = table_schema(loaded, data, launch_dir)
+    source, origin, name, read = loaded.source, loaded.origin, loaded.name, loaded.read
+    if read is not None and (read.sampled or read.files > 1):
+        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
     frame = validate_table(
         loaded.frame,
         schema,
-        source=loaded.origin,
+        source=origin,
         min_rows_per_class=data.min_rows_per_class,
         header=CREDITCARD_HEADER if loaded.schema is not None else None,
     )
+    del loaded  # the rows as read: only their canonical form goes on
+    classes = schema.classes(frame[schema.label])
+    digest = table_digest(frame)
     split = stratified_split(
         frame,
-        schema.classes(frame[schema.label]),
+        classes,
         schema.class_names,
         val_fraction=data.val_fraction,
         test_fraction=data.test_fraction,
         seed=seed,
-        source=loaded.origin,
+        source=origin,
     )
-    return PreparedData(
-        loaded.source,
-        loaded.origin,
-        loaded.name,
+    del frame
+    budget = RowBudget(data.rest_sample, data.rare_sample, seed)
+    keep = budget.rest_sample(classes)
+    sampled = None
+    if keep is not None:
+        sampled = Splits(
+            *(
+                sampled_rows(getattr(split, part), keep[split.rows[part]])
+                for part in ("train", "val", "test")
+            )
+        )
+    prepared = PreparedData(
+        source,
+        origin,
+        name,
         schema,
         split.train,
         split.val,
         split.test,
         duplicate_rows=split.duplicate_rows,
         duplicate_rare=split.duplicate_rare,
-        digest=table_digest(frame),
+        digest=digest,
         inferred=inferred,
+        sampled_splits=sampled,
+        budget=budget,
+        read=read,
     )
+    if (note := prepared.describe_sample()) is not None:
+        log.info("data: %s", note)
+    return prepared
 
 
 def table_schema(
@@ -168,9 +257,9 @@ def table_schema(
         if data.positive is not None:
             schema = replace(schema, positive=data.positive)
         return schema, False
-    schema = infer_schema(
-        loaded.frame, label=data.label, positive=data.positive, source=loaded.origin
-    )
+    # A sampled table's least frequent value may no longer be the table's: the reader's count.
+    positive = data.positive if data.positive is not None else loaded.positive
+    schema = infer_schema(loaded.frame, label=data.label, positive=positive, source=loaded.origin)
     require_unambiguous(loaded.frame, schema, source=loaded.origin)
     return schema, True
 
