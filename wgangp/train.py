@@ -91,7 +91,7 @@ def train(
                 fit.transformer,
                 cfg.model.latent_dim,
                 data.table,
-                data.train,
+                data.sampled.train,
                 cfg.ship,
                 cfg.seed,
             )

@@ -22,6 +22,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from wgangp.config import EvaluateConfig
+from wgangp.data.row_sample import RowBudget
 from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
@@ -104,12 +105,15 @@ def run_evaluation(
     schema: TableSchema,
     *,
     seed: int = 0,
+    budget: RowBudget | None = None,
 ) -> EvaluationResult:
     """Evaluate the sampler's rare-class rows against real rows of the table ``schema``; see the
-    package modules for each metric."""
+    package modules for each metric. With ``budget``, the scores use at most ``budget.rare``
+    of the training rare-class rows (a uniform sample, logged); privacy's distances are to every
+    row of ``real_train``."""
     settings.check()
     with threadpool_limits(limits=settings.threads):
-        return _evaluate(real_train, real_test, sample_rare, settings, seed, schema)
+        return _evaluate(real_train, real_test, sample_rare, settings, seed, schema, budget)
 
 
 def _evaluate(
@@ -119,9 +123,15 @@ def _evaluate(
     settings: EvaluateConfig,
     seed: int,
     schema: TableSchema,
+    budget: RowBudget | None,
 ) -> EvaluationResult:
-    train, train_y = check_frame(real_train, "real_train", schema)
+    every_train, every_train_y = check_frame(real_train, "real_train", schema)
     test, test_y = check_frame(real_test, "real_test", schema)
+    # The scores' training rows: at most budget.rare of the rare class (privacy: every row).
+    keep = budget.rare_keep(every_train_y, "evaluation: the training rows") if budget else None
+    train, train_y = every_train, every_train_y
+    if keep is not None:
+        train, train_y = every_train[keep].reset_index(drop=True), every_train_y[keep]
     train_rare = train[train_y == RARE].reset_index(drop=True)
     test_rare = test[test_y == RARE].reset_index(drop=True)
     n_test_rest = int((test_y != RARE).sum())
@@ -180,13 +190,16 @@ def _evaluate(
 
     start = time.perf_counter()
     privacy, tables["privacy"] = privacy_metrics(
-        synthetic, train, test_rare, schema, copy_rtol=settings.copy_rtol
+        synthetic, every_train, test_rare, schema, copy_rtol=settings.copy_rtol
     )
     metrics |= privacy
     others = {name: rows for name, rows in frames.items() if name != "control"}
+    every_train_rare = every_train[every_train_y == RARE].reset_index(drop=True)
     for name, rows in others.items():
         suffix = f"_{name}" if name else ""
-        metrics[f"near_copies{suffix}"] = near_copy_share_rows(rows, train_rare, test_rare, schema)
+        metrics[f"near_copies{suffix}"] = near_copy_share_rows(
+            rows, every_train_rare, test_rare, schema
+        )
     if settings.sdmetrics:
         library, tables["privacy_sdmetrics"] = library_privacy(
             others, train_rare, test_rare, schema, seed=detection_seed
