@@ -37,7 +37,9 @@ def _parquet_folder(folder: Path, parts: int = 3, rows: int = 1000) -> pd.DataFr
 
 
 def _load(path: str, tmp_path: Path, seed: int = 0, **data):
-    return load_table(DataConfig(path=path, fallback="error", **data), seed=seed, launch_dir=tmp_path)
+    return load_table(
+        DataConfig(path=path, fallback="error", **data), seed=seed, launch_dir=tmp_path
+    )
 
 
 def test_a_folder_over_the_cap_keeps_every_rare_row_and_a_sample_of_the_rest(

@@ -231,13 +231,18 @@ def read_big_table(
             return _read_whole(path, advice, label, positive, max_rows, seed)
         if not files.parquet:
             check_format_matches_name(path)
-        if _surely_within(path, files.parquet, max_rows):
+        columns = read_header(path) or []
+        # Small, or a header pandas has a line about (or the schema, for a missing label).
+        if (
+            _surely_within(path, files.parquet, max_rows)
+            or label not in columns
+            or len(set(columns)) < len(columns)
+        ):
             return _read_whole(path, advice, label, positive, max_rows, seed)
-    columns = _check_columns(files)
-    if files.one_local_file and label not in columns:  # the reader's or the schema's line
-        return _read_whole(Path(files.spec), advice, label, positive, max_rows, seed)
-    if label not in columns:
-        raise DataError(f"{files.spec}: {no_such_label(label, columns)}")
+    else:
+        columns = _check_columns(files)
+        if label not in columns:
+            raise DataError(f"{files.spec}: {no_such_label(label, columns)}")
     try:
         with _duckdb(files) as scan:
             counts = scan.label_counts(label)
