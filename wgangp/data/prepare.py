@@ -62,26 +62,27 @@ class PreparedData:
     digest: str = ""
     #: Whether the schema was inferred from the table (not shipped, not ``data.schema``).
     inferred: bool = False
-    #: Each split's rows in the sample of the rest and every rare-class row, what fits and scores
-    #: use (:mod:`wgangp.data.row_sample`); None: the splits themselves (no row left out).
+    #: Each split's rows that fits use (the sample of the rest, every rare-class row) and that
+    #: scores use (the samples of both classes), :mod:`wgangp.data.row_sample`; None: the
+    #: splits themselves (no row left out).
     sampled_splits: Splits | None = None
-    #: The rows fits and scores use at most (``data.rest_sample``, ``data.rare_sample``).
+    scored_splits: Splits | None = None
+    #: The sample's sizes (``data.rest_sample``, ``data.rare_sample``) and seed.
     budget: RowBudget | None = None
     #: How the table was read: rows of each class in the files and kept (``data.max_rows``).
     read: TableRead | None = None
 
     @property
     def sampled(self) -> Splits:
-        """The rows fits and scores use: each split's rows in the sample of the rest
-        (``data.rest_sample``), with every rare-class row; the splits when the rest fits it."""
+        """The rows fits use (and privacy's distances): each split's rows in the sample of the
+        rest (``data.rest_sample``) and every rare-class row; the splits when under it."""
         return self.sampled_splits or Splits(self.train, self.val, self.test)
 
-    def scored(self, frame: pd.DataFrame, what: str) -> pd.DataFrame:
-        """``frame``'s rows for a score (``what`` names it in the log): at most
-        ``data.rare_sample`` of its rare-class rows, every other row."""
-        if self.budget is None:
-            return frame
-        return sampled_rows(frame, self.budget.rare_keep(self.classes(frame), what))
+    @property
+    def scored(self) -> Splits:
+        """The rows scores compare against: each split's rows in the samples of the rest and
+        of the rare class (``data.rare_sample``); :attr:`sampled` when under the latter."""
+        return self.scored_splits or self.sampled
 
     @property
     def features(self) -> list[str]:
@@ -108,34 +109,45 @@ class PreparedData:
             f"val {len(self.val)}, test {len(self.test)}"
         )
 
-    def describe_sample(self) -> str | None:
-        """What fits and scores use when it is not every row (None then): one log line."""
-        if self.sampled_splits is None or self.budget is None:
-            return None
-        parts = self.sampled
-        counts = ", ".join(
-            f"{name} {int((self.classes(part) != RARE).sum())}"
-            for name, part in (("train", parts.train), ("val", parts.val), ("test", parts.test))
-        )
-        rest = sum(int((self.classes(p) != RARE).sum()) for p in (self.train, self.val, self.test))
-        return (
-            f"fits and scores use a uniform sample of {self.budget.rest} of the {rest} rows "
-            f"with {self.table.class_names[0]} ({counts}; data.rest_sample, seed "
-            f"{self.budget.seed}) and every row {self.rare_rows}"
-        )
+    def describe_sample(self) -> list[str]:
+        """What fits and scores use where it is not every row: a log line per sample."""
+        lines = []
+        for cls, parts, key, use in (
+            (0, self.sampled_splits, "rest_sample", "fits and scores use"),
+            (RARE, self.scored_splits, "rare_sample", "scores use"),
+        ):
+            if parts is None or self.budget is None:
+                continue
+            counts = self._class_counts(parts, cls)
+            total = sum(self._class_counts(Splits(self.train, self.val, self.test), cls))
+            size = self.budget.rest if cls != RARE else self.budget.rare
+            if sum(counts) == total:
+                continue
+            named = zip(("train", "val", "test"), counts, strict=True)
+            shown = ", ".join(f"{name} {count}" for name, count in named)
+            lines.append(
+                f"{use} a uniform sample of {size} of the {total} rows with "
+                f"{self.table.class_names[cls]} ({shown}; data.{key}, seed {self.budget.seed})"
+                + ("; fits use every one" if cls == RARE else "")
+            )
+        return lines
+
+    def _class_counts(self, parts: Splits, cls: int) -> list[int]:
+        return [int((self.classes(p) == cls).sum()) for p in (parts.train, parts.val, parts.test)]
 
     def sampling_tags(self) -> dict[str, str]:
-        """MLflow tags: the rows read and kept (``data.read.*``), and the rows of each split
-        that fits and scores use when they are a sample (``data.sample.*``)."""
+        """MLflow tags: the rows read and kept (``data.read.*``), and each split's rows in the
+        samples when there are samples (``data.sample.*``)."""
         tags = self.read.tags() if self.read is not None else {}
-        if self.sampled_splits is not None and self.budget is not None:
-            parts = self.sampled
-            tags |= {
-                "data.sample.rest_sample": str(self.budget.rest),
-                "data.sample.train": str(len(parts.train)),
-                "data.sample.val": str(len(parts.val)),
-                "data.sample.test": str(len(parts.test)),
-            }
+        if self.budget is None or (self.sampled_splits is None and self.scored_splits is None):
+            return tags
+        tags |= {
+            "data.sample.rest_sample": str(self.budget.rest),
+            "data.sample.rare_sample": str(self.budget.rare),
+        }
+        for what, parts in (("fits", self.sampled), ("scores", self.scored)):
+            for name in ("train", "val", "test"):
+                tags[f"data.sample.{what}.{name}"] = str(len(getattr(parts, name)))
         return tags
 
     def dataset_record(self) -> dict[str, str]:
@@ -161,12 +173,20 @@ class PreparedData:
         """The split a refit trains on (``trainer.refit``): training rows then validation rows,
         no validation rows left (the quality loop has used them), the same test rows."""
         train = pd.concat([self.train, self.val], ignore_index=True)
-        sampled = None
-        if self.sampled_splits is not None:
-            parts = self.sampled_splits
+
+        def joined(parts: Splits | None) -> Splits | None:
+            if parts is None:
+                return None
             both = pd.concat([parts.train, parts.val], ignore_index=True)
-            sampled = Splits(both, parts.val.iloc[:0], parts.test)
-        return replace(self, train=train, val=self.val.iloc[:0], sampled_splits=sampled)
+            return Splits(both, parts.val.iloc[:0], parts.test)
+
+        return replace(
+            self,
+            train=train,
+            val=self.val.iloc[:0],
+            sampled_splits=joined(self.sampled_splits),
+            scored_splits=joined(self.scored_splits),
+        )
 
     def describe_duplicates(self) -> str:
         return (
@@ -209,15 +229,17 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
     )
     del frame
     budget = RowBudget(data.rest_sample, data.rare_sample, seed)
-    keep = budget.rest_sample(classes)
-    sampled = None
-    if keep is not None:
-        sampled = Splits(
+    sampled, scored = (
+        None
+        if keep is None
+        else Splits(
             *(
                 sampled_rows(getattr(split, part), keep[split.rows[part]])
                 for part in ("train", "val", "test")
             )
         )
+        for keep in budget.masks(classes)
+    )
     prepared = PreparedData(
         source,
         origin,
@@ -231,11 +253,12 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         digest=digest,
         inferred=inferred,
         sampled_splits=sampled,
+        scored_splits=scored,
         budget=budget,
         read=read,
     )
-    if (note := prepared.describe_sample()) is not None:
-        log.info("data: %s", note)
+    for line in prepared.describe_sample():
+        log.info("data: %s", line)
     return prepared
 
 

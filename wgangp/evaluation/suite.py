@@ -22,7 +22,6 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from wgangp.config import EvaluateConfig
-from wgangp.data.row_sample import RowBudget
 from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
@@ -105,15 +104,15 @@ def run_evaluation(
     schema: TableSchema,
     *,
     seed: int = 0,
-    budget: RowBudget | None = None,
+    privacy_train: pd.DataFrame | None = None,
 ) -> EvaluationResult:
     """Evaluate the sampler's rare-class rows against real rows of the table ``schema``; see the
-    package modules for each metric. With ``budget``, the scores use at most ``budget.rare``
-    of the training rare-class rows (a uniform sample, logged); privacy's distances are to every
-    row of ``real_train``."""
+    package modules for each metric. Privacy's distances reach every row of ``privacy_train``
+    (default ``real_train``; a run passes every training rare-class row there, while its scores
+    compare against a sample of them)."""
     settings.check()
     with threadpool_limits(limits=settings.threads):
-        return _evaluate(real_train, real_test, sample_rare, settings, seed, schema, budget)
+        return _evaluate(real_train, real_test, sample_rare, settings, seed, schema, privacy_train)
 
 
 def _evaluate(
@@ -123,15 +122,13 @@ def _evaluate(
     settings: EvaluateConfig,
     seed: int,
     schema: TableSchema,
-    budget: RowBudget | None,
+    privacy_train: pd.DataFrame | None,
 ) -> EvaluationResult:
-    every_train, every_train_y = check_frame(real_train, "real_train", schema)
+    train, train_y = check_frame(real_train, "real_train", schema)
     test, test_y = check_frame(real_test, "real_test", schema)
-    # The scores' training rows: at most budget.rare of the rare class (privacy: every row).
-    keep = budget.rare_keep(every_train_y, "evaluation: the training rows") if budget else None
-    train, train_y = every_train, every_train_y
-    if keep is not None:
-        train, train_y = every_train[keep].reset_index(drop=True), every_train_y[keep]
+    every_train, every_train_y = train, train_y
+    if privacy_train is not None and privacy_train is not real_train:
+        every_train, every_train_y = check_frame(privacy_train, "privacy_train", schema)
     train_rare = train[train_y == RARE].reset_index(drop=True)
     test_rare = test[test_y == RARE].reset_index(drop=True)
     n_test_rest = int((test_y != RARE).sum())

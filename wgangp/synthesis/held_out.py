@@ -47,10 +47,16 @@ def evaluate_on_test(
 def held_out_evaluation(
     data: PreparedData, sample_rare: RareSampler, ec: EvaluateConfig, *, seed: int
 ) -> EvaluationResult:
-    """The evaluation of ``sample_rare``'s rows on the rows fits and scores use
-    (``data.sampled``: the sample of the rest, and at most ``data.rare_sample`` rare-class rows
-    of each split a score compares against); a run's and ``python -m wgangp.evaluate``'s."""
-    test = data.scored(data.sampled.test, "evaluation: the test rows")
+    """The evaluation of ``sample_rare``'s rows on the rows scores use (``data.scored``: the
+    samples of both classes), privacy's distances to every training row fits use
+    (``data.sampled``); a run's and ``python -m wgangp.evaluate``'s."""
+    scored = data.scored
     return run_evaluation(
-        data.sampled.train, test, sample_rare, ec, data.table, seed=seed, budget=data.budget
+        scored.train,
+        scored.test,
+        sample_rare,
+        ec,
+        data.table,
+        seed=seed,
+        privacy_train=data.sampled.train,
     )

@@ -232,7 +232,7 @@ def step_selector(
     sc = cfg.select
     if sc.every == 0:
         return None
-    val_rare = data.rare(data.scored(data.sampled.val, "step selection: the validation rows"))
+    val_rare = data.rare(data.scored.val)
     if len(val_rare) < MIN_VAL_RARE:
         log.warning(
             "step selection off: the validation split has %d rare-class row(s), fewer than %d; the "
