@@ -64,9 +64,9 @@ class DataConfig:
     positive: str | None = None  # the class to synthesize; null: the label's least frequent value
     schema: str | None = None  # an edited schema YAML; null: infer it from the table
     # A table of any size (docs/performance.md): every rare-class row is read and at most
-    # max_rows of the rest (a uniform sample by seed beyond it); after the split, fits and scores
-    # use at most rest_sample rows of the rest (over the three splits) and each score at most
-    # rare_sample rare-class rows of its split. Training draws its batches from every row read.
+    # max_rows of the rest (a uniform sample by seed beyond it); fits and scores use one sample
+    # of rest_sample rows of the rest, scores one of rare_sample rare-class rows, both drawn over
+    # the table before the split. Training draws its batches from every row read.
     max_rows: int = 1_000_000
     rest_sample: int = 300_000
     rare_sample: int = 2_000

@@ -214,3 +214,12 @@ def test_a_single_file_duckdb_cannot_read_goes_to_pandas(tmp_path: Path) -> None
         read_big_table(
             table_files(str(path)), TABLE, label="Class", positive=1, max_rows=100, seed=0
         )
+
+
+def test_an_object_store_url_goes_to_duckdb_as_it_is() -> None:
+    """s3:// and gs:// paths are DuckDB's (httpfs); only their listing and reading need the
+    network, so here only what wgangp makes of the path."""
+    files = table_files("s3://bank-data/transactions/2024.parquet")
+    assert files.files == ("s3://bank-data/transactions/2024.parquet",) and files.parquet
+    assert files.name == "2024" and not files.one_local_file
+    assert table_files("gs://bank-data/tx.csv.gz").parquet is False

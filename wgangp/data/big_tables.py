@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import logging
+import os
 import re
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -520,13 +521,25 @@ def _duckdb(files: TableFiles) -> Iterator[_Scan]:
             con.close()
 
 
+#: The environment variables holding a GCS HMAC key (gs:// through the S3 interoperability API).
+GCS_KEY_VARIABLES = ("GCS_HMAC_KEY_ID", "GCS_HMAC_SECRET")
+
+
 def _remote_access(con) -> None:
-    """Object storage through DuckDB's httpfs, with the credentials of the environment (AWS's
-    chain for s3://, a GCS HMAC key for gs://)."""
+    """Object storage through DuckDB's httpfs extension (installed from DuckDB's extension
+    repository on first use), with the credentials of the environment: AWS's credential chain
+    for s3:// (environment, ~/.aws, an instance role; DuckDB's aws extension), a GCS HMAC key
+    from ``GCS_HMAC_KEY_ID``/``GCS_HMAC_SECRET`` for gs://; public objects need none."""
     con.execute("INSTALL httpfs")
     con.execute("LOAD httpfs")
-    with contextlib.suppress(Exception):  # no credentials: public buckets still read
+    with contextlib.suppress(Exception):  # no chain (or no aws extension): public buckets read
         con.execute("CREATE OR REPLACE SECRET (TYPE s3, PROVIDER credential_chain)")
+    key, secret = (os.environ.get(name) for name in GCS_KEY_VARIABLES)
+    if key and secret:
+        con.execute(
+            f"CREATE OR REPLACE SECRET (TYPE gcs, KEY_ID {_sql_text(key)}, "
+            f"SECRET {_sql_text(secret)})"
+        )
 
 
 def _remote_files(pattern: str) -> list[str]:
