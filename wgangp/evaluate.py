@@ -153,7 +153,8 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         for i in range(0, len(metrics), 500):
             client.log_batch(run_id, metrics=metrics[i : i + 500])
         client.log_artifacts(run_id, str(out), "evaluation")
-    print(f"evaluation of run {run_id} on {len(data.test)} held-out real rows -> {out}/report.md")
+    rows = len(data.scored.test)  # the test split, or its sample (data.rest_sample, rare_sample)
+    print(f"evaluation of run {run_id} on {rows} held-out real rows -> {out}/report.md")
     for key in HEADLINE:
         if key in result.metrics:
             print(f"  {key:24s} {result.metrics[key]:.4f}")
