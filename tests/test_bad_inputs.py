@@ -291,7 +291,41 @@ DATA_CASES = {
         [],
         "{path} looks semicolon-separated (a single column",
     ),
+    "glob_matching_nothing": (
+        "nothing/*.parquet",
+        lambda p: p.parent.mkdir(),
+        [],
+        "no Parquet or CSV file matches data.path={path}; check the pattern (e.g. "
+        "data/transactions/*.parquet) or give a file or a folder",
+    ),
+    "folder_of_two_formats": (
+        "two_formats",
+        lambda p: _folder(p, {"a.parquet": valid_frame(), "b.csv": valid_frame()}),
+        [],
+        "{path} holds both Parquet and CSV files (a.parquet, b.csv); keep the files of one "
+        "table in one format",
+    ),
+    "folder_of_files_with_other_columns": (
+        "other_columns",
+        lambda p: _folder(
+            p, {"a.parquet": valid_frame(), "b.parquet": valid_frame().drop(columns=["V3"])}
+        ),
+        [],
+        "{path}/b.parquet: its columns differ from those of {path}/a.parquet (missing V3); "
+        "every file of one table needs the same columns",
+    ),
 }
+
+
+def _folder(path: Path, files: dict[str, pd.DataFrame]) -> Path:
+    """A folder of the table's files (Parquet or CSV by name)."""
+    path.mkdir()
+    for name, frame in files.items():
+        if name.endswith(".parquet"):
+            frame.to_parquet(path / name, index=False)
+        else:
+            frame.to_csv(path / name, index=False)
+    return path
 
 
 def run_main(args: list[str], capsys: pytest.CaptureFixture, monkeypatch) -> tuple[int, str]:

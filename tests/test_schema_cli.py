@@ -126,3 +126,23 @@ def test_the_shared_credit_table(capsys: pytest.CaptureFixture) -> None:
     assert "# review:" not in captured.out
     schema = TableSchema.from_yaml(captured.out)
     assert schema.column("Home").levels == ("ignore", "other", "owner", "parents", "priv", "rent")
+
+
+def test_a_folder_over_the_cap_is_read_as_training_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Every rare row and data.max_rows of the rest: the counts are the kept rows', the class to
+    synthesize the whole table's."""
+    folder = tmp_path / "loans"
+    folder.mkdir()
+    for part in range(2):
+        n = 300
+        pd.DataFrame(
+            {
+                "score": [(i + part * n) / 7 for i in range(n)],
+                "label": ["ok"] * (n - 20) + ["bad"] * 20,
+            }
+        ).to_parquet(folder / f"part-{part}.parquet")
+    assert main([f"data.path={folder}", "data.label=label", "data.max_rows=100"]) == 0
+    schema = TableSchema.from_yaml(capsys.readouterr().out)
+    assert schema.positive == "bad" and dict(schema.label_counts) == {"bad": 40, "ok": 100}

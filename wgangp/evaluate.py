@@ -109,8 +109,8 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
 
     from wgangp.data.prepare import prepare_data
     from wgangp.data.table_schema import RARE
-    from wgangp.evaluation.suite import run_evaluation
     from wgangp.serving.synthesizer import load_synthesizer
+    from wgangp.synthesis.held_out import held_out_evaluation
     from wgangp.tracking.store import resolve_tracking_uri
 
     launch_dir = Path.cwd()
@@ -120,7 +120,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     cfg, tags = load_run_config(client, run_id)
     if args.data:
         cfg.data.name, cfg.data.path = "creditcard", args.data
-    elif tags.get("data.source") == "file" and Path(tags.get("data.origin", "")).exists():
+    elif tags.get("data.source") == "file" and _still_there(tags.get("data.origin", "")):
         cfg.data.path = tags["data.origin"]  # absolute: independent of where we run from
     if args.data or tags.get("data.source") == "file":
         cfg.data.fallback = "error"  # never score a real-data run on simulated rows
@@ -136,13 +136,8 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     if cfg.trainer.refit:  # the generator trained on the validation rows too: so do baselines
         data = data.with_validation_rows()
     synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
-    result = run_evaluation(
-        data.train,
-        data.test,
-        lambda n, s: synthesizer.sample(n, label=RARE, seed=s),
-        settings,
-        data.table,
-        seed=seed,
+    result = held_out_evaluation(
+        data, lambda n, s: synthesizer.sample(n, label=RARE, seed=s), settings, seed=seed
     )
     out = args.out or Path(tempfile.mkdtemp(prefix=f"wgangp-eval-{run_id[:8]}-"))
     result.write(out)
@@ -159,11 +154,20 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         for i in range(0, len(metrics), 500):
             client.log_batch(run_id, metrics=metrics[i : i + 500])
         client.log_artifacts(run_id, str(out), "evaluation")
-    print(f"evaluation of run {run_id} on {len(data.test)} held-out real rows -> {out}/report.md")
+    rows = len(data.scored.test)  # the test split, or its sample (data.rest_sample, rare_sample)
+    print(f"evaluation of run {run_id} on {rows} held-out real rows -> {out}/report.md")
     for key in HEADLINE:
         if key in result.metrics:
             print(f"  {key:24s} {result.metrics[key]:.4f}")
     return result.metrics
+
+
+def _still_there(origin: str) -> bool:
+    """Whether the table a run read is still where it was: a file or folder, or a pattern or
+    URL (whose files the reading checks)."""
+    from wgangp.data.big_tables import names_files
+
+    return bool(origin) and (Path(origin).exists() or names_files(origin))
 
 
 def check_same_table(run_id: str, digest: str | None, data, new_split: bool) -> str | None:

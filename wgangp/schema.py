@@ -4,7 +4,9 @@
     python -m wgangp.schema data.path=loans.csv.gz data.label=Status data.positive=bad
     python -m wgangp.schema data.path=loans.csv.gz data.schema=schema.yaml   # check an edit
 
-Arguments are Hydra-style ``key=value`` pairs with the training command's names. Without
+``data.path`` is read as training reads it: a file, a folder or a glob of Parquet/CSV files, every
+rare-class row and at most ``data.max_rows`` of the rest. Arguments are Hydra-style ``key=value``
+pairs with the training command's names. Without
 ``data.schema`` the schema is inferred (kinds, levels, bounds, missing counts, the label's
 counts); columns a person should decide about (an ID, names or free text, a constant, thousands
 of levels, dates without one reading) are listed on stderr and as ``# review:`` lines in the
@@ -21,22 +23,26 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from wgangp.cli import command_args, key_values
 from wgangp.config import DataConfig
+from wgangp.data.big_tables import is_url, read_big_table, table_files
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_match import label_counts, match_table
 from wgangp.data.schema_review import ambiguities
-from wgangp.data.table_reader import read_table
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_reader import TABLE
+from wgangp.data.table_schema import TableSchema, Value
 from wgangp.errors import ConfigError, WgangpError, report_error
 
 log = logging.getLogger("wgangp.schema")
 
 USAGE = (
-    "usage: python -m wgangp.schema data.path=<table.csv|.csv.gz|.parquet> "
-    "[data.label=Class] [data.positive=<value>] [data.schema=<edited.yaml>] [debug=true]"
+    "usage: python -m wgangp.schema data.path=<table.csv|.csv.gz|.parquet|folder|glob> "
+    "[data.label=Class] [data.positive=<value>] [data.schema=<edited.yaml>] "
+    "[data.max_rows=1000000] [debug=true]"
 )
-_KEYS = ("data.path", "data.label", "data.positive", "data.schema", "debug")
+_KEYS = ("data.path", "data.label", "data.positive", "data.schema", "data.max_rows", "debug")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,11 +62,15 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
     if debug not in ("true", "false"):
         raise ConfigError(f"debug must be true or false, got debug={values['debug']!r}")
     positive = values.get("data.positive")
+    max_rows = values.get("data.max_rows", str(DataConfig.max_rows))
+    if not max_rows.isdigit():
+        raise ConfigError(f"invalid config value data.max_rows: {max_rows!r} is not a number")
     data = DataConfig(
         path=path,
         label=values.get("data.label", "Class"),
         positive=None if positive in (None, "null") else positive,
         schema=schema,
+        max_rows=int(max_rows),
     )
     return SchemaRequest(data=data, label_given="data.label" in values, debug=debug == "true")
 
@@ -71,18 +81,34 @@ def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
     if data.schema is not None:
         schema = _edited_schema(request)
         if data.path is not None:
-            path = Path(data.path).expanduser()
-            frame, dropped = match_table(read_table(path), schema, source=str(path))
+            frame, path, _ = _read(data, schema.label, schema.positive)
+            frame, dropped = match_table(frame, schema, source=path)
             if dropped:
                 log.info("%s: column(s) not in the schema, dropped: %s", path, ", ".join(dropped))
             # The table's counts, not the file's: the file's may be edited or another table's.
             counts = label_counts(frame[schema.label], schema)
             schema = dataclasses.replace(schema, label_counts=counts, rows=len(frame))
         return schema, []
-    path = Path(str(data.path)).expanduser()
-    frame = read_table(path)
-    schema = infer_schema(frame, label=data.label, positive=data.positive, source=str(path))
-    return schema, ambiguities(frame, schema, source=str(path))
+    frame, path, counted = _read(data, data.label, data.positive)
+    positive = data.positive if data.positive is not None else counted
+    schema = infer_schema(frame, label=data.label, positive=positive, source=path)
+    return schema, ambiguities(frame, schema, source=path)
+
+
+def _read(
+    data: DataConfig, label: str, positive: Value | None
+) -> tuple[pd.DataFrame, str, Value | None]:
+    """The rows training would read (``data.max_rows``), where from, and the class to synthesize
+    the reader counted when it sampled them (None when every row was read)."""
+    spec = str(data.path) if is_url(str(data.path)) else str(Path(str(data.path)).expanduser())
+    files = table_files(spec)
+    found = read_big_table(
+        files, TABLE, label=label, positive=positive, max_rows=data.max_rows, seed=0
+    )
+    if found.read.sampled:
+        log.info("%s", found.read.describe(files.spec, f"with {label}={found.read.positive}"))
+        return found.frame, files.spec, found.read.positive
+    return found.frame, files.spec, None
 
 
 def _edited_schema(request: SchemaRequest) -> TableSchema:

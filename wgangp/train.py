@@ -50,18 +50,22 @@ def train(
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
+    from wgangp.files import write_text
     from wgangp.synthesis.assemble import assemble
     from wgangp.synthesis.export import export
     from wgangp.synthesis.held_out import evaluate_on_test
     from wgangp.synthesis.selection import keep_selected
     from wgangp.tracking.note import headline
     from wgangp.training.fit import fit_networks, refit_networks
+    from wgangp.training.phases import PHASES_FILE, PhaseClock
     from wgangp.training.refit import refit_metrics
     from wgangp.training.runtime import training_runtime
     from wgangp.training.session import RunDirs, TrackedRun, trained_on
 
+    clock = PhaseClock()
     with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir)) as run:
-        data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch)
+        with clock.phase("read"):
+            data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch)
         log.info("data: %s", data.describe())
         check_batch_fits(data, cfg.trainer.batch_size)
         run.log_data(data)
@@ -71,42 +75,51 @@ def train(
             tracker.set_tags({"device": runtime.device, "precision.resolved": runtime.precision})
             # From here on the trainer sees the precision in force, never "auto".
             cfg = replace(cfg, trainer=replace(cfg.trainer, precision=runtime.precision))
-            fit = fit_networks(cfg, data, run, run)
+            with clock.phase("train"):
+                fit = fit_networks(cfg, data, run, run)
             outcome = fit.outcome
             if outcome.nan_step is not None:  # on_nan=stop: recorded, the run ends FAILED
                 return _stopped(run, outcome)
-            selection = keep_selected(fit.selector, tracker, outcome.step)
+            with clock.phase("select"):
+                selection = keep_selected(fit.selector, tracker, outcome.step)
             if selection is not None:
                 outcome.final_metrics[SELECTION_SCORE] = selection.score
             refit = None
             if cfg.trainer.refit:
                 steps = selection.step if selection else outcome.step
-                data, fit = refit_networks(cfg, data, run, steps)
+                with clock.phase("refit"):
+                    data, fit = refit_networks(cfg, data, run, steps)
                 if fit.outcome.nan_step is not None:
                     return _stopped(run, fit.outcome, fit_steps=outcome.step)
                 outcome.final_metrics.update(refit_metrics(fit.outcome.final_metrics))
                 refit = trained_on(data, fit.outcome.step)
-            synthesizer = assemble(
-                fit.generator,
-                fit.transformer,
-                cfg.model.latent_dim,
-                data.table,
-                data.train,
-                cfg.ship,
-                cfg.seed,
-            )
-            bundle = export(synthesizer, output, tracker, cfg, selection)
-            if cfg.evaluate.enabled:
-                evaluation = evaluate_on_test(
-                    synthesizer,
-                    data,
-                    output,
-                    tracker,
-                    cfg.evaluate,
-                    seed=cfg.seed,
-                    step=outcome.step,
+            with clock.phase("assemble"):
+                synthesizer = assemble(
+                    fit.generator,
+                    fit.transformer,
+                    cfg.model.latent_dim,
+                    data.table,
+                    data.sampled.train,
+                    cfg.ship,
+                    cfg.seed,
                 )
+            with clock.phase("export"):
+                bundle = export(synthesizer, output, tracker, cfg, selection)
+            if cfg.evaluate.enabled:
+                with clock.phase("evaluate"):
+                    evaluation = evaluate_on_test(
+                        synthesizer,
+                        data,
+                        output,
+                        tracker,
+                        cfg.evaluate,
+                        seed=cfg.seed,
+                        step=outcome.step,
+                    )
                 outcome.final_metrics.update(evaluation)
+        log.info("phases: %s", clock.describe())
+        tracker.log_metrics(clock.metrics(), outcome.step)
+        write_text(output / PHASES_FILE, clock.to_json())
         selected = (selection.step, selection.score) if selection else (None, None)
         run.describe_end(outcome.step, headline(*selected, outcome.final_metrics), refit)
         log.info("%s; outputs in %s", outcome.describe(), output)

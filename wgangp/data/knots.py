@@ -88,9 +88,8 @@ def _atoms(values: np.ndarray, min_rows: int) -> list[tuple[float, float, float]
     last = len(values) - 1
     half = 0.5 / last
     atoms: list[tuple[float, float, float]] = []
-    for v, i, c in zip(distinct, first, counts, strict=True):
-        if c < min_rows:
-            continue
+    held = counts >= min_rows  # the loop visits only the atoms: a column has few
+    for v, i, c in zip(distinct[held], first[held], counts[held], strict=True):
         low, high = max(0.0, i / last - half), min(1.0, (i + c - 1) / last + half)
         if atoms and low <= atoms[-1][2]:
             low = atoms[-1][2] + _GAP
@@ -114,21 +113,44 @@ def _column_knots(
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         group = values[start:stop]
         low, high = group[0], group[-1]
-        mean = low if low == high else float(np.clip(group.mean(), low, high))
-        means.append(_off_rare(mean, rare, distinct, up=True))  # stays within the group
-    means = np.asarray(means)
+        means.append(low if low == high else float(np.clip(group.mean(), low, high)))
+    means = _off_rare_all(np.asarray(means, np.float64), rare, distinct, up=True)  # in its group
     slope_low = (means[1] - means[0]) / (centres[1] - centres[0])
     slope_high = (means[-1] - means[-2]) / (centres[-1] - centres[-2])
     first = means[0] - slope_low * centres[0]
     last = means[-1] + slope_high * (1 - centres[-1])
     at = np.concatenate([[0.0], centres, [1.0]])
     line = np.interp(references, at, np.concatenate([[first], means, [last]]))
-    knots = np.array(
-        [_off_rare(v, rare, distinct, up=r > 0) for r, v in zip(references, line, strict=True)]
-    )
+    knots = _off_rare_all(line, rare, distinct, up=references > 0)
     for value, low, high in atoms:
         knots[(references >= low) & (references <= high)] = value
     return np.maximum.accumulate(knots)  # a mean beside a short atom may sit past it
+
+
+def _holds_all(rare: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """:func:`_holds` of each of ``values``, the same arithmetic on whole arrays."""
+    values = np.asarray(values, np.float64)
+    if not len(rare):
+        return np.zeros(values.shape, dtype=bool)
+    i = np.searchsorted(rare, values)
+    found = np.zeros(values.shape, dtype=bool)
+    for j, valid in ((i - 1, i >= 1), (i, i < len(rare))):  # the neighbours _holds looks at
+        near = rare[np.clip(j, 0, len(rare) - 1)]
+        close = np.abs(near - values) <= SAME * np.maximum(1.0, np.abs(near))
+        found |= valid & close
+    return found
+
+
+def _off_rare_all(
+    values: np.ndarray, rare: np.ndarray, distinct: np.ndarray, *, up: bool | np.ndarray
+) -> np.ndarray:
+    """:func:`_off_rare` of each of ``values`` (``up`` one flag, or one per value): the values a
+    rare one holds (few) move one by one, the others stay as they are."""
+    out = np.array(values, np.float64, copy=True)
+    ups = np.broadcast_to(np.asarray(up, dtype=bool), out.shape)
+    for k in np.flatnonzero(_holds_all(rare, out)):
+        out[k] = _off_rare(out[k], rare, distinct, up=bool(ups[k]))
+    return out
 
 
 def _holds(rare: np.ndarray, value: float) -> bool:

@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig
+from wgangp.data.big_tables import TableRead
 from wgangp.data.digest import table_digest
+from wgangp.data.row_sample import RowBudget, sampled_rows
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_match import label_counts
 from wgangp.data.schema_review import require_unambiguous
@@ -28,6 +30,15 @@ from wgangp.data.validation import validate_table
 from wgangp.errors import DataError
 
 log = logging.getLogger("wgangp.data")
+
+
+@dataclass(frozen=True)
+class Splits:
+    """The three parts of a table, or of its sample."""
+
+    train: pd.DataFrame
+    val: pd.DataFrame
+    test: pd.DataFrame
 
 
 @dataclass
@@ -51,6 +62,27 @@ class PreparedData:
     digest: str = ""
     #: Whether the schema was inferred from the table (not shipped, not ``data.schema``).
     inferred: bool = False
+    #: Each split's rows that fits use (the sample of the rest, every rare-class row) and that
+    #: scores use (the samples of both classes), :mod:`wgangp.data.row_sample`; None: the
+    #: splits themselves (no row left out).
+    sampled_splits: Splits | None = None
+    scored_splits: Splits | None = None
+    #: The sample's sizes (``data.rest_sample``, ``data.rare_sample``) and seed.
+    budget: RowBudget | None = None
+    #: How the table was read: rows of each class in the files and kept (``data.max_rows``).
+    read: TableRead | None = None
+
+    @property
+    def sampled(self) -> Splits:
+        """The rows fits use (and privacy's distances): each split's rows in the sample of the
+        rest (``data.rest_sample``) and every rare-class row; the splits when under it."""
+        return self.sampled_splits or Splits(self.train, self.val, self.test)
+
+    @property
+    def scored(self) -> Splits:
+        """The rows scores compare against: each split's rows in the samples of the rest and
+        of the rare class (``data.rare_sample``); :attr:`sampled` when under the latter."""
+        return self.scored_splits or self.sampled
 
     @property
     def features(self) -> list[str]:
@@ -77,6 +109,47 @@ class PreparedData:
             f"val {len(self.val)}, test {len(self.test)}"
         )
 
+    def describe_sample(self) -> list[str]:
+        """What fits and scores use where it is not every row: a log line per sample."""
+        lines = []
+        for cls, parts, key, use in (
+            (0, self.sampled_splits, "rest_sample", "fits and scores use"),
+            (RARE, self.scored_splits, "rare_sample", "scores use"),
+        ):
+            if parts is None or self.budget is None:
+                continue
+            counts = self._class_counts(parts, cls)
+            total = sum(self._class_counts(Splits(self.train, self.val, self.test), cls))
+            size = self.budget.rest if cls != RARE else self.budget.rare
+            if sum(counts) == total:
+                continue
+            named = zip(("train", "val", "test"), counts, strict=True)
+            shown = ", ".join(f"{name} {count}" for name, count in named)
+            lines.append(
+                f"{use} a uniform sample of {size} of the {total} rows with "
+                f"{self.table.class_names[cls]} ({shown}; data.{key}, seed {self.budget.seed})"
+                + ("; fits use every one" if cls == RARE else "")
+            )
+        return lines
+
+    def _class_counts(self, parts: Splits, cls: int) -> list[int]:
+        return [int((self.classes(p) == cls).sum()) for p in (parts.train, parts.val, parts.test)]
+
+    def sampling_tags(self) -> dict[str, str]:
+        """MLflow tags: the rows read and kept (``data.read.*``), and each split's rows in the
+        samples when there are samples (``data.sample.*``)."""
+        tags = self.read.tags() if self.read is not None else {}
+        if self.budget is None or (self.sampled_splits is None and self.scored_splits is None):
+            return tags
+        tags |= {
+            "data.sample.rest_sample": str(self.budget.rest),
+            "data.sample.rare_sample": str(self.budget.rare),
+        }
+        for what, parts in (("fits", self.sampled), ("scores", self.scored)):
+            for name in ("train", "val", "test"):
+                tags[f"data.sample.{what}.{name}"] = str(len(getattr(parts, name)))
+        return tags
+
     def dataset_record(self) -> dict[str, str]:
         """The table as an MLflow dataset (name, digest, source, schema, profile; no rows), so
         the run page's "Datasets" tells runs on different tables apart."""
@@ -100,7 +173,20 @@ class PreparedData:
         """The split a refit trains on (``trainer.refit``): training rows then validation rows,
         no validation rows left (the quality loop has used them), the same test rows."""
         train = pd.concat([self.train, self.val], ignore_index=True)
-        return replace(self, train=train, val=self.val.iloc[:0])
+
+        def joined(parts: Splits | None) -> Splits | None:
+            if parts is None:
+                return None
+            both = pd.concat([parts.train, parts.val], ignore_index=True)
+            return Splits(both, parts.val.iloc[:0], parts.test)
+
+        return replace(
+            self,
+            train=train,
+            val=self.val.iloc[:0],
+            sampled_splits=joined(self.sampled_splits),
+            scored_splits=joined(self.scored_splits),
+        )
 
     def describe_duplicates(self) -> str:
         return (
@@ -119,38 +205,64 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir)
     schema, inferred = table_schema(loaded, data, launch_dir)
+    source, origin, name, read = loaded.source, loaded.origin, loaded.name, loaded.read
+    if read is not None and (read.sampled or read.files > 1):
+        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
     frame = validate_table(
         loaded.frame,
         schema,
-        source=loaded.origin,
+        source=origin,
         min_rows_per_class=data.min_rows_per_class,
         header=loaded.header,
     )
     if data.schema is not None:  # the table's own counts, not an edited file's
         counts = label_counts(frame[schema.label], schema)
         schema = replace(schema, label_counts=counts, rows=len(frame))
+    del loaded  # the rows as read: only their canonical form goes on
+    classes = schema.classes(frame[schema.label])
+    digest = table_digest(frame)
     split = stratified_split(
         frame,
-        schema.classes(frame[schema.label]),
+        classes,
         schema.class_names,
         val_fraction=data.val_fraction,
         test_fraction=data.test_fraction,
         seed=seed,
-        source=loaded.origin,
+        source=origin,
     )
-    return PreparedData(
-        loaded.source,
-        loaded.origin,
-        loaded.name,
+    del frame
+    budget = RowBudget(data.rest_sample, data.rare_sample, seed)
+    sampled, scored = (
+        None
+        if keep is None
+        else Splits(
+            *(
+                sampled_rows(getattr(split, part), keep[split.rows[part]])
+                for part in ("train", "val", "test")
+            )
+        )
+        for keep in budget.masks(classes)
+    )
+    prepared = PreparedData(
+        source,
+        origin,
+        name,
         schema,
         split.train,
         split.val,
         split.test,
         duplicate_rows=split.duplicate_rows,
         duplicate_rare=split.duplicate_rare,
-        digest=table_digest(frame),
+        digest=digest,
         inferred=inferred,
+        sampled_splits=sampled,
+        scored_splits=scored,
+        budget=budget,
+        read=read,
     )
+    for line in prepared.describe_sample():
+        log.info("data: %s", line)
+    return prepared
 
 
 def table_schema(
@@ -171,9 +283,9 @@ def table_schema(
         if data.positive is not None:
             schema = replace(schema, positive=data.positive)
         return schema, False
-    schema = infer_schema(
-        loaded.frame, label=data.label, positive=data.positive, source=loaded.origin
-    )
+    # A sampled table's least frequent value may no longer be the table's: the reader's count.
+    positive = data.positive if data.positive is not None else loaded.positive
+    schema = infer_schema(loaded.frame, label=data.label, positive=positive, source=loaded.origin)
     require_unambiguous(loaded.frame, schema, source=loaded.origin)
     return schema, True
 

@@ -60,7 +60,7 @@ def infer_schema(
         )
     frame = frame.set_axis(names, axis=1)
     if label not in names:
-        raise DataError(f"{source}: {_no_such_label(label, names)}")
+        raise DataError(f"{source}: {no_such_label(label, names)}")
     columns = tuple(
         _label_column(frame[name], source)
         if name == label
@@ -213,7 +213,29 @@ def _positive(
     return first if n_first < n_second else second
 
 
-def _no_such_label(label: str, names: list[str]) -> str:
+def choose_positive(
+    counts: dict[Value, int], label: str, positive: Value | None, source: str
+) -> Value:
+    """The class to synthesize among a label's value counts (counted elsewhere, e.g. by the big
+    tables' reader): ``positive``, or the least frequent value; the same one-line errors."""
+    order = _levels(pd.Series(list(counts), dtype=object))
+    return _positive(tuple((v, counts[v]) for v in order), label, positive, source)
+
+
+def label_value(text: str) -> Value:
+    """A label's text as the value a CSV reader gives it: ``1`` and ``1.0`` the integer 1,
+    ``0.5`` a float, anything else the text."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not np.isfinite(number):
+        return text
+    return int(number) if number.is_integer() else number
+
+
+def no_such_label(label: str, names: list[str]) -> str:
+    """What to say of a label column the table lacks (a close name suggested)."""
     lowered = {name.lower(): name for name in names}
     close = difflib.get_close_matches(label.lower(), list(lowered), n=3, cutoff=0.6)
     hint = (

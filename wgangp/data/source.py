@@ -22,10 +22,19 @@ import pandas as pd
 
 from wgangp.config import DataConfig
 from wgangp.data import kaggle
+from wgangp.data.big_tables import (
+    TableRead,
+    cap_rows,
+    is_url,
+    names_files,
+    read_big_table,
+    table_columns,
+    table_files,
+)
 from wgangp.data.creditcard import HEADER, creditcard_schema, looks_like_creditcard
 from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.table_reader import CREDITCARD_FILE, TABLE, read_header, read_table
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.table_reader import CREDITCARD_FILE, TABLE, read_table
+from wgangp.data.table_schema import TableSchema, Value
 from wgangp.errors import DataError
 
 logger = logging.getLogger("wgangp.data")
@@ -45,6 +54,10 @@ class LoadedTable:
     #: Kaggle's shipped schema for its file, download and simulated rows; None for another table
     #: (its schema is ``data.schema`` or inferred).
     schema: TableSchema | None = None
+    #: How many rows of each class the files held and were kept (``data.max_rows``).
+    read: TableRead | None = None
+    #: The name of a folder's or a pattern's table (its folder); None: the file's stem.
+    table_name: str | None = None
 
     @property
     def header(self) -> str | None:
@@ -54,8 +67,18 @@ class LoadedTable:
 
     @property
     def name(self) -> str:
-        """The table's name in run names and MLflow's dataset: the file's stem, or simulated."""
-        return "simulated" if self.source == "simulated" else Path(self.origin).name.split(".")[0]
+        """The table's name in run names and MLflow's dataset: the file's stem (a folder's
+        name), or simulated."""
+        if self.source == "simulated":
+            return "simulated"
+        return self.table_name or Path(self.origin).name.split(".")[0]
+
+    @property
+    def positive(self) -> Value | None:
+        """The class to synthesize as the reader counted it when it sampled the rows (the
+        least frequent value of the whole table, which a sample may no longer show); None
+        otherwise."""
+        return self.read.positive if self.read is not None and self.read.sampled else None
 
 
 def load_table(
@@ -68,15 +91,25 @@ def load_table(
 ) -> LoadedTable:
     """The table ``data`` names (relative paths from ``launch_dir``), else the fallback's."""
     if data.name == "simulated":
-        return load_simulated(seed=seed, rows=data.simulated_rows)
+        return load_simulated(seed=seed, rows=data.simulated_rows, max_rows=data.max_rows)
     wanted = resolve_path(data.path, launch_dir) if data.path else None
     another_table = data.schema is not None or data.label != CREDITCARD_LABEL
-    if wanted is not None and wanted.exists():
-        header = read_header(wanted) if wanted.is_file() else None
+    if wanted is not None and (wanted.exists() or names_files(str(data.path))):
+        files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
+        header = table_columns(files)
         # An unreadable file named like Kaggle's gets the credit-card advice in its one line.
         creditcard = not another_table and (header is None or looks_like_creditcard(header))
-        frame = read_table(wanted, CREDITCARD_FILE if creditcard else TABLE)
-        return LoadedTable(frame, "file", str(wanted), creditcard_schema() if creditcard else None)
+        schema = creditcard_schema() if creditcard else None
+        label, positive = _rare_class(data, launch_dir, schema)
+        read = read_big_table(
+            files,
+            CREDITCARD_FILE if creditcard else TABLE,
+            label=label,
+            positive=positive,
+            max_rows=data.max_rows,
+            seed=seed,
+        )
+        return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name)
     if another_table:
         raise DataError(f"data file not found at {wanted}; check data.path")
     return _creditcard_fallback(
@@ -89,11 +122,29 @@ def load_table(
     )
 
 
-def load_simulated(*, seed: int, rows: int) -> LoadedTable:
-    """The built-in simulated table (see :mod:`wgangp.data.simulated`), with Kaggle's schema."""
+def load_simulated(*, seed: int, rows: int, max_rows: int | None = None) -> LoadedTable:
+    """The built-in simulated table (see :mod:`wgangp.data.simulated`), with Kaggle's schema;
+    with ``max_rows``, the rows a file of them would keep (``data.max_rows``)."""
     origin = f"simulated(seed={seed}, rows={rows})"
     frame = simulate_creditcard(n_rows=rows, seed=seed)
-    return LoadedTable(frame, "simulated", origin, creditcard_schema())
+    schema = creditcard_schema()
+    if max_rows is None:
+        return LoadedTable(frame, "simulated", origin, schema)
+    read = cap_rows(frame, schema.label, schema.positive, max_rows, seed, files=0)
+    return LoadedTable(read.frame, "simulated", origin, schema, read.read)
+
+
+def _rare_class(
+    data: DataConfig, launch_dir: Path, schema: TableSchema | None
+) -> tuple[str, Value | None]:
+    """The label and the class to synthesize (None: the least frequent value) that the reader
+    keeps every row of: Kaggle's, the edited schema's, or ``data.label``/``data.positive``."""
+    if schema is not None:
+        return schema.label, schema.positive
+    if data.schema is not None:
+        edited = TableSchema.load(resolve_path(data.schema, launch_dir))
+        return edited.label, data.positive if data.positive is not None else edited.positive
+    return data.label, data.positive
 
 
 def resolve_path(path: str | Path, launch_dir: Path) -> Path:

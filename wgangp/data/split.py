@@ -22,7 +22,7 @@ needs; validation asks for it too (:func:`wgangp.data.prepare.prepare_data`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,8 @@ class Split:
     test: pd.DataFrame
     duplicate_rows: int = 0
     duplicate_rare: int = 0
+    #: Each part's row numbers in the table split, sorted: "train", "val", "test".
+    rows: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def stratified_split(
@@ -108,17 +110,15 @@ def stratified_split(
         for index, part in enumerate(("test", "val", "train")):
             parts[part].append(rows[part_of_row == index])
 
-    def take(name: str) -> pd.DataFrame:
-        rows = np.sort(np.concatenate(parts[name]))
-        return df.iloc[rows].reset_index(drop=True)
-
+    rows_of = {name: np.sort(np.concatenate(found)) for name, found in parts.items()}
     duplicated = _repeats(groups)
     return Split(
-        train=take("train"),
-        val=take("val"),
-        test=take("test"),
+        train=df.iloc[rows_of["train"]].reset_index(drop=True),
+        val=df.iloc[rows_of["val"]].reset_index(drop=True),
+        test=df.iloc[rows_of["test"]].reset_index(drop=True),
         duplicate_rows=int(duplicated.sum()),
         duplicate_rare=int((duplicated & (labels == RARE)).sum()),
+        rows=rows_of,
     )
 
 
@@ -135,9 +135,13 @@ def identical_row_groups(table: pd.DataFrame) -> np.ndarray:
         return codes.to_numpy().astype(np.int64)
     hashes = pd.util.hash_pandas_object(table, index=False).to_numpy()
     codes, _ = pd.factorize(hashes)
-    values = table.to_numpy(np.float64)
-    if not (values == values[_first_rows(codes)[codes]]).all():
-        codes = table.groupby(list(table.columns), sort=False, dropna=False).ngroup().to_numpy()
+    first = _first_rows(codes)[codes]
+    # Column by column: one column's copy at a time, not the whole table's twice.
+    for name in table.columns:
+        values = table[name].to_numpy(np.float64)
+        if not (values == values[first]).all():
+            codes = table.groupby(list(table.columns), sort=False, dropna=False).ngroup()
+            return codes.to_numpy().astype(np.int64)
     return codes.astype(np.int64)
 
 

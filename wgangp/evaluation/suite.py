@@ -104,12 +104,15 @@ def run_evaluation(
     schema: TableSchema,
     *,
     seed: int = 0,
+    privacy_train: pd.DataFrame | None = None,
 ) -> EvaluationResult:
     """Evaluate the sampler's rare-class rows against real rows of the table ``schema``; see the
-    package modules for each metric."""
+    package modules for each metric. Privacy's distances reach every row of ``privacy_train``
+    (default ``real_train``; a run passes every training rare-class row there, while its scores
+    compare against a sample of them)."""
     settings.check()
     with threadpool_limits(limits=settings.threads):
-        return _evaluate(real_train, real_test, sample_rare, settings, seed, schema)
+        return _evaluate(real_train, real_test, sample_rare, settings, seed, schema, privacy_train)
 
 
 def _evaluate(
@@ -119,9 +122,13 @@ def _evaluate(
     settings: EvaluateConfig,
     seed: int,
     schema: TableSchema,
+    privacy_train: pd.DataFrame | None,
 ) -> EvaluationResult:
     train, train_y = check_frame(real_train, "real_train", schema)
     test, test_y = check_frame(real_test, "real_test", schema)
+    every_train, every_train_y = train, train_y
+    if privacy_train is not None and privacy_train is not real_train:
+        every_train, every_train_y = check_frame(privacy_train, "privacy_train", schema)
     train_rare = train[train_y == RARE].reset_index(drop=True)
     test_rare = test[test_y == RARE].reset_index(drop=True)
     n_test_rest = int((test_y != RARE).sum())
@@ -180,13 +187,16 @@ def _evaluate(
 
     start = time.perf_counter()
     privacy, tables["privacy"] = privacy_metrics(
-        synthetic, train, test_rare, schema, copy_rtol=settings.copy_rtol
+        synthetic, every_train, test_rare, schema, copy_rtol=settings.copy_rtol
     )
     metrics |= privacy
     others = {name: rows for name, rows in frames.items() if name != "control"}
+    every_train_rare = every_train[every_train_y == RARE].reset_index(drop=True)
     for name, rows in others.items():
         suffix = f"_{name}" if name else ""
-        metrics[f"near_copies{suffix}"] = near_copy_share_rows(rows, train_rare, test_rare, schema)
+        metrics[f"near_copies{suffix}"] = near_copy_share_rows(
+            rows, every_train_rare, test_rare, schema
+        )
     if settings.sdmetrics:
         library, tables["privacy_sdmetrics"] = library_privacy(
             others, train_rare, test_rare, schema, seed=detection_seed

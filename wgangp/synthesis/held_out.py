@@ -9,7 +9,8 @@ from pathlib import Path
 from wgangp.config import EvaluateConfig
 from wgangp.data.prepare import PreparedData
 from wgangp.data.table_schema import RARE
-from wgangp.evaluation.suite import run_evaluation
+from wgangp.evaluation.frames import RareSampler
+from wgangp.evaluation.suite import EvaluationResult, run_evaluation
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.tracking.tracker import Tracker
 
@@ -29,12 +30,10 @@ def evaluate_on_test(
     """Score the synthesizer's rare-class rows against the test split in the table's schema
     (``data.table``); logged at ``step``."""
     started = time.perf_counter()
-    result = run_evaluation(
-        data.train,
-        data.test,
+    result = held_out_evaluation(
+        data,
         lambda n, sample_seed: synthesizer.sample(n, label=RARE, seed=sample_seed),
         ec,
-        data.table,
         seed=seed,
     )
     eval_dir = output_dir / "evaluation"
@@ -43,3 +42,21 @@ def evaluate_on_test(
     tracker.log_artifact(eval_dir, "evaluation")
     log.info("evaluation took %.1f s", time.perf_counter() - started)
     return dict(result.metrics)
+
+
+def held_out_evaluation(
+    data: PreparedData, sample_rare: RareSampler, ec: EvaluateConfig, *, seed: int
+) -> EvaluationResult:
+    """The evaluation of ``sample_rare``'s rows on the rows scores use (``data.scored``: the
+    samples of both classes), privacy's distances to every training row fits use
+    (``data.sampled``); a run's and ``python -m wgangp.evaluate``'s."""
+    scored = data.scored
+    return run_evaluation(
+        scored.train,
+        scored.test,
+        sample_rare,
+        ec,
+        data.table,
+        seed=seed,
+        privacy_train=data.sampled.train,
+    )

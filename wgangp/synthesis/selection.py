@@ -230,9 +230,9 @@ def step_selector(
     :func:`~wgangp.synthesis.assemble.assemble` builds, for the rare class alone.
     """
     sc = cfg.select
-    val_rare = data.rare(data.val)
     if sc.every == 0:
         return None
+    val_rare = data.rare(data.scored.val)
     if len(val_rare) < MIN_VAL_RARE:
         log.warning(
             "step selection off: the validation split has %d rare-class row(s), fewer than %d; the "
@@ -241,7 +241,8 @@ def step_selector(
             MIN_VAL_RARE,
         )
         return None
-    latent_dim, table, train, ship = cfg.model.latent_dim, data.table, data.train, cfg.ship
+    # The training rows the shipped synthesizer is assembled from (train.py's assemble call).
+    latent_dim, table, train, ship = cfg.model.latent_dim, data.table, data.sampled.train, cfg.ship
 
     def probe_rows(n: int, sample_seed: int) -> pd.DataFrame:
         shipped = assemble(generator, transformer, latent_dim, table, train, ship, cfg.seed, [RARE])

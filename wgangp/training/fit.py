@@ -38,13 +38,14 @@ class Fit:
 def fit_networks(
     cfg: Config, data: PreparedData, run: TrackedRun, loop_run: TrackedRun | RefitRun
 ) -> Fit:
-    """Fit the transform on ``data.train`` and train on it to ``trainer.steps``, logging through
-    ``loop_run``; the step selection probes ``data.val`` when it has rare rows enough."""
-    classes = data.classes(data.train)
+    """Fit the transform on ``data.train`` (its sample, ``data.sampled``) and train on every
+    training row to ``trainer.steps``, logging through ``loop_run``; the step selection probes
+    ``data.val`` when it has rare rows enough."""
+    fitted_on = data.sampled.train
     transformer = TableTransform.fit(
-        data.train,
+        fitted_on,
         data.table,
-        classes,
+        data.classes(fitted_on),
         scaling=cfg.preprocess.scaling,
         per_class=cfg.preprocess.per_class,
         point_masses=cfg.preprocess.point_masses,
@@ -52,6 +53,7 @@ def fit_networks(
         source=f"{data.origin} (training rows)",
         min_rows=cfg.ship.min_atom_rows,
     )
+    classes = data.classes(data.train)
     rows = ClassBalancedRows(
         transformer.transform(data.train, classes),
         classes,

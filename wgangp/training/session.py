@@ -257,6 +257,8 @@ class TrackedRun:
                 "data.duplicate_rows": str(data.duplicate_rows),
             }
         )
+        # Rows of each class read and kept (data.max_rows); what fits and scores use.
+        self.tracker.set_tags(data.sampling_tags())
         if data.name != planned_table_name(cfg) and not cfg.tracking.run_name:
             name = default_run_name(cfg, data.name, self.record.config_key)
             self.tracker.set_tags({RUN_NAME_TAG: name})

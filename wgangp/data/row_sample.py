@@ -1,0 +1,66 @@
+"""The one rule for rows after reading: what fits or scores uses one bounded sample of each class.
+
+Training draws its batches from every row read, so more rows cost it memory, not time. Everything
+else that touches rows (the transform's scales, the calibration, the copula, the step selection's
+probes, the evaluation's fidelity, detection, utility and privacy) would cost time in proportion
+to the rows read. So ONE sample of the table is drawn before the split, uniform by seed, and each
+split's rows in it are that split's sample (each split holds about its share of it):
+
+- ``data.rest_sample`` rows of the rest (every class but the rare one): what fits and scores use;
+- ``data.rare_sample`` rare-class rows: what scores compare against (the probe's validation rows,
+  the evaluation's training and test rows). Fits (scales, calibration, copula) and privacy's
+  distances use every rare-class row: fitting on them costs little, and a copy of any training
+  row of the class that ships must be found.
+
+Below both budgets nothing is sampled and every phase sees exactly the rows it always did. Each
+sample keeps the rows' order and is logged once.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from wgangp.data.table_schema import RARE
+
+
+@dataclass(frozen=True)
+class RowBudget:
+    """Rows of the rest and of the rare class in the sample, over the whole table."""
+
+    rest: int
+    rare: int
+    seed: int
+
+    def masks(self, classes: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``(fits, scores)``: masks over the table's rows of what fits use (the sample of the
+        rest, every rare-class row) and what scores use (the samples of both classes); None
+        where it is every row (fits), or what fits use (scores)."""
+        classes = np.asarray(classes)
+        rest = self._sample(classes != RARE, self.rest, "rest")
+        rare = self._sample(classes == RARE, self.rare, "rare")
+        fits = None if rest is None else rest | (classes == RARE)
+        if rare is None:  # scores use what fits use
+            return fits, None
+        return fits, (rest if rest is not None else classes != RARE) | rare
+
+    def _sample(self, mask: np.ndarray, size: int, what: str) -> np.ndarray | None:
+        """A uniform sample of ``size`` of the rows in ``mask`` (by seed and ``what``); None
+        when they are no more."""
+        rows = np.flatnonzero(mask)
+        if len(rows) <= size:
+            return None
+        rng = np.random.Generator(np.random.PCG64([self.seed, zlib.crc32(what.encode())]))
+        keep = np.zeros(len(mask), dtype=bool)
+        keep[rng.choice(rows, size=size, replace=False)] = True
+        return keep
+
+
+def sampled_rows(frame: pd.DataFrame, keep: np.ndarray | None) -> pd.DataFrame:
+    """The rows of ``frame`` in the sample (``keep``: its mask); ``frame`` itself without one."""
+    if keep is None or keep.all():
+        return frame
+    return frame[keep].reset_index(drop=True)
