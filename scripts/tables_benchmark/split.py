@@ -96,6 +96,7 @@ def _in_form(frame: pd.DataFrame, schema: TableSchema) -> pd.DataFrame:
             )
             keep &= known.to_numpy(dtype=bool)
     if not keep.all():
-        log.info("holdout: %d row(s) no generator of the run could make, dropped", int((~keep).sum()))
+        dropped = int((~keep).sum())
+        log.info("holdout: %d row(s) no generator of the run could make, dropped", dropped)
     rows = frame[keep].reset_index(drop=True)
     return validate_table(rows, schema, source="holdout", min_rows_per_class=1)
