@@ -93,7 +93,7 @@ def test_runs_and_compare_view_render_in_chromium(
     # section's loss curves hold both runs (the NaN run's stops at nan.step).
     browser.get(f"{base}/runs?{MODEL_TRAINING}&compareRunsMode=CHART")
     assert {"train", "run", "eval"} <= set(_sections(browser, minimum=3))
-    _collapse(browser, {"eval", "run"})
+    _collapse(browser, {"eval", "run", "phase"})
     wait_for_texts(
         browser,
         [f"{names[0]} (train/critic_loss)", f"{names[1]} (train/critic_loss)"]
@@ -117,7 +117,7 @@ def test_runs_and_compare_view_render_in_chromium(
     assert {"train", "run", "eval"} <= set(expected), expected
     sections = _sections(browser, minimum=len(expected))
     assert {name: sections.get(name) for name in expected} == dict(expected), sections
-    _collapse(browser, {"eval", "run"})
+    _collapse(browser, {"eval", "run", "phase"})
     text = wait_for_texts(browser, [f"{names[0]} ({metric})" for metric in FIRST_ROW])
     assert "(eval/" not in text, "an eval chart is outside the folded eval section"
     _shot(browser, "mlflow-ui-run-charts")

@@ -95,11 +95,11 @@ def test_a_refit_run_trains_again_for_the_selected_steps_and_ships_that(
     # python -m wgangp.evaluate rebuilds the refit's split: baselines and copies see its rows.
     seen: dict[str, int] = {}
 
-    def recording_evaluation(train_rows, test_rows, sample, settings, schema, seed=0):
+    def recording_evaluation(train_rows, test_rows, sample, settings, schema, **_):
         seen["train"], seen["test"] = len(train_rows), len(test_rows)
         raise SystemExit(0)
 
-    monkeypatch.setattr("wgangp.evaluation.suite.run_evaluation", recording_evaluation)
+    monkeypatch.setattr("wgangp.synthesis.held_out.run_evaluation", recording_evaluation)
     with pytest.raises(SystemExit):
         evaluate.main(["--run", result.run_id, "--tracking-uri", f"sqlite:///{db}", "--no-log"])
     assert seen == {"train": len(merged.train), "test": len(data.test)}
