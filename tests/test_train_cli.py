@@ -25,7 +25,7 @@ from wgangp.training.checkpoints import config_key
 #: Every per-step metric of the trainer, plus the host-side throughput: the train section.
 CURVES = tuple(f"train/{name}" for name in (*METRICS, "steps_per_sec"))
 #: The sections the run page's charts group metrics by (the prefix before the first "/").
-SECTIONS = {"train", "run", "val", "selection", "eval", "refit"}
+SECTIONS = {"train", "run", "val", "selection", "eval", "refit", "phase"}
 
 
 def _run_of(uri: str, experiment: str = "wgangp"):
@@ -66,8 +66,8 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert run.data.tags["experiment"] == "stable_gp"
     assert run.data.tags["calibration"] == "marginals"
     assert (tmp_path / "out" / "synthesizer" / "calibration.json").is_file()
-    assert run.data.tags["copula.share"] == "0.5"
-    assert (tmp_path / "out" / "synthesizer" / "copula.json").is_file()
+    assert "copula.share" not in run.data.tags  # ship.copula_share=0: no copula ships
+    assert not (tmp_path / "out" / "synthesizer" / "copula.json").exists()
     assert run.data.tags["device"] == "cpu"  # the device the runtime used, tagged once
     key = config_key(to_config(cfg))
     assert run.info.run_name == f"stable_gp-simulated-seed0-{key}"  # tells a list of runs apart
