@@ -34,7 +34,8 @@ import numpy as np
 
 from wgangp.tracking.names import EVAL, VAL, metric, name_in
 
-#: The default before half its rows came from a Gaussian copula (every earlier row of the table).
+#: The generator's rows alone, no copula share: the default again since the tables benchmark's
+#: decision (docs/tables-benchmark.md); spelt out so the older variants keep their meaning.
 _GAN_ONLY = ["ship.copula_share=0"]
 #: The learning rates of the defaults before 2e-4 (docs/quality.md rows measured with them).
 _LR_1E4 = ["trainer.generator_optimizer.lr=1e-4", "trainer.critic_optimizer.lr=1e-4", *_GAN_ONLY]
@@ -47,7 +48,7 @@ NO_REFIT = ["trainer.refit=false"]
 #: Variant name -> overrides on top of ``+experiment=stable_gp``.
 VARIANTS: dict[str, list[str]] = {
     "stable_gp": [],  # the default as it stands
-    "gan only": _GAN_ONLY,  # the default without the copula's rows
+    "copula half": ["ship.copula_share=0.5"],  # half the rows from a Gaussian copula
     "standard": [
         "preprocess=standard",
         "preprocess.per_class=false",

@@ -43,7 +43,7 @@ def test_the_plain_command_trains_the_product_model_that_stable_gp_names() -> No
     assert replace(named, name=plain.name) == plain
     assert flatten(Config()) == {**flatten(plain), "data.name": "creditcard"}
     assert (plain.trainer.steps, plain.trainer.generator_optimizer.lr) == (3000, 2e-4)
-    assert plain.ship.calibrate_marginals and plain.ship.copula_share == 0.5
+    assert plain.ship.calibrate_marginals and plain.ship.copula_share == 0.0
     assert plain.ship.min_atom_rows == 5
     assert (plain.select.every, plain.select.by, plain.select.after) == (250, "c2st_auc_gbm", 0.25)
 

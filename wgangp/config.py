@@ -368,7 +368,7 @@ class ShipConfig:
     """What ships beside the generator (``wgangp.synthesis.assemble``)."""
 
     calibrate_marginals: bool = True  # each generated column onto the training marginals
-    copula_share: float = 0.5  # rows drawn from a Gaussian copula of the training rows instead
+    copula_share: float = 0.0  # rows drawn from a Gaussian copula of the training rows instead
     #: k: every number the bundle stores from training rows is the mean of >= k of them; a value
     #: fewer than k rows hold is never stored (docs/privacy.md).
     min_atom_rows: int = 5

@@ -39,13 +39,13 @@ def train(
 ) -> TrainResult:
     """Train a conditional WGAN-GP as configured; returns the run's id, outputs and metrics.
 
-    ``output_dir`` defaults to Hydra's run directory (or a fresh ``outputs/`` folder outside
-    Hydra); ``launch_dir``, against which relative paths resolve, to the user's directory.
-    Data flows one way, for every table: load -> schema -> validate -> split -> fit the transform
-    on the training split -> train -> select a step -> (``trainer.refit``: train again on
-    training + validation rows for that many steps) -> assemble what ships (calibrated marginals,
-    the copula's share of rows) -> export it -> evaluate it on the test split, all logged to one
-    MLflow run.
+    ``output_dir`` defaults to Hydra's run directory (or a fresh ``outputs/`` folder outside Hydra);
+    ``launch_dir``, against which relative paths resolve, to the user's directory. Data flows one
+    way, for every table: load -> schema -> validate -> split -> fit the transform on the training
+    split -> train -> select a step -> (``trainer.refit``: train again on training + validation rows
+    for that many steps) -> assemble what ships (calibrated marginals; ``ship.copula_share``, a
+    copula's share of rows) -> export it -> evaluate it on the test split, all logged to one MLflow
+    run.
     """
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
     # TensorFlow takes seconds to import: main() has checked the command line by now.

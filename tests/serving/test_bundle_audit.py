@@ -90,6 +90,7 @@ def trained(tmp_path_factory) -> tuple[Path, np.ndarray, np.ndarray]:
             "trainer.steps_per_call=10",
             "trainer.progress=false",
             "select.every=0",
+            "ship.copula_share=0.5",  # off by default; audited as a user may turn it on
             "evaluate.enabled=false",
             "tracking.log_model=false",
             f"tracking.uri=sqlite:///{work / 'mlflow.db'}",

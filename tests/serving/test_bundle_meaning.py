@@ -40,11 +40,16 @@ Edit = Callable[[dict], object]
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundle of one tiny real training run (calibration and copula included)."""
+    """The bundle of one tiny real training run (calibration and, asked for, the copula)."""
     from wgangp.train import train
 
     root = tmp_path_factory.mktemp("meaning")
-    overrides = [*TINY, "tracking.enabled=false", "preprocess.quantile_columns=[Amount]"]
+    overrides = [
+        *TINY,
+        "tracking.enabled=false",
+        "preprocess.quantile_columns=[Amount]",
+        "ship.copula_share=0.5",
+    ]
     result = train(compose(overrides), output_dir=root / "out", launch_dir=root)
     assert result.status == "FINISHED"
     return Path(result.synthesizer_dir)
