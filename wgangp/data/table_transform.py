@@ -62,6 +62,8 @@ DATETIME_STEPS = (86400.0, 3600.0, 60.0, 1.0)
 _MAX_LOG = float(np.log1p(MAX_ABS_VALUE))
 
 Classes = np.ndarray | int | None
+#: Each class's scale key and a mask of its rows (``TableTransform._class_rows``).
+ClassRows = list[tuple[str, np.ndarray]]
 
 
 class TableTransform:
@@ -140,7 +142,7 @@ class TableTransform:
     ) -> np.ndarray:
         """Features of ``frame`` (rows of ``classes``: an array of 0/1, or one class for all)
         -> float32 (rows, width), finite; gaps filled and flagged."""
-        keys = self._keys(classes, len(frame))
+        groups = self._class_rows(classes, len(frame))
         out = np.zeros((len(frame), self.width), dtype=np.float32)
         blocks = iter(self.layout)
         for column in self.columns:
@@ -152,7 +154,7 @@ class TableTransform:
             if column.kind == "categorical":
                 out[np.arange(len(codes)), block.start + codes.astype(np.int64)] = 1.0
             else:
-                z = _apply(column, self._model_units(column, codes), keys, "forward")
+                z = _apply(column, self._model_units(column, codes), groups, "forward")
                 z = z.astype(np.float32)
                 _require_finite(z, column.name, source)
                 out[:, block.start] = z
@@ -173,7 +175,7 @@ class TableTransform:
                 f"{int(bad.any(axis=1).sum())} of {len(x)} generated row(s) hold non-finite "
                 f"values (first in column {block.column}); the generator diverged: retrain it"
             )
-        keys = self._keys(classes, len(x))
+        groups = self._class_rows(classes, len(x))
         data: dict[str, Any] = {}
         blocks = iter(self.layout)
         for column in self.columns:
@@ -183,7 +185,7 @@ class TableTransform:
             if column.schema.nullable:
                 indicator = next(blocks)
                 gaps = x[:, indicator.start] > 0.5
-            data[column.name] = self._values(column, part, keys, gaps)
+            data[column.name] = self._values(column, part, groups, gaps)
         return pd.DataFrame(data, index=pd.RangeIndex(len(x)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -208,8 +210,9 @@ class TableTransform:
     def from_json(cls, text: str, source: str = "table transform") -> TableTransform:
         return cls.from_dict(parsed_json(text, source), source)
 
-    def _keys(self, classes: Classes, rows: int) -> np.ndarray | None:
-        """Each row's scale key ('0', '1'), or None when the scales are shared."""
+    def _class_rows(self, classes: Classes, rows: int) -> ClassRows | None:
+        """Each class's scale key ('0', '1') and its rows, found once for every column; None
+        when the scales are shared."""
         if not self.per_class:
             return None
         if classes is None:
@@ -217,7 +220,7 @@ class TableTransform:
         keys = np.broadcast_to(np.asarray(classes), (rows,))
         if not np.isin(keys, CLASSES).all():
             raise ValueError(f"classes must be 0 or 1, got {sorted(set(keys.tolist()))[:5]}")
-        return keys.astype(np.int64).astype(str)
+        return [(str(c), keys == c) for c in CLASSES if (keys == c).any()]
 
     def _model_units(self, column: FittedColumn, codes: np.ndarray) -> np.ndarray:
         """A column's values as its scales see them: log1p for a ``log`` column on a non-
@@ -230,7 +233,7 @@ class TableTransform:
         self,
         column: FittedColumn,
         part: np.ndarray,
-        keys: np.ndarray | None,
+        groups: ClassRows | None,
         gaps: np.ndarray | None,
     ) -> pd.Series:
         """One column of the inverse, in its kind's dtype, gaps as NaN/NaT/<NA>."""
@@ -241,7 +244,7 @@ class TableTransform:
             if gaps is not None:
                 values[gaps] = None
             return values.infer_objects()
-        numbers = _apply(column, part[:, 0], keys, "inverse")
+        numbers = _apply(column, part[:, 0], groups, "inverse")
         numbers = _shaped(
             column, numbers, logged=column.schema.log and not self.raw and not column.quantile
         )
@@ -407,16 +410,15 @@ def _native(kind: str, value: float) -> Any:
 
 
 def _apply(
-    column: FittedColumn, codes: np.ndarray, keys: np.ndarray | None, direction: str
+    column: FittedColumn, codes: np.ndarray, groups: ClassRows | None, direction: str
 ) -> np.ndarray:
     """Each row through its class's scale (or the all-rows one) in ``direction``."""
     shared = column.scales[ALL_ROWS]
-    if keys is None:
+    if groups is None:
         return np.asarray(getattr(shared, direction)(codes[:, None]), np.float64)[:, 0]
     out = np.empty(len(codes), dtype=np.float64)
-    for key in np.unique(keys):
-        rows = keys == key
-        scale = column.scales.get(str(key), shared)
+    for key, rows in groups:
+        scale = column.scales.get(key, shared)
         out[rows] = np.asarray(getattr(scale, direction)(codes[rows][:, None]), np.float64)[:, 0]
     return out
 
