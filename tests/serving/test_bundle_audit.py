@@ -134,8 +134,8 @@ def _in_units(transformer: TableTransform, column: int, knots: np.ndarray) -> np
     transform's fraud scale, before any rounding or clipping (which would land them on the
     training values' grid)."""
     fitted = transformer.columns[column]
-    keys = np.full(len(knots), str(FRAUD))
-    units = _apply(fitted, np.asarray(knots, np.float64), keys, "inverse")
+    every_row = [(str(FRAUD), np.ones(len(knots), dtype=bool))]
+    units = _apply(fitted, np.asarray(knots, np.float64), every_row, "inverse")
     if fitted.schema.log and not fitted.quantile:
         units = np.expm1(units)
     return units
