@@ -158,7 +158,7 @@ def test_packed_critic_judges_packs_with_one_alpha_and_one_norm_each() -> None:
     assert packed.critic.input_shape[0][-1] == pac * 30
     step = tf.constant(0, tf.int64)
     batch = packed.batches.draw(step)
-    assert batch.real.shape == (5, 32, 30)  # one slice per critic iteration
+    assert batch.real.shape == (packed.tc.n_critic, 32, 30)  # one slice per critic iteration
     fakes = packed.fake_rows(batch)
     q = packed.critic_update(batch, 0, fakes)
     assert q.penalty.norms.shape == (32 // pac,)
