@@ -11,7 +11,7 @@ TITLES = {
     "copula": "Gaussian copula",
     "marginals": "independent marginals",
     "ctgan": "CTGAN 0.12.1",
-    "control": "real training rows (control)",
+    "control": "real rows (control)",
 }
 FORM = ("invalid_category", "fractional_integer", "out_of_bounds")
 

@@ -164,6 +164,13 @@ def run_seed(
                     )
                 copies = scores.exact_copies(encoding.distance_matrix(rows), train_all)
                 figures["exact_copies"] = float(copies)
+            else:  # real rows nobody trained on, scored as a generator's: the bound
+                fresh = split.rare("test" if settings.judged_on != "test" else "val")
+                figures["near_copies"] = scores.near_copies(split.table, fresh, rare, test)
+                if confirm is not None:
+                    figures["near_copies_test"] = scores.near_copies(
+                        split.table, test, rare, confirm
+                    )
         figures |= scores.form(split.table, rows, rare)
         outcome.figures = figures
         outcomes.append(outcome)

@@ -185,5 +185,7 @@ def test_the_smoke_scores_every_method_on_a_shared_table(
     scored = results["detection"].notna()
     assert set(results.index[~scored]) == expected_unscored
     assert results.loc[scored, "detection"].between(0.0, 1.0).all()
+    # the control's near copies: real rows nobody trained on, the bound for any generator
+    assert 0.0 <= results.loc["control", "near_copies"] <= 1.0
     assert (results["real_rows"] == results["real_rows"].iloc[0]).all()
     assert (tmp_path / "summary.md").is_file()
