@@ -26,24 +26,26 @@ Parquet beside CSV, an empty file, files whose columns differ.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import logging
-import os
 import re
-import tempfile
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from wgangp.data.duckdb_scan import (
+    DuckDBError,
+    is_url,
+    open_scan,
+    remote_columns,
+    remote_files,
+)
 from wgangp.data.file_format import check_format_matches_name
 from wgangp.data.schema_inference import choose_positive, label_value, no_such_label
 from wgangp.data.table_reader import (
     PARQUET_SUFFIXES,
-    TABLE,
     ReadAdvice,
     one_line,
     read_header,
@@ -54,10 +56,6 @@ from wgangp.errors import DataError
 
 log = logging.getLogger("wgangp.data")
 
-#: DuckDB's memory while it scans and samples (it spills to a temporary folder beyond it).
-READ_MEMORY = "1GB"
-#: The URL schemes handed to DuckDB as they are (its httpfs extension reads them).
-URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 CSV_SUFFIXES = (".csv", ".csv.gz")
 #: Rows a CSV line holds at least, per column: one character and a comma (a newline for the last).
 _MIN_BYTES_PER_CELL = 2
@@ -151,10 +149,6 @@ class ReadTable:
     read: TableRead
 
 
-def is_url(path: str | Path) -> bool:
-    return bool(URL.match(str(path)))
-
-
 def _is_pattern(text: str) -> bool:
     return any(c in text for c in "*?[")
 
@@ -169,7 +163,7 @@ def table_files(spec: str) -> TableFiles:
     """The files ``spec`` names (one file, a folder's table files, a glob's matches, a URL),
     sorted, all Parquet or all CSV; each problem one DataError line."""
     if is_url(spec):
-        files = _remote_files(spec) if _is_pattern(spec) else [spec]
+        files = remote_files(spec) if _is_pattern(spec) else [spec]
         if not files:
             raise DataError(
                 f"no file matches data.path={spec}; check the pattern and the credentials"
@@ -207,7 +201,7 @@ def table_columns(files: TableFiles) -> list[str] | None:
     reading's one line comes later)."""
     first = files.files[0]
     if is_url(first):
-        return _remote_columns(first, files.parquet)
+        return remote_columns(first, files.parquet)
     return read_header(Path(first)) if Path(first).is_file() else None
 
 
@@ -245,7 +239,7 @@ def read_big_table(
         if label not in columns:
             raise DataError(f"{files.spec}: {no_such_label(label, columns)}")
     try:
-        with _duckdb(files) as scan:
+        with open_scan(files.spec, files.files, files.parquet) as scan:
             counts = scan.label_counts(label)
             chosen, rare_texts = _rare_class(counts, label, positive, files.spec)
             rows = sum(counts.values())
@@ -255,7 +249,7 @@ def read_big_table(
                 kept = None  # read below by pandas, as every small file is
             else:
                 kept = scan.kept_rows(columns, label, rare_texts, max_rows, seed, sampled)
-    except _DuckDBError as err:
+    except DuckDBError as err:
         if files.one_local_file:
             log.debug("DuckDB could not read %s (%s); pandas reads it", files.spec, err)
             return _read_whole(Path(files.spec), advice, label, positive, max_rows, seed)
@@ -345,7 +339,7 @@ def _check_columns(files: TableFiles) -> list[str]:
                 check_format_matches_name(path)
             columns = read_header(path)
         else:
-            columns = _remote_columns(name, files.parquet)
+            columns = remote_columns(name, files.parquet)
         if not columns:
             raise DataError(
                 f"{name} cannot be read as a {'Parquet' if files.parquet else 'CSV'} table (no "
@@ -418,155 +412,3 @@ def _suffix(name: str) -> str:
 def _is_table(name: str) -> bool:
     base = Path(name).name
     return not base.startswith((".", "_")) and _suffix(base) in (*PARQUET_SUFFIXES, *CSV_SUFFIXES)
-
-
-def _sql_text(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _sql_name(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-class _DuckDBError(Exception):
-    """What DuckDB raised, as one exception type the callers catch."""
-
-
-class _Scan:
-    """One DuckDB connection over the table's files."""
-
-    def __init__(self, connection, files: TableFiles, spill: Path) -> None:
-        self.con, self.files, self.spill = connection, files, spill
-        listed = "[" + ", ".join(_sql_text(f) for f in files.files) + "]"
-        if files.parquet:
-            self.source = f"read_parquet({listed}, union_by_name = true)"
-        else:  # every cell as its text: the kept rows reach pandas as they are in the files
-            self.source = (
-                f"read_csv({listed}, header = true, delim = ',', quote = '\"', escape = '\"', "
-                "all_varchar = true, union_by_name = true)"
-            )
-
-    def sql(self, query: str) -> list[tuple]:
-        try:
-            return self.con.execute(query).fetchall()
-        except Exception as err:  # duckdb.Error and its subclasses, IO errors
-            raise _DuckDBError(one_line(err)) from None
-
-    def label_counts(self, label: str) -> dict[str | None, int]:
-        rows = self.sql(
-            f"SELECT CAST({_sql_name(label)} AS VARCHAR) AS v, count(*) FROM {self.source} "
-            "GROUP BY v"
-        )
-        return {text: int(n) for text, n in rows}
-
-    def kept_rows(
-        self,
-        columns: Sequence[str],
-        label: str,
-        rare_texts: Sequence[str],
-        max_rows: int,
-        seed: int,
-        sampled: bool,
-    ) -> pd.DataFrame:
-        """Every row (``sampled`` false) or the sample, through one temporary file."""
-        names = ", ".join(_sql_name(c) for c in columns)
-        key = f"hash({int(seed)}, {names})"
-        rare = (
-            f"coalesce(CAST({_sql_name(label)} AS VARCHAR) IN "
-            f"({', '.join(_sql_text(t) for t in rare_texts)}), false)"
-        )
-        where = "true"
-        if sampled:
-            self.sql("SET preserve_insertion_order = false")  # any order: only keys come back
-            limits = []
-            for side in (rare, f"NOT {rare}"):
-                cut = self.sql(
-                    f"SELECT k FROM (SELECT {key} AS k FROM {self.source} WHERE {side}) "
-                    f"ORDER BY k LIMIT 1 OFFSET {int(max_rows) - 1}"
-                )
-                limits.append(f"({side} AND {key} <= {int(cut[0][0])})" if cut else f"({side})")
-            where = " OR ".join(limits)
-        # The kept rows in the files' order (files sorted by name): the same rows, in the same
-        # order, whatever the threads.
-        self.sql("SET preserve_insertion_order = true")
-        suffix = ".parquet" if self.files.parquet else ".csv"
-        out = self.spill / f"kept{suffix}"
-        fmt = "FORMAT parquet" if self.files.parquet else "FORMAT csv, HEADER true"
-        self.sql(
-            f"COPY (SELECT {names} FROM {self.source} WHERE {where}) TO {_sql_text(str(out))} "
-            f"({fmt})"
-        )
-        return read_table(out, TABLE)
-
-
-@contextlib.contextmanager
-def _duckdb(files: TableFiles) -> Iterator[_Scan]:
-    """A DuckDB connection in bounded memory that spills to a temporary folder."""
-    try:
-        import duckdb
-    except ImportError as err:  # a broken install: the dependency is declared
-        raise DataError(
-            f"{files.spec}: reading a folder, a pattern or a table over data.max_rows needs "
-            f"DuckDB ({err}); reinstall wgangp (pip install -e .)"
-        ) from None
-    with tempfile.TemporaryDirectory(prefix="wgangp-read-") as folder:
-        spill = Path(folder)
-        con = duckdb.connect(config={"memory_limit": READ_MEMORY})
-        try:
-            con.execute(f"SET temp_directory = {_sql_text(str(spill / 'spill'))}")
-            if any(is_url(f) for f in files.files):
-                _remote_access(con)
-            yield _Scan(con, files, spill)
-        finally:
-            con.close()
-
-
-#: The environment variables holding a GCS HMAC key (gs:// through the S3 interoperability API).
-GCS_KEY_VARIABLES = ("GCS_HMAC_KEY_ID", "GCS_HMAC_SECRET")
-
-
-def _remote_access(con) -> None:
-    """Object storage through DuckDB's httpfs extension (installed from DuckDB's extension
-    repository on first use), with the credentials of the environment: AWS's credential chain
-    for s3:// (environment, ~/.aws, an instance role; DuckDB's aws extension), a GCS HMAC key
-    from ``GCS_HMAC_KEY_ID``/``GCS_HMAC_SECRET`` for gs://; public objects need none."""
-    con.execute("INSTALL httpfs")
-    con.execute("LOAD httpfs")
-    with contextlib.suppress(Exception):  # no chain (or no aws extension): public buckets read
-        con.execute("CREATE OR REPLACE SECRET (TYPE s3, PROVIDER credential_chain)")
-    key, secret = (os.environ.get(name) for name in GCS_KEY_VARIABLES)
-    if key and secret:
-        con.execute(
-            f"CREATE OR REPLACE SECRET (TYPE gcs, KEY_ID {_sql_text(key)}, "
-            f"SECRET {_sql_text(secret)})"
-        )
-
-
-def _remote_files(pattern: str) -> list[str]:
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        _remote_access(con)
-        return sorted(
-            row[0] for row in con.execute(f"SELECT file FROM glob({_sql_text(pattern)})").fetchall()
-        )
-    except duckdb.Error as err:
-        raise DataError(f"cannot list data.path={pattern} ({one_line(err)}); check it") from None
-    finally:
-        con.close()
-
-
-def _remote_columns(name: str, parquet: bool) -> list[str]:
-    import duckdb
-
-    con = duckdb.connect()
-    try:
-        _remote_access(con)
-        reader = "read_parquet" if parquet else "read_csv"
-        rows = con.execute(f"DESCRIBE SELECT * FROM {reader}({_sql_text(name)})").fetchall()
-        return [row[0] for row in rows]
-    except duckdb.Error as err:
-        raise DataError(f"cannot read {name} ({one_line(err)}); check data.path") from None
-    finally:
-        con.close()
