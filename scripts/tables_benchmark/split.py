@@ -81,10 +81,12 @@ def carve_holdout(spec: TableSpec, path: Path, seed: int, out: Path) -> tuple[Pa
 
 def _in_form(frame: pd.DataFrame, schema: TableSchema) -> pd.DataFrame:
     """Held-out rows in the run's canonical form; a row with a level the run's (inferred) schema
-    never saw, or a number outside the bounds its values are clipped into, is dropped, as no
-    generator could make it."""
+    never saw, a number outside the bounds its values are clipped into, or a gap in a column
+    the run saw none in, is dropped, as no generator could make it."""
     keep = np.ones(len(frame), dtype=bool)
     for column in schema.columns:
+        if not column.nullable:
+            keep &= frame[column.name].notna().to_numpy(dtype=bool)
         if column.kind in NUMERIC_KINDS and column.clip and column.bounds is not None:
             low, high = column.bounds
             values = pd.to_numeric(frame[column.name], errors="coerce")

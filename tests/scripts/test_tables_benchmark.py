@@ -189,3 +189,23 @@ def test_the_smoke_scores_every_method_on_a_shared_table(
     assert 0.0 <= results.loc["control", "near_copies"] <= 1.0
     assert (results["real_rows"] == results["real_rows"].iloc[0]).all()
     assert (tmp_path / "summary.md").is_file()
+
+
+def test_held_out_rows_no_generator_of_the_run_could_make_are_dropped() -> None:
+    """A level the run never saw, a number beyond its clip bounds, a gap where it saw none."""
+    from scripts.tables_benchmark.split import _in_form
+
+    frame = mixed_table()
+    frame["Income"] = frame["Income"].astype(float)
+    table = infer_schema(frame, "Status", "bad")
+    income = next(c for c in table.columns if c.name == "Income")
+    assert not income.nullable and income.clip
+    held = frame.head(6).copy()
+    held.loc[0, "Home"] = "boat"
+    held.loc[1, "Income"] = income.bounds[1] + 1000
+    held.loc[2, "Income"] = np.nan
+    kept = _in_form(held, table)
+    assert len(kept) == 3
+    pd.testing.assert_series_equal(
+        kept["Income"], frame["Income"].iloc[3:6].reset_index(drop=True), check_dtype=False
+    )
