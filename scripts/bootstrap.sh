@@ -15,8 +15,8 @@ fi
 uv=$(command -v uv || echo "$python -m uv")
 $uv venv --quiet --allow-existing --python "$python" .venv
 # --locked: install the lock as it is, and fail (installing nothing) if it is stale.
-# --compile-bytecode: write each module's .pyc now. Where PYTHONDONTWRITEBYTECODE is set (CI
-# images, Docker), Python never caches them itself and recompiles TensorFlow, Keras and MLflow at
-# every start (docs/installs.md).
+# --compile-bytecode: write each module's .pyc now. Where PYTHONDONTWRITEBYTECODE is set (as in
+# CI), Python never caches them itself and recompiles TensorFlow, Keras and MLflow at every start
+# (docs/installs.md).
 $uv sync --quiet --locked --compile-bytecode "${groups[@]}" --python .venv/bin/python
 echo "wgangp installed in $(pwd)/.venv from uv.lock"
