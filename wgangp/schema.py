@@ -27,7 +27,8 @@ import pandas as pd
 
 from wgangp.cli import command_args, key_values
 from wgangp.config import DataConfig
-from wgangp.data.big_tables import is_url, read_big_table, table_files
+from wgangp.data.big_tables import read_big_table, table_files
+from wgangp.data.duckdb_scan import is_url
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.schema_match import label_counts, match_table
 from wgangp.data.schema_review import ambiguities
