@@ -14,19 +14,36 @@ from wgangp.serving.synthesizer import Synthesizer
 from wgangp.train import train
 
 
-def test_the_average_moves_by_decay_to_the_power_of_the_steps() -> None:
+def test_the_average_is_the_normalized_decayed_mean_of_the_steps_weights() -> None:
+    """Steps 1-3 end at w+1, steps 4-5 at w+2; decay 0.9 weighs step s by 0.9**(5-s):
+    0.6561, 0.729, 0.81 (sum 2.1951) and 0.9, 1 (sum 1.9), of 4.0951 in all."""
     from wgangp.training.averaging import GeneratorAverage
 
     generator = build_generator(4, 30, [8])
     start = [np.array(w) for w in generator.get_weights()]
     average = GeneratorAverage(generator, decay=0.9)
     generator.set_weights([w + 1.0 for w in start])
-    average.update(3)  # keep 0.9**3 = 0.729 of the old weights
+    average.update(0, 3)  # the first steps: nothing of the initial weights is kept
     for before, now in zip(start, average.model.get_weights(), strict=True):
-        np.testing.assert_allclose(now, before + (1 - 0.729), rtol=1e-6, atol=1e-6)
-    average.update(0)
+        np.testing.assert_allclose(now, before + 1.0, rtol=1e-6, atol=1e-6)
+    generator.set_weights([w + 2.0 for w in start])
+    average.update(3, 2)
+    expected = (2.1951 * 1.0 + 1.9 * 2.0) / 4.0951
     for before, now in zip(start, average.model.get_weights(), strict=True):
-        np.testing.assert_allclose(now, before + 0.271, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(now, before + expected, rtol=1e-5, atol=1e-5)
+    average.update(5, 0)
+    for before, now in zip(start, average.model.get_weights(), strict=True):
+        np.testing.assert_allclose(now, before + expected, rtol=1e-5, atol=1e-5)
+
+
+def test_one_call_of_many_steps_keeps_what_the_steps_one_by_one_keep() -> None:
+    from wgangp.training.averaging import GeneratorAverage
+
+    average = GeneratorAverage(build_generator(4, 30, [8]), decay=0.999)
+    one_by_one = np.prod([average.keep(s, 1) for s in range(250, 260)])
+    assert average.keep(250, 10) == pytest.approx(one_by_one, rel=1e-9)
+    assert average.keep(0, 10) == 0.0
+    assert average.keep(10**6, 10) == pytest.approx(0.999**10, rel=1e-9)  # no bias left
 
 
 @pytest.mark.slow

@@ -138,7 +138,7 @@ class HostLoop:
                     chunk = min(tc.steps_per_call, self._next_boundary(step) - step)
                     last = self.train_step.advance(chunk)
                     if self.average is not None:
-                        self.average.update(last.completed)
+                        self.average.update(last.start_step, last.completed)
                     for point_step, values in self.history.add(last.start_step, last.metrics):
                         self.tracker.log_metrics(values, point_step)
                     step = int(self.train_step.step.numpy())
