@@ -54,7 +54,7 @@ def overrides(
     chosen = [
         *table,
         f"seed={seed}",
-        f"name=tables-{spec.name}",
+        "name=tables",  # the run is named tables-<table>-seed<seed>-<key>
         f"tracking.uri=sqlite:///{out / 'mlflow.db'}",
         "tracking.experiment=tables-benchmark",
         f"trainer.checkpoint_dir={out / 'checkpoints' / f'{spec.name}-seed{seed}'}",

@@ -73,7 +73,8 @@ def carve_holdout(spec: TableSpec, path: Path, seed: int, out: Path) -> tuple[Pa
     for rows in (np.flatnonzero(rare), np.flatnonzero(~rare)):
         picked = rng.choice(rows, int(round(HOLDOUT_FRACTION * len(rows))), replace=False)
         held[picked] = True
-    rest = out / "holdout" / f"{spec.name}-seed{seed}.csv.gz"
+    # One folder per seed, the file named as the table: the run is named after its file.
+    rest = out / "holdout" / f"seed{seed}" / f"{spec.name}.csv.gz"
     rest.parent.mkdir(parents=True, exist_ok=True)
     frame[~held].to_csv(rest, index=False)
     return rest, frame[held].reset_index(drop=True)

@@ -209,3 +209,20 @@ def test_held_out_rows_no_generator_of_the_run_could_make_are_dropped() -> None:
     pd.testing.assert_series_equal(
         kept["Income"], frame["Income"].iloc[3:6].reset_index(drop=True), check_dtype=False
     )
+
+
+def test_a_held_out_run_is_named_after_its_table_and_seed(tmp_path: Path) -> None:
+    from scripts.tables_benchmark.default_model import compose, overrides
+    from scripts.tables_benchmark.split import carve_holdout
+    from wgangp.config import to_config
+    from wgangp.training.session import default_run_name, planned_table_name
+
+    spec = TableSpec("loans", "loans.csv", "Status", "bad")
+    source = tmp_path / "loans.csv"
+    mixed_table().to_csv(source, index=False)
+    rest, held = carve_holdout(spec, source, 3, tmp_path)
+    assert len(held) and rest.name == "loans.csv.gz"
+    cfg = to_config(compose(overrides(spec, rest, 3, tmp_path, steps=None, smoke=False)))
+    assert (
+        default_run_name(cfg, planned_table_name(cfg), "1a2b3c4d") == "tables-loans-seed3-1a2b3c4d"
+    )
