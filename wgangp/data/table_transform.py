@@ -220,8 +220,7 @@ class TableTransform:
         keys = np.broadcast_to(np.asarray(classes), (rows,))
         if not np.isin(keys, CLASSES).all():
             raise ValueError(f"classes must be 0 or 1, got {sorted(set(keys.tolist()))[:5]}")
-        masks = [(str(c), keys == c) for c in CLASSES]
-        return [(key, rows) for key, rows in masks if rows.any()]
+        return [(str(c), mask) for c in CLASSES if (mask := keys == c).any()]
 
     def _model_units(self, column: FittedColumn, codes: np.ndarray) -> np.ndarray:
         """A column's values as its scales see them: log1p for a ``log`` column on a non-
