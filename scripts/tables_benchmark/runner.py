@@ -156,21 +156,20 @@ def run_seed(
                     confirming, generated[: len(confirm)], repeats=settings.repeats,
                     gbm_max_iter=settings.gbm_max_iter, seed=seed,
                 )  # fmt: skip
+            # The control's near copies: real rows nobody trained on, scored as a generator's
+            # (the bound); each against the other held-out split's threshold.
+            near, near_confirm = (rows, rows)
+            if method == "control":
+                near = split.rare("test" if settings.judged_on != "test" else "val")
+                near_confirm = test
+            figures["near_copies"] = scores.near_copies(split.table, near, rare, test)
+            if confirm is not None:
+                figures["near_copies_test"] = scores.near_copies(
+                    split.table, near_confirm, rare, confirm
+                )
             if method != "control":
-                figures["near_copies"] = scores.near_copies(split.table, rows, rare, test)
-                if confirm is not None:
-                    figures["near_copies_test"] = scores.near_copies(
-                        split.table, rows, rare, confirm
-                    )
                 copies = scores.exact_copies(encoding.distance_matrix(rows), train_all)
                 figures["exact_copies"] = float(copies)
-            else:  # real rows nobody trained on, scored as a generator's: the bound
-                fresh = split.rare("test" if settings.judged_on != "test" else "val")
-                figures["near_copies"] = scores.near_copies(split.table, fresh, rare, test)
-                if confirm is not None:
-                    figures["near_copies_test"] = scores.near_copies(
-                        split.table, test, rare, confirm
-                    )
         figures |= scores.form(split.table, rows, rare)
         outcome.figures = figures
         outcomes.append(outcome)
