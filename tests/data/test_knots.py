@@ -5,10 +5,18 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import pandas as pd
 import pytest
 from support.creditcard import SCHEMA
 
-from wgangp.data.knots import extreme_mean, grouped_knots
+from wgangp.data.entities import identical_row_groups
+from wgangp.data.knots import (
+    extreme_mean,
+    grouped_knots,
+    no_ones_value,
+    point_masses,
+    private_range,
+)
 from wgangp.data.scales import QuantileScale
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.table_transform import TableTransform
@@ -89,3 +97,57 @@ def test_bounds_are_means_of_the_k_most_extreme_rows_and_no_ones_value() -> None
     assert 95 < top < 99 and 0 < bottom < 4
     assert top not in set(values) and bottom not in set(values)
     assert extreme_mean(np.r_[np.zeros(6), values], K, largest=False) == 0.0  # an atom stays
+
+
+# --- entities, not rows (docs/privacy.md) --------------------------------------------------------
+
+
+def _customers(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Amounts of 60 customers with one row each, and one customer with 8 rows of 777.77 (the
+    table's largest), as (values, owners)."""
+    rng = np.random.default_rng(seed)
+    values = np.r_[np.round(rng.lognormal(4.0, 0.5, 60), 2), np.full(8, 777.77)]
+    owners = np.r_[np.arange(60), np.full(8, 60)]
+    return values, owners
+
+
+def test_a_value_one_customer_holds_in_many_rows_is_no_atom_and_no_knot() -> None:
+    values, owners = _customers()
+    _, quantiles = grouped_knots(values[:, None], K, 1000)
+    assert 777.77 in quantiles  # counted in rows, the customer's 8 rows make it an atom
+    _, quantiles = grouped_knots(values[:, None], K, 1000, owners)
+    assert not len(_hits(np.array([777.77]), quantiles))
+    assert point_masses(values, K) == pytest.approx([777.77])
+    assert not len(point_masses(values, K, owners=owners))
+
+
+def test_every_group_spans_k_customers_however_many_rows_one_holds() -> None:
+    """One customer's 300 rows (three amounts, 100 rows each) fill whole groups of rows: counted
+    in rows they would be atoms; merged until each group spans k customers, none is stored."""
+    rng = np.random.default_rng(1)
+    values = np.r_[rng.normal(0, 1, 300), np.repeat([10.0, 11.0, 12.0], 100)]
+    owners = np.r_[np.arange(300), np.full(300, 300)]
+    _, by_rows = grouped_knots(values[:, None], K, 1000)
+    assert len(_hits(np.array([10.0, 11.0, 12.0]), by_rows)) == 3
+    _, quantiles = grouped_knots(values[:, None], K, 1000, owners)
+    assert np.all(np.diff(quantiles[:, 0]) >= 0)
+    assert not len(_hits(np.array([10.0, 11.0, 12.0]), quantiles))
+
+
+def test_bounds_count_each_customer_once_at_their_extreme() -> None:
+    values, owners = _customers()
+    assert extreme_mean(values, K, largest=True) == 777.77  # five of one customer's rows
+    top = extreme_mean(values, K, largest=True, owners=owners)
+    others = np.sort(values[owners < 60])[-4:]
+    assert top == pytest.approx(np.mean(np.r_[others, 777.77]))
+    low, high = private_range(values, K, whole=False, owners=owners)
+    assert high == top and low < high
+
+
+def test_an_exact_duplicate_row_counts_once() -> None:
+    """A row repeated five times is one entity: its value is rare, and so is the bound."""
+    values = np.r_[np.arange(50.0), np.full(5, 99.5)]
+    owners = identical_row_groups(pd.DataFrame({"x": values}))
+    assert extreme_mean(values, K, largest=True) == 99.5
+    assert extreme_mean(values, K, largest=True, owners=owners) != 99.5
+    assert no_ones_value(99.5, values, K, whole=False, up=False, owners=owners) != 99.5

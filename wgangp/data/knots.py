@@ -1,4 +1,4 @@
-"""Quantile knots that hold no training value: each knot is the mean of a group of >= k rows.
+"""Quantile knots that hold no training value: each knot is the mean of a group of >= k entities.
 
 A quantile table fitted with one entry per training row (scikit-learn's ``QuantileTransformer``
 with ``n_quantiles`` = rows) stores every row's value of every column, and a bundle is shared
@@ -18,6 +18,14 @@ group's range) and the references are shared by all columns, as a ``QuantileTran
 A class with fewer than ``2 * min_rows`` rows has no two such groups: it gets two knots, its mean
 -/+ sqrt(3) standard deviations (the uniform with its mean and variance); the transform's fit warns
 about such a class once, since so few rows cannot be hidden in groups of ``min_rows``.
+
+**Entities, not rows.** Every count above is of distinct *owners* when each row's owner is given
+(``owners``: the entity codes of :mod:`wgangp.data.entities`, a customer's rows sharing one):
+a value is an atom when ``min_rows`` customers hold it, a group closes once it spans ``min_rows``
+customers (neighbouring groups merge until it does; the knots between merged groups' means lie on
+the line through them), a bound is the mean of the ``min_rows`` most extreme customers' values.
+A customer with six rows of one amount is one holder of it, and so is a row repeated five times.
+Without ``owners`` each row is its own.
 """
 
 from __future__ import annotations
@@ -39,56 +47,103 @@ POINT_MASS_SHARE = 0.01
 _GAP = 1e-12
 
 
-def grouped_knots(x: np.ndarray, min_rows: int, max_knots: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(references, quantiles)`` of the rows ``x`` (rows, columns): ``references`` in [0, 1]
-    increasing, ``quantiles`` (knots, columns) non-decreasing per column."""
+def grouped_knots(
+    x: np.ndarray, min_rows: int, max_knots: int, owners: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(references, quantiles)`` of the rows ``x`` (rows, columns) held by ``owners`` (one
+    entity code per row; None: each row its own): ``references`` in [0, 1] increasing,
+    ``quantiles`` (knots, columns) non-decreasing per column."""
     x = np.asarray(x, np.float64)
     n = len(x)
     if min_rows < 2:
         raise ValueError(f"min_rows must be >= 2 (got {min_rows})")
-    if n < 2 * min_rows:  # the transform's fit warns once per class (TableTransform.fit)
+    owners = None if owners is None else np.asarray(owners, np.int64)
+    if owners is not None and len(owners) != n:
+        raise ValueError(f"{len(owners)} owners for {n} rows")
+    holders = n if owners is None else len(np.unique(owners))
+    if holders == n:
+        owners = None  # each row its own owner: the row counts are the owner counts
+    if holders < 2 * min_rows:  # the transform's fit warns once per class (TableTransform.fit)
         log.debug(
-            "%d rows of a class are fewer than 2 x %d: its quantile tables are its mean -/+ "
-            "sqrt(3) sd, which so few rows can reveal",
-            n,
+            "%d entities of a class are fewer than 2 x %d: its quantile tables are its mean "
+            "-/+ sqrt(3) sd, which so few can reveal",
+            holders,
             min_rows,
         )
-        spread = np.sqrt(3.0) * x.std(axis=0)
-        return np.array([0.0, 1.0]), np.vstack([x.mean(axis=0) - spread, x.mean(axis=0) + spread])
+        return np.array([0.0, 1.0]), _two_knots(x)
     groups = max(2, min(max_knots - 2, n // min_rows))
     sizes = np.full(groups, n // groups) + (np.arange(groups) < n % groups)
     bounds = np.concatenate([[0], np.cumsum(sizes)])
-    centres = (bounds[:-1] + bounds[1:] - 1) / 2 / (n - 1)
-    columns = [np.sort(column) for column in x.T]
-    atoms = [_atoms(column, min_rows) for column in columns]
+    centres = _centres(bounds, n)
+    orders = [np.argsort(column, kind="stable") for column in x.T]
+    columns = [column[order] for column, order in zip(x.T, orders, strict=True)]
+    held_by = [None if owners is None else owners[order] for order in orders]
+    atoms = [_atoms(column, min_rows, who) for column, who in zip(columns, held_by, strict=True)]
     edges = [r for found in atoms for _, low, high in found for r in (low, high)]
     references = np.unique(np.concatenate([[0.0], centres, [1.0], edges]))
     quantiles = np.column_stack(
         [
-            _column_knots(column, found, bounds, centres, references, min_rows)
-            for column, found in zip(columns, atoms, strict=True)
+            _column_knots(column, found, bounds, references, min_rows, who)
+            for column, found, who in zip(columns, atoms, held_by, strict=True)
         ]
     )
     return references, quantiles
 
 
+def holder_counts(
+    values: np.ndarray, owners: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, counts)``: each distinct value of ``values`` and how many distinct owners
+    hold it (rows when ``owners`` is None): the count every rule here compares with k."""
+    values = np.asarray(values, np.float64)
+    if owners is None:
+        return np.unique(values, return_counts=True)
+    owners = np.asarray(owners, np.int64)
+    order = np.lexsort((owners, values))
+    v, o = values[order], owners[order]
+    first = np.ones(len(v), dtype=bool)
+    first[1:] = (v[1:] != v[:-1]) | (o[1:] != o[:-1])  # one row per (value, owner) pair
+    return np.unique(v[first], return_counts=True)
+
+
 def point_masses(
-    values: np.ndarray, min_rows: int, min_share: float = POINT_MASS_SHARE
+    values: np.ndarray,
+    min_rows: int,
+    min_share: float = POINT_MASS_SHARE,
+    owners: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The values at least ``min_rows`` rows and ``min_share`` of the rows hold, sorted."""
-    distinct, counts = np.unique(np.asarray(values, np.float64), return_counts=True)
-    return distinct[(counts >= min_rows) & (counts >= min_share * len(values))]
+    """The values at least ``min_rows`` owners (rows, without ``owners``) and ``min_share`` of
+    the rows hold, sorted."""
+    values = np.asarray(values, np.float64)
+    distinct, rows = np.unique(values, return_counts=True)
+    _, holders = holder_counts(values, owners)
+    return distinct[(holders >= min_rows) & (rows >= min_share * len(values))]
 
 
-def _atoms(values: np.ndarray, min_rows: int) -> list[tuple[float, float, float]]:
-    """``(value, low, high)`` for each value >= ``min_rows`` sorted rows share: the probabilities
-    half a rank before its first row and half a rank after its last, so that atoms on adjacent
-    ranks meet (the later starting just after) and no value between them is ever drawn."""
+def _two_knots(x: np.ndarray) -> np.ndarray:
+    """Knots at 0 and 1 of rows too few to group: the mean -/+ sqrt(3) sd, per column."""
+    spread = np.sqrt(3.0) * x.std(axis=0)
+    return np.vstack([x.mean(axis=0) - spread, x.mean(axis=0) + spread])
+
+
+def _centres(bounds: np.ndarray, n: int) -> np.ndarray:
+    """Each group's middle rank on the [0, 1] scale of ``n`` sorted rows."""
+    return (bounds[:-1] + bounds[1:] - 1) / 2 / (n - 1)
+
+
+def _atoms(
+    values: np.ndarray, min_rows: int, owners: np.ndarray | None = None
+) -> list[tuple[float, float, float]]:
+    """``(value, low, high)`` for each value >= ``min_rows`` owners of the sorted rows share:
+    the probabilities half a rank before its first row and half a rank after its last, so that
+    atoms on adjacent ranks meet (the later starting just after) and no value between them is
+    ever drawn."""
     distinct, first, counts = np.unique(values, return_index=True, return_counts=True)
+    _, holders = holder_counts(values, owners)
     last = len(values) - 1
     half = 0.5 / last
     atoms: list[tuple[float, float, float]] = []
-    held = counts >= min_rows  # the loop visits only the atoms: a column has few
+    held = holders >= min_rows  # the loop visits only the atoms: a column has few
     for v, i, c in zip(distinct[held], first[held], counts[held], strict=True):
         low, high = max(0.0, i / last - half), min(1.0, (i + c - 1) / last + half)
         if atoms and low <= atoms[-1][2]:
@@ -97,18 +152,45 @@ def _atoms(values: np.ndarray, min_rows: int) -> list[tuple[float, float, float]
     return atoms
 
 
+def _owned_groups(bounds: np.ndarray, owners: np.ndarray | None, min_rows: int) -> np.ndarray:
+    """``bounds`` with neighbouring groups merged until each spans >= ``min_rows`` owners (the
+    sorted column's ``owners``); unchanged when every group already does, or without owners."""
+    if owners is None:
+        return bounds
+    group = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    pairs = np.unique(group * (int(owners.max()) + 1) + owners)
+    spans = np.bincount(pairs // (int(owners.max()) + 1), minlength=len(bounds) - 1)
+    if (spans >= min_rows).all():
+        return bounds
+    kept, seen = [0], set()
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        seen.update(owners[start:stop].tolist())
+        if len(seen) >= min_rows:
+            kept.append(int(stop))
+            seen = set()
+    if kept[-1] != bounds[-1]:  # the last groups span too few: they join the one before
+        kept[-1] = int(bounds[-1])
+    return np.asarray(kept)
+
+
 def _column_knots(
     values: np.ndarray,
     atoms: list[tuple[float, float, float]],
     bounds: np.ndarray,
-    centres: np.ndarray,
     references: np.ndarray,
     min_rows: int,
+    owners: np.ndarray | None = None,
 ) -> np.ndarray:
     """One sorted column's knots at ``references``: the line through its groups' means (extended
     to 0 and 1), its atoms over the whole share of the scale their rows hold."""
-    distinct, counts = np.unique(values, return_counts=True)
+    distinct, counts = holder_counts(values, owners)
     rare = distinct[counts < min_rows]
+    bounds = _owned_groups(bounds, owners, min_rows)
+    if len(bounds) < 3:  # too few owners in sorted order for two groups: two knots
+        first, last = _two_knots(values[:, None])[:, 0]
+        knots = _off_rare_all(first + (last - first) * references, rare, distinct, up=True)
+        return np.maximum.accumulate(knots)
+    centres = _centres(bounds, len(values))
     means = []
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         group = values[start:stop]
@@ -177,23 +259,43 @@ def _off_rare(value: float, rare: np.ndarray, distinct: np.ndarray, *, up: bool)
     return float((distinct[i] + distinct[j]) / 2)
 
 
-def extreme_mean(values: np.ndarray, min_rows: int, *, largest: bool) -> float:
-    """The mean of the ``min_rows`` largest (or smallest) ``values``: a bound that is no one's
-    value (moved inward, halfway to the next distinct value, when it equals a rare one)."""
-    ordered = np.sort(np.asarray(values, np.float64))
+def extreme_mean(
+    values: np.ndarray, min_rows: int, *, largest: bool, owners: np.ndarray | None = None
+) -> float:
+    """The mean of the ``min_rows`` largest (or smallest) ``values``, each owner counted once at
+    its own most extreme value: a bound that is no one's value (moved inward, halfway to the
+    next distinct value, when fewer than ``min_rows`` owners hold it)."""
+    values = np.asarray(values, np.float64)
+    extremes = values if owners is None else _owner_extremes(values, owners, largest=largest)
+    ordered = np.sort(extremes)
     group = ordered[-min_rows:] if largest else ordered[:min_rows]
     bound = float(group[0] if group[0] == group[-1] else np.clip(group.mean(), group[0], group[-1]))
-    distinct, counts = np.unique(ordered, return_counts=True)
+    distinct, counts = holder_counts(values, owners)
     return _off_rare(bound, distinct[counts < min_rows], distinct, up=not largest)
 
 
+def _owner_extremes(values: np.ndarray, owners: np.ndarray, *, largest: bool) -> np.ndarray:
+    """Each owner's largest (or smallest) value."""
+    codes, index = np.unique(np.asarray(owners, np.int64), return_inverse=True)
+    out = np.full(len(codes), -np.inf if largest else np.inf)
+    (np.maximum if largest else np.minimum).at(out, index, values)
+    return out
+
+
 def no_ones_value(
-    value: float, values: np.ndarray, min_rows: int, *, whole: bool, up: bool
+    value: float,
+    values: np.ndarray,
+    min_rows: int,
+    *,
+    whole: bool,
+    up: bool,
+    owners: np.ndarray | None = None,
 ) -> float:
-    """``value`` moved, when fewer than ``min_rows`` of ``values`` hold it, to a value no row or
-    at least ``min_rows`` rows hold: halfway to the next distinct value (``up`` or down), or for
-    whole numbers the nearest whole number that way (rounded that way first)."""
-    distinct, counts = np.unique(np.asarray(values, np.float64), return_counts=True)
+    """``value`` moved, when fewer than ``min_rows`` owners of ``values`` (rows, without
+    ``owners``) hold it, to a value none or at least ``min_rows`` hold: halfway to the next
+    distinct value (``up`` or down), or for whole numbers the nearest whole number that way
+    (rounded that way first)."""
+    distinct, counts = holder_counts(values, owners)
     rare = distinct[counts < min_rows]
     if not whole:
         return _off_rare(value, rare, distinct, up=up)
@@ -206,13 +308,15 @@ def no_ones_value(
     return number
 
 
-def private_range(values: np.ndarray, min_rows: int, *, whole: bool) -> tuple[float, float]:
-    """A column's (low, high) that names no row: the means of its ``min_rows`` smallest and
-    largest values, inside the observed range, whole for whole numbers (rounded inward), and
-    never a value fewer than ``min_rows`` rows hold."""
-    low = extreme_mean(values, min_rows, largest=False)
-    high = extreme_mean(values, min_rows, largest=True)
+def private_range(
+    values: np.ndarray, min_rows: int, *, whole: bool, owners: np.ndarray | None = None
+) -> tuple[float, float]:
+    """A column's (low, high) that names no entity: the means of its ``min_rows`` most extreme
+    owners' values at each end, inside the observed range, whole for whole numbers (rounded
+    inward), and never a value fewer than ``min_rows`` owners hold."""
+    low = extreme_mean(values, min_rows, largest=False, owners=owners)
+    high = extreme_mean(values, min_rows, largest=True, owners=owners)
     if whole:
-        low = no_ones_value(low, values, min_rows, whole=True, up=True)
-        high = no_ones_value(high, values, min_rows, whole=True, up=False)
+        low = no_ones_value(low, values, min_rows, whole=True, up=True, owners=owners)
+        high = no_ones_value(high, values, min_rows, whole=True, up=False, owners=owners)
     return (low, high) if low <= high else (high, low)

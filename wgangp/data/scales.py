@@ -122,10 +122,13 @@ class QuantileScale:
         return scale
 
     @classmethod
-    def fit_grouped(cls, x: np.ndarray, min_rows: int = DEFAULT_MIN_ROWS) -> QuantileScale:
-        """Knots that are means of groups of >= ``min_rows`` rows (:mod:`wgangp.data.knots`):
-        the fit for training rows, whose values a shared bundle must not hold."""
-        references, quantiles = grouped_knots(x, min_rows, MAX_QUANTILES)
+    def fit_grouped(
+        cls, x: np.ndarray, min_rows: int = DEFAULT_MIN_ROWS, owners: np.ndarray | None = None
+    ) -> QuantileScale:
+        """Knots that are means of groups of >= ``min_rows`` entities (``owners``, one per row;
+        :mod:`wgangp.data.knots`): the fit for training rows, whose values a shared bundle must
+        not hold."""
+        references, quantiles = grouped_knots(x, min_rows, MAX_QUANTILES, owners)
         return cls(quantiles.tolist(), references.tolist())
 
     def forward(self, x: np.ndarray) -> np.ndarray:
@@ -198,9 +201,14 @@ class MixedScale:
 
     @classmethod
     def fit(
-        cls, base: Scale, x: np.ndarray, columns: list[int], min_rows: int = DEFAULT_MIN_ROWS
+        cls,
+        base: Scale,
+        x: np.ndarray,
+        columns: list[int],
+        min_rows: int = DEFAULT_MIN_ROWS,
+        owners: np.ndarray | None = None,
     ) -> MixedScale:
-        return cls(base, QuantileScale.fit_grouped(x[:, columns], min_rows), columns)
+        return cls(base, QuantileScale.fit_grouped(x[:, columns], min_rows, owners), columns)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         z = np.array(self.base.forward(x), dtype=np.float64)
@@ -260,14 +268,16 @@ def fit_scale(
     x: np.ndarray,
     quantile_columns: list[int] | None = None,
     min_rows: int = DEFAULT_MIN_ROWS,
+    owners: np.ndarray | None = None,
 ) -> Scale:
     """Fit the scale ``kind`` (``preprocess.scaling``) on the rows ``x``, then map the columns
     ``quantile_columns`` through their quantiles (``preprocess.quantile_columns``); every
-    quantile knot is the mean of >= ``min_rows`` rows (``ship.min_atom_rows``)."""
+    quantile knot is the mean of >= ``min_rows`` entities (``ship.min_atom_rows``; ``owners``:
+    each row's)."""
     if kind == "standard":
         base: Scale = StandardScale.fit(x)
     elif kind == "quantile":
-        return QuantileScale.fit_grouped(x, min_rows)  # every column through its quantiles
+        return QuantileScale.fit_grouped(x, min_rows, owners)  # every column, its quantiles
     elif kind == "gmm":
         from wgangp.data.mixture_scale import GaussianMixtureScale
 
@@ -276,4 +286,6 @@ def fit_scale(
         base = StandardScale.identity(x.shape[1])
     else:
         raise ValueError(f"unknown scaling {kind!r}")
-    return MixedScale.fit(base, x, quantile_columns, min_rows) if quantile_columns else base
+    if not quantile_columns:
+        return base
+    return MixedScale.fit(base, x, quantile_columns, min_rows, owners)
