@@ -201,3 +201,31 @@ def test_real_sample_repeated_three_times_leaks_no_test_fraud(real_sample) -> No
     assert len(test_frauds) > 50
     assert not [row for row in test_frauds if row in train]
     assert leaked(split) == 0
+
+
+def test_each_customer_is_in_one_part_with_every_row_of_theirs() -> None:
+    """With entities, a customer's rows of both classes go to one part, and the rare class is
+    split among the customers that hold its rows."""
+    df = table(rows=3_000, fraud_rate=0.05)
+    rng = np.random.default_rng(0)
+    customer = rng.integers(0, 400, len(df))
+    for seed in range(3):
+        split = stratified_split(df, seed=seed, entities=customer, entity="customer")
+        owner = {name: set(customer[split.rows[name]]) for name in ("train", "val", "test")}
+        assert not owner["train"] & owner["test"] and not owner["train"] & owner["val"]
+        assert not owner["val"] & owner["test"]
+        assert all(frauds(part) for part in (split.train, split.val, split.test))
+        assert frauds(split.test) / frauds(df) == pytest.approx(0.2, abs=0.08)
+
+
+def test_too_few_customers_with_the_rare_class_is_one_line_naming_the_entity() -> None:
+    df = table(rows=500, fraud_rate=0.02)
+    customer = np.where(df[schema.LABEL] == 1, 7, np.arange(len(df)) + 100)
+    customer[df.index[df[schema.LABEL] == 1][0]] = 8  # two customers hold every fraud
+    with pytest.raises(DataError) as err:
+        stratified_split(df, entities=customer, entity="customer_id", source="tx.csv")
+    assert str(err.value) == (
+        "tx.csv: only 2 customer_id value(s) hold rows with Class=1; at least 4 are needed so "
+        "that training gets 2 and validation and test one each: use a larger table or another "
+        "data.entity than customer_id"
+    )

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from wgangp.data.entities import first_rows, identical_row_groups
 from wgangp.data.table_schema import CLASSES, RARE
 from wgangp.errors import DataError
 
@@ -67,39 +68,46 @@ def stratified_split(
     seed: int = 0,
     source: str = "data",
     columns: Sequence[str] | None = None,
+    entities: np.ndarray | None = None,
+    entity: str | None = None,
 ) -> Split:
     """Split ``df`` per class (``classes``: each row's 0 or 1, named ``class_names`` in errors)
-    into train/val/test by groups of rows identical in ``columns`` (None: every column), by
-    ``seed``.
+    into train/val/test by groups of rows identical in ``columns`` (None: every column), or by
+    ``entities`` (each row's entity code, the column ``entity``: all of an entity's rows in one
+    part), by ``seed``.
 
-    ``val_fraction`` may be 0 (empty validation frame); the fractions are the schema's
-    (``DataConfig``: each below 0.5). Each class needs :func:`rows_needed` distinct rows, else
-    DataError (one line mentioning ``source``). Without duplicates the parts are the same as a
-    row-by-row split with the same seed.
+    An entity with a row of the rare class is split among the rare class's entities (by its rare
+    rows), its other rows following it. ``val_fraction`` may be 0 (empty validation frame); the
+    fractions are the schema's (``DataConfig``: each below 0.5). Each class needs
+    :func:`rows_needed` distinct rows (entities), else DataError (one line mentioning
+    ``source``). Without duplicates or entities the parts are the same as a row-by-row split
+    with the same seed.
     """
     has_val = val_fraction > 0
     needed = rows_needed(val_fraction)
     labels = np.asarray(classes)
-    groups = identical_row_groups(df if columns is None else df.loc[:, list(columns)])
+    identical = identical_row_groups(df if columns is None else df.loc[:, list(columns)])
+    groups = identical if entities is None else np.asarray(entities, np.int64)
+    # A group's class: the rare class when any of its rows is (identical rows share a class).
+    rare_group = np.zeros(int(groups.max()) + 1 if len(groups) else 0, dtype=bool)
+    rare_group[groups[labels == RARE]] = True
+    group_class = np.where(rare_group, RARE, 1 - RARE)
     rng = np.random.Generator(np.random.PCG64(seed))
     parts: dict[str, list[np.ndarray]] = {"train": [], "val": [], "test": []}
     for cls, name in zip(CLASSES, class_names, strict=True):
-        rows = np.flatnonzero(labels == cls)
+        rows = np.flatnonzero(group_class[groups] == cls)
         # Group ids number groups by first appearance, so np.unique keeps that order.
         _, group_of_row = np.unique(groups[rows], return_inverse=True)
-        sizes = np.bincount(group_of_row)
+        sizes = np.bincount(group_of_row, weights=(labels[rows] == cls).astype(np.float64))
+        sizes = sizes.astype(np.int64)
         if len(sizes) < needed:
-            copies = (
-                f" among {len(rows)} (the others are exact copies)"
-                if len(rows) > len(sizes)
-                else ""
-            )
             raise DataError(
-                f"{source}: only {len(sizes)} distinct row(s) with {name}{copies}; at "
+                f"{source}: only {_units(len(sizes), int(sizes.sum()), name, entity)}; at "
                 f"least {needed} are needed so that training gets {MIN_TRAIN_ROWS} and "
                 f"{'validation and ' if has_val else ''}test one each: use a larger table"
+                + (f" or another data.entity than {entity}" if entity else "")
             )
-        n_test, n_val = _class_sizes(len(rows), val_fraction, test_fraction)
+        n_test, n_val = _class_sizes(int(sizes.sum()), val_fraction, test_fraction)
         order = rng.permutation(len(sizes))
         test_end, val_end = _cuts(sizes[order], n_test, n_val, has_val)
         part_of_group = np.empty(len(sizes), dtype=np.int8)
@@ -111,7 +119,7 @@ def stratified_split(
             parts[part].append(rows[part_of_row == index])
 
     rows_of = {name: np.sort(np.concatenate(found)) for name, found in parts.items()}
-    duplicated = _repeats(groups)
+    duplicated = _repeats(identical)
     return Split(
         train=df.iloc[rows_of["train"]].reset_index(drop=True),
         val=df.iloc[rows_of["val"]].reset_index(drop=True),
@@ -122,37 +130,17 @@ def stratified_split(
     )
 
 
-def identical_row_groups(table: pd.DataFrame) -> np.ndarray:
-    """One integer per row, equal exactly for rows equal in every column, numbered by first
-    appearance. Hashing (60 ms for Kaggle's file, a groupby takes 0.8 s) and then checking
-    each row against its group's first row keeps it exact: a hash collision falls back. A table
-    with text or gaps is grouped directly: its cells are not all numbers."""
-    numeric = all(
-        pd.api.types.is_float_dtype(t) or pd.api.types.is_integer_dtype(t) for t in table.dtypes
-    )
-    if not numeric or table.isna().any().any():
-        codes = table.groupby(list(table.columns), sort=False, dropna=False).ngroup()
-        return codes.to_numpy().astype(np.int64)
-    hashes = pd.util.hash_pandas_object(table, index=False).to_numpy()
-    codes, _ = pd.factorize(hashes)
-    first = _first_rows(codes)[codes]
-    # Column by column: one column's copy at a time, not the whole table's twice.
-    for name in table.columns:
-        values = table[name].to_numpy(np.float64)
-        if not (values == values[first]).all():
-            codes = table.groupby(list(table.columns), sort=False, dropna=False).ngroup()
-            return codes.to_numpy().astype(np.int64)
-    return codes.astype(np.int64)
-
-
-def _first_rows(groups: np.ndarray) -> np.ndarray:
-    """The index of each group's first row (groups numbered 0..G-1)."""
-    return np.unique(groups, return_index=True)[1]
+def _units(groups: int, rows: int, name: str, entity: str | None) -> str:
+    """How a shortfall names what the split counts: entities, or distinct rows."""
+    if entity is not None:
+        return f"{groups} {entity} value(s) hold rows with {name}"
+    copies = f" among {rows} (the others are exact copies)" if rows > groups else ""
+    return f"{groups} distinct row(s) with {name}{copies}"
 
 
 def _repeats(groups: np.ndarray) -> np.ndarray:
     """A mask of the rows whose group appeared on an earlier row."""
-    return _first_rows(groups)[groups] != np.arange(len(groups))
+    return first_rows(groups)[groups] != np.arange(len(groups))
 
 
 def _class_sizes(n: int, val_fraction: float, test_fraction: float) -> tuple[int, int]:
