@@ -18,6 +18,7 @@ LAYERS = {
     "errors": 0,
     "config": 0,
     "files": 0,
+    "redaction": 0,
     "tracking": 1,
     "data": 2,
     "model": 3,

@@ -18,6 +18,7 @@ from omegaconf import OmegaConf
 
 from wgangp.config import CONF_DIR, Config
 from wgangp.errors import ConfigError, WgangpError
+from wgangp.tracking.secrets import redact_logs
 
 log = logging.getLogger("wgangp")
 
@@ -239,7 +240,7 @@ def check_no_credentials(argv: Iterable[str]) -> None:
             host = parts.hostname or ""
             port = f":{parts.port}" if parts.port else ""
             raise ConfigError(
-                f"tracking.uri carries a password ({parts.scheme}://{parts.username}:***@{host}"
+                f"tracking.uri carries a password ({parts.scheme}://***@{host}"
                 f"{port}), which would be written to the run's files and your shell history; "
                 f"set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD in the environment "
                 f"and use tracking.uri={parts.scheme}://{host}{port}{parts.path}"
@@ -299,12 +300,14 @@ def key_values(
 
 
 def command_args(argv: Sequence[str] | None, usage: str) -> list[str] | None:
-    """A small command's arguments, logging set up; None after printing ``usage`` for help."""
+    """A small command's arguments, logging set up (URLs' secrets redacted); None after
+    printing ``usage`` for help."""
     args = list(sys.argv[1:] if argv is None else argv)
     if any(a in ("-h", "--help", "help") for a in args):
         print(usage)
         return None
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
+    redact_logs()
     return args
 
 

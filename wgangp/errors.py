@@ -2,12 +2,16 @@
 
 The entry points catch :class:`WgangpError`, print its message as a single line and exit
 non-zero; anything else is a bug and keeps its traceback.
+
+The line never shows a secret (it often quotes a URL as typed): :func:`~wgangp.redaction.redact`.
 """
 
 from __future__ import annotations
 
 import sys
 import traceback
+
+from wgangp.redaction import redact
 
 
 class WgangpError(Exception):
@@ -45,9 +49,10 @@ class NonFiniteError(WgangpError):
 
 
 def report_error(err: WgangpError, debug: bool = False) -> None:
-    """Print the error as one line on stderr (plus the traceback with ``debug=true``)."""
+    """Print the error as one line on stderr (plus the traceback with ``debug=true``), secrets
+    redacted."""
     if debug:
-        traceback.print_exception(err)
-    message = " ".join(str(err).split())
+        sys.stderr.write(redact("".join(traceback.format_exception(err))))
+    message = redact(" ".join(str(err).split()))
     label = f"{err.label}: " if err.label else ""
     print(f"wgangp: {label}{message}", file=sys.stderr, flush=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wgangp.errors import DataError
-from wgangp.tracking.secrets import redact
+from wgangp.redaction import redact
 
 DATASET = "mlg-ulb/creditcardfraud"
 CSV_NAME = "creditcard.csv"

@@ -19,7 +19,7 @@ from typing import Any
 
 from wgangp.errors import TrackingError
 from wgangp.files import write_text
-from wgangp.tracking.secrets import redact
+from wgangp.redaction import redact
 from wgangp.tracking.store import check_reachable, use_http_retry_defaults, use_tracking_uri
 
 log = logging.getLogger("wgangp.tracking")

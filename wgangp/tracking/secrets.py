@@ -1,40 +1,17 @@
-"""Secrets never reach params, tags, artifacts, logs or error lines: their values become ``***``."""
+"""Secrets never reach params, tags, artifacts, logs or error lines: their values become ``***``.
+
+What a secret is (a URL's user info and secret query values, the credentials' values) is
+:mod:`wgangp.redaction`'s; here :func:`~wgangp.redaction.redact` is applied to files
+(:func:`scrub_secrets`) and to log records (:class:`RedactingFilter`), whoever logs them.
+"""
 
 from __future__ import annotations
 
-import os
-import re
+import logging
 from pathlib import Path
-from typing import Any
 
 from wgangp.files import write_text
-
-#: Environment variables whose values must never be shown or logged.
-SECRET_ENV_VARS = (
-    "KAGGLE_USERNAME",
-    "KAGGLE_KEY",
-    "KAGGLE_API_TOKEN",
-    "MLFLOW_TRACKING_TOKEN",
-    "MLFLOW_TRACKING_USERNAME",
-    "MLFLOW_TRACKING_PASSWORD",
-    "DATABRICKS_TOKEN",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-)
-
-_URI_PASSWORD = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^/@:\s]*):[^/@\s]*@")
-
-
-def redact(value: Any) -> Any:
-    """``value`` (a str) with secrets' values and passwords inside URIs replaced by ``***``."""
-    if not isinstance(value, str):
-        return value
-    value = _URI_PASSWORD.sub(r"\g<scheme>\g<user>:***@", value)
-    for name in SECRET_ENV_VARS:
-        secret = os.environ.get(name)
-        if secret and len(secret) >= 4 and secret in value:
-            value = value.replace(secret, "***")
-    return value
+from wgangp.redaction import redact
 
 
 def scrub_secrets(directory: Path) -> None:
@@ -49,3 +26,42 @@ def scrub_secrets(directory: Path) -> None:
         clean = redact(text)
         if clean != text:
             write_text(path, clean)
+
+
+class RedactingFilter(logging.Filter):
+    """Redacts a record before any handler writes it: a URL reaches the log through a library's
+    message or an exception as often as through ours."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: logging reports it when it formats it
+            return True
+        # Rendered once and stored back: every handler and formatter then sees the clean text.
+        record.msg, record.args = redact(message), ()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def redact_logs() -> None:
+    """Put :class:`RedactingFilter` on every handler configured now (the root logger's, as
+    Hydra's job logging sets them up: the console and ``train.log``; any library logger's own),
+    and on logging's last-resort handler; a handler that has it already is left alone."""
+    loggers = [logging.getLogger()] + [
+        logger for logger in logging.Logger.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)
+    ]  # fmt: skip
+    handlers = [handler for logger in loggers for handler in logger.handlers]
+    if logging.lastResort is not None:
+        handlers.append(logging.lastResort)
+    for handler in handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(_FILTER)

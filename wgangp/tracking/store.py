@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from wgangp.errors import TrackingError
-from wgangp.tracking.secrets import redact
+from wgangp.redaction import redact
 
 log = logging.getLogger("wgangp.tracking")
 

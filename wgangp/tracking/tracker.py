@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from wgangp.errors import TrackingError
+from wgangp.redaction import redact
 from wgangp.tracking.names import CRITIC_LOSS
 from wgangp.tracking.outbox import Outbox, apply_entry, first_line, is_refusal, replay
-from wgangp.tracking.secrets import redact
 from wgangp.tracking.store import (
     check_reachable,
     default_artifact_location,
@@ -163,8 +163,9 @@ class Tracker:
     def log_dataset(self, dataset: Mapping[str, Any], context: str = "training") -> None:
         """Record the run's table as an MLflow dataset input (the run page's "Datasets"):
         ``dataset`` holds :class:`mlflow.entities.Dataset`'s fields (name, digest, source_type,
-        source, schema, profile), never rows."""
-        self._submit({"op": "dataset", "dataset": dict(dataset), "context": context})
+        source, schema, profile), never rows; its source is a URL as typed, secrets redacted."""
+        fields = {k: redact(v) for k, v in dataset.items()}
+        self._submit({"op": "dataset", "dataset": fields, "context": context})
 
     def log_model(self, spec: Mapping[str, Any]) -> None:
         """Log a pyfunc model (after the artifacts queued before it); tags ``model.uri``.

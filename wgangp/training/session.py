@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import urllib.parse
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -24,12 +25,14 @@ from types import TracebackType
 from omegaconf import OmegaConf
 
 from wgangp.config import Config, flatten
+from wgangp.data.duckdb_scan import is_url
 from wgangp.data.prepare import PreparedData
 from wgangp.errors import DataError, NonFiniteError, WgangpError, report_error
 from wgangp.files import write_text
+from wgangp.redaction import redact
 from wgangp.tracking.note import RunNote, TrainedOn, data_label
 from wgangp.tracking.outbox import OUTBOX_FILE
-from wgangp.tracking.secrets import redact, scrub_secrets
+from wgangp.tracking.secrets import redact_logs, scrub_secrets
 from wgangp.tracking.store import open_tracking_uri
 from wgangp.tracking.tracker import Tracker
 from wgangp.training.checkpoints import (
@@ -67,7 +70,18 @@ def planned_table_name(cfg: Config) -> str:
     ``simulated``; the run is renamed when the rows come from elsewhere (a fallback)."""
     if cfg.data.name == "simulated" or not cfg.data.path:
         return cfg.data.name
+    if is_url(str(cfg.data.path)):
+        return url_table_name(str(cfg.data.path)) or cfg.data.name
     return Path(cfg.data.path).name.split(".")[0] or cfg.data.name
+
+
+def url_table_name(url: str) -> str:
+    """A URL's table name from its path alone (``t`` for ``https://u:pw@host/t.csv?sig=...``):
+    the user info and the query may hold secrets, and a run's name is no redacted field. The
+    last part without a wildcard (``tx`` for ``s3://bucket/tx/*.parquet``), else the host."""
+    parts = urllib.parse.urlsplit(url)
+    names = [p for p in parts.path.split("/") if p and not any(c in p for c in "*[")]
+    return (names[-1].split(".")[0] if names else "") or parts.hostname or ""
 
 
 @dataclass
@@ -92,6 +106,8 @@ class RunDirs:
     output: Path
     launch: Path
     hydra_meta: Path | None = None
+    #: A sweep's ``multirun.yaml`` (Hydra's record of the whole sweep's overrides, as typed).
+    sweep_record: Path | None = None
 
     @classmethod
     def resolve(cls, output_dir: Path | None, launch_dir: Path | None) -> RunDirs:
@@ -99,19 +115,34 @@ class RunDirs:
         folder in the current directory outside Hydra. The output directory must be writable.
         """
         from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
 
-        hydra_out = hydra_launch = hydra_meta = None
+        hydra_out = hydra_launch = hydra_meta = sweep_record = None
         if HydraConfig.initialized():
             hc = HydraConfig.get()
             hydra_out, hydra_launch = Path(hc.runtime.output_dir), Path(hc.runtime.cwd)
             hydra_meta = hydra_out / hc.output_subdir if hc.output_subdir else None
+            if hc.mode == RunMode.MULTIRUN:
+                sweep_record = hydra_launch / hc.sweep.dir / "multirun.yaml"
         launch = Path(launch_dir or hydra_launch or Path.cwd()).resolve()
         if output_dir is None:
             stamp = datetime.now().strftime("%Y-%m-%d/%H-%M-%S-%f")
             output_dir = hydra_out or launch / "outputs" / stamp
         output = Path(output_dir).resolve()
         _check_writable(output)
-        return cls(output, launch, hydra_meta)
+        return cls(output, launch, hydra_meta, sweep_record)
+
+    def scrub(self) -> None:
+        """Redact what Hydra wrote before the job started (``.hydra/*.yaml``, a sweep's
+        ``multirun.yaml``): the overrides as typed, a URL's password or signature included."""
+        with contextlib.suppress(OSError):
+            if self.hydra_meta is not None and self.hydra_meta.is_dir():
+                scrub_secrets(self.hydra_meta)
+            record = self.sweep_record
+            if record is not None and record.is_file():
+                text = record.read_text(encoding="utf-8")
+                if redact(text) != text:
+                    write_text(record, redact(text))
 
 
 class TrackedRun:
@@ -147,6 +178,10 @@ class TrackedRun:
         cfg, tracker = self.cfg, self.tracker
         # One live job per output folder (Hydra's callback holds it already): before any run.
         lock_output_dir(self.dirs.output)
+        # Before anything can fail or log: whatever ends the job, Hydra's files and the
+        # console and train.log show no secret of a URL.
+        redact_logs()
+        self.dirs.scrub()
         try:
             if cfg.tracking.enabled:
                 tracker.uri = open_tracking_uri(
@@ -259,12 +294,16 @@ class TrackedRun:
         )
         # Rows of each class read and kept (data.max_rows); what fits and scores use.
         self.tracker.set_tags(data.sampling_tags())
-        if data.name != planned_table_name(cfg) and not cfg.tracking.run_name:
-            name = default_run_name(cfg, data.name, self.record.config_key)
-            self.tracker.set_tags({RUN_NAME_TAG: name})
-        self.tracker.log_dataset(data.dataset_record())
+        # A table read from a URL is named from the URL's path: the reader's name for it may
+        # hold the URL's user info or query.
+        url = data.source == "file" and is_url(str(cfg.data.path or ""))
+        name = planned_table_name(cfg) if url else data.name
+        if name != planned_table_name(cfg) and not cfg.tracking.run_name:
+            run_name = default_run_name(cfg, name, self.record.config_key)
+            self.tracker.set_tags({RUN_NAME_TAG: run_name})
+        self.tracker.log_dataset({**data.dataset_record(), "name": name})
         self._log_schema(data)
-        label = data_label(data.name, data.source, data.origin)
+        label = data_label(name, data.source, data.origin)
         self.note = RunNote(label, trained_on(data, cfg.trainer.steps))
         self.tracker.set_tags(self.note.tags())
         log.info("data: %s", data.describe_duplicates())
@@ -302,7 +341,7 @@ class TrackedRun:
         self.tracker.log_artifact(output / "config_resolved.yaml", "config")
         meta = self.dirs.hydra_meta
         if meta is not None and meta.is_dir():
-            scrub_secrets(meta)  # Hydra wrote the overrides as typed, passwords included
+            self.dirs.scrub()  # done when the run opened; again, as the files are shipped
             self.tracker.log_artifact(meta, "config/hydra")
 
     def result(
@@ -344,10 +383,11 @@ class TrackedRun:
 
     def _record_failure(self, err: BaseException, status: str) -> None:
         reason = err.reason if isinstance(err, WgangpError) else type(err).__name__
-        self.tracker.set_tags({FAILURE_REASON: reason, FAILURE_MESSAGE: str(err)[:4000]})
+        message = redact(str(err))  # before it is cut: a URL cut short is no longer recognized
+        self.tracker.set_tags({FAILURE_REASON: reason, FAILURE_MESSAGE: message[:4000]})
         if self.note is not None:
             ended = "**Interrupted**" if status == "KILLED" else f"**Failed** ({reason})"
-            first = str(err).splitlines()[0][:300] if str(err) else type(err).__name__
+            first = message.splitlines()[0][:300] if message else type(err).__name__
             self.describe(self.note.with_outcome(f"{ended}: {first}"))
         self.status = status
 
@@ -394,10 +434,7 @@ class TrackedRun:
             self.record.status = previous.status  # a failed relaunch leaves the run resumable
         with contextlib.suppress(OSError):
             self.checkpoints.write_record(self.record)
-        meta = self.dirs.hydra_meta
-        if meta is not None and meta.is_dir():  # also when the run failed before log_config
-            with contextlib.suppress(OSError):
-                scrub_secrets(meta)
+        self.dirs.scrub()  # done when the run opened; once more, whatever happened since
         if previous is None and status != "FINISHED":
             self.checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
         self.checkpoints.release()

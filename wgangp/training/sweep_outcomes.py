@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from wgangp.errors import WgangpError
-from wgangp.tracking.secrets import redact
+from wgangp.redaction import redact
 
 LEDGER_ENV = "WGANGP_SWEEP_LEDGER"
 
