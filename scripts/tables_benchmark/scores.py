@@ -6,7 +6,8 @@
   tell; the control (real training rare rows against the held-out ones) is the floor at this
   number of rows.
 - ``near_copies``: the share of rows nearer a training rare row than 95% of the held-out rare
-  rows are (:func:`wgangp.evaluation.privacy.near_copy_share_rows`). The control's is that of
+  rows are, identical rows counting once (:func:`wgangp.evaluation.privacy.near_copy_share_rows`:
+  the benchmark's tables name no entity column). The control's is that of
   real rare rows nobody trained on (another held-out split's): what rows as new as real ones
   read. Its mean is above 0.05 (the threshold is an order statistic of a few dozen rows) and it
   moves by several hundredths between splits.

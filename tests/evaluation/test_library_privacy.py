@@ -1,4 +1,5 @@
-"""SDMetrics' privacy metrics as the evaluation calls them: copies leak, new rows do not."""
+"""SDMetrics' privacy metrics as the evaluation calls them: copies leak, new rows do not; the
+membership comparison draws entities, one row each."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from wgangp.evaluation.library_privacy import (
     dcr_overfitting_protection,
     disclosure_protection,
     library_privacy,
+    one_row_per_entity,
 )
 
 
@@ -55,3 +57,54 @@ def test_library_privacy_names_a_metric_pair_per_generator_and_a_reference_row()
     }
     assert all(0.0 <= v <= 1.0 for v in metrics.values())
     assert list(table["rows"]) == ["gan", "smote", "real_test_rare (reference)"]
+
+
+def test_the_draw_takes_one_row_of_each_drawn_entity() -> None:
+    owners = np.array([7, 7, 7, 3, 3, 5, 9, 9, 9, 9])
+    seen = set()
+    for seed in range(40):
+        picks = one_row_per_entity(owners, 3, np.random.default_rng(seed))
+        assert len(picks) == 3 and len(set(owners[picks])) == 3
+        seen.update(picks.tolist())
+    assert seen == set(range(10))  # every row of every entity gets its turn
+
+
+def test_with_one_row_each_the_draw_is_the_row_draw_it_replaced() -> None:
+    owners = np.arange(50)[::-1] * 3  # any codes: entities number by first appearance
+    drawn = one_row_per_entity(owners, 20, np.random.default_rng(4))
+    assert drawn.tolist() == np.random.default_rng(4).choice(50, 20, replace=False).tolist()
+
+
+def test_each_repeat_compares_as_many_entities_on_each_side(monkeypatch) -> None:
+    """SDMetrics replaced by a recorder: 30 training rows of 6 customers against 40 held-out
+    rows of 8 draw 6 rows on each side, one per customer."""
+    from sdmetrics.single_table import DCROverfittingProtection
+
+    calls = []
+
+    def record(train, synthetic, holdout, metadata):
+        calls.append((train, holdout))
+        return {"score": 1.0, "synthetic_data_percentages": {"closer_to_training": 0.5}}
+
+    monkeypatch.setattr(DCROverfittingProtection, "compute_breakdown", record)
+    train, holdout = _rows(30, 0), _rows(40, 1)
+    train_owners, holdout_owners = np.arange(30) // 5, np.arange(40) % 8
+    score, closer = dcr_overfitting_protection(
+        _rows(10, 2),
+        train,
+        holdout,
+        0,
+        SCHEMA,
+        train_owners=train_owners,
+        holdout_owners=holdout_owners,
+    )
+    assert (score, closer) == (1.0, 0.5) and len(calls) == 5
+    names = list(FEATURES)
+    for drawn_train, drawn_holdout in calls:
+        assert len(drawn_train) == len(drawn_holdout) == 6
+        rows = [np.flatnonzero((train == r).all(axis=1))[0] for r in drawn_train[names].to_numpy()]
+        assert sorted(train_owners[rows]) == list(range(6))
+        rows = [
+            np.flatnonzero((holdout == r).all(axis=1))[0] for r in drawn_holdout[names].to_numpy()
+        ]
+        assert len(set(holdout_owners[rows])) == 6

@@ -9,8 +9,11 @@ these two are the field's library's, so a reader can compare them with other gen
   1 when a synthetic row is no likelier to sit by a training rare row than by an unseen one (an
   attacker holding a real row learns nothing about its membership from nearby synthetic rows),
   0 when every synthetic row sits by a training rare row. The two reference sets must be the same
-  size or the larger one wins by count alone, so each repeat draws as many training rare rows as
-  there are held-out ones (seeded; the library's own subsampling is not). The mean over repeats.
+  size or the larger one wins by count alone, and a customer with many rows would weigh as many
+  customers, so each repeat draws ENTITIES (:mod:`wgangp.data.entities`): one random row of each
+  drawn entity, as many training rare entities as held-out ones (the fewer of the two counts,
+  seeded; the library's own subsampling is not). With each row its own entity this is the draw
+  of rows it replaced, on the same seed. The mean over repeats.
 - ``disclosure_protection``: SDMetrics' ``DisclosureProtection`` with the CAP attack. An attacker
   who knows some columns of a training rare row (quasi-identifiers, as a card's time and amount
   are to a merchant) looks up synthetic rows with the same values and guesses a sensitive column
@@ -32,12 +35,13 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from wgangp.data.entities import identical_row_groups
 from wgangp.data.table_schema import TableSchema
 from wgangp.evaluation.encoding import NUMBER_KINDS, seconds
 
 #: Bins per column of the disclosure attack (SDMetrics' default).
 BINS = 10
-#: Repeats of the DCR comparison, each with a fresh equal-sized draw of training rare rows.
+#: Repeats of the DCR comparison, each with a fresh equal-sized draw of entities.
 DCR_REPEATS = 5
 
 Rows = np.ndarray | pd.DataFrame
@@ -72,22 +76,49 @@ def _metadata(schema: TableSchema) -> dict:
     }
 
 
+def one_row_per_entity(owners: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Row indices: ``size`` distinct entities of ``owners`` (one code per row) drawn without
+    replacement, one random row of each.
+
+    Entities are numbered by first appearance and a second draw is made only when some entity
+    has more than one row, so with one row each this is ``rng.choice(rows, size)``: the
+    row-based draw, same seed, same rows.
+    """
+    groups, _ = pd.factorize(np.asarray(owners))
+    counts = np.bincount(groups)
+    starts = np.cumsum(counts) - counts
+    order = np.argsort(groups, kind="stable")
+    picked = rng.choice(len(counts), size, replace=False)
+    offsets = rng.integers(0, counts[picked]) if counts.max() > 1 else 0
+    return order[starts[picked] + offsets]
+
+
 def dcr_overfitting_protection(
-    synthetic: Rows, train: Rows, holdout: Rows, seed: int, schema: TableSchema
+    synthetic: Rows,
+    train: Rows,
+    holdout: Rows,
+    seed: int,
+    schema: TableSchema,
+    *,
+    train_owners: np.ndarray | None = None,
+    holdout_owners: np.ndarray | None = None,
 ) -> tuple[float, float]:
     """(score, share of synthetic rows closer to the training rows); frames of the table's
-    features, or arrays of them in the schema's order."""
+    features, or arrays of them in the schema's order. ``*_owners``: each row's entity (None:
+    rows identical in every feature are one)."""
     from sdmetrics.single_table import DCROverfittingProtection
 
     rng = np.random.default_rng(seed)
     train, holdout = _frame(train, schema), _frame(holdout, schema)
-    size = min(len(train), len(holdout))
+    train_owners = _owners(train, train_owners)
+    holdout_owners = _owners(holdout, holdout_owners)
+    size = min(len(np.unique(train_owners)), len(np.unique(holdout_owners)))
     frame = _frame(synthetic, schema)
     metadata = _metadata(schema)
     scores, closer = [], []
     for _ in range(DCR_REPEATS):
-        train_rows = _rows(train, rng.choice(len(train), size, replace=False))
-        holdout_rows = _rows(holdout, rng.choice(len(holdout), size, replace=False))
+        train_rows = _rows(train, one_row_per_entity(train_owners, size, rng))
+        holdout_rows = _rows(holdout, one_row_per_entity(holdout_owners, size, rng))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = DCROverfittingProtection.compute_breakdown(
@@ -130,16 +161,26 @@ def library_privacy(
     schema: TableSchema,
     *,
     seed: int,
+    train_owners: np.ndarray | None = None,
+    holdout_owners: np.ndarray | None = None,
 ) -> tuple[dict[str, float], pd.DataFrame]:
     """Both metrics for each generator in ``generated`` (name -> rows; "" is the GAN's), named
     ``dcr_overfitting_protection{_name}`` and ``disclosure_protection{_name}``, and a table with
     the held-out real rare rows' disclosure protection as the reference a fresh real sample
-    gets."""
+    gets. ``*_owners``: each training and held-out row's entity (None: identical rows are one)."""
     metrics: dict[str, float] = {}
     rows = []
     for name, synthetic in generated.items():
         suffix = f"_{name}" if name else ""
-        score, closer = dcr_overfitting_protection(synthetic, train, holdout, seed, schema)
+        score, closer = dcr_overfitting_protection(
+            synthetic,
+            train,
+            holdout,
+            seed,
+            schema,
+            train_owners=train_owners,
+            holdout_owners=holdout_owners,
+        )
         disclosure = disclosure_protection(synthetic, train, schema)
         metrics[f"dcr_overfitting_protection{suffix}"] = score
         if np.isfinite(disclosure):
@@ -178,3 +219,13 @@ def _frame(rows: Rows, schema: TableSchema) -> pd.DataFrame:
 
 def _rows(frame: pd.DataFrame, picks: np.ndarray) -> pd.DataFrame:
     return frame.iloc[picks].reset_index(drop=True)
+
+
+def _owners(frame: pd.DataFrame, owners: np.ndarray | None) -> np.ndarray:
+    """The given entities, checked against the rows; else rows identical in every feature."""
+    if owners is None:
+        return identical_row_groups(frame)
+    owners = np.asarray(owners)
+    if len(owners) != len(frame):
+        raise ValueError(f"{len(owners)} entity codes for {len(frame)} rows")
+    return owners

@@ -5,6 +5,10 @@ and dtypes (categories as their levels, gaps as NaN) and its label (its own valu
 is the one synthesized); classifiers, distances and baselines see them through
 :mod:`wgangp.evaluation.encoding`.
 
+Privacy counts entities (:mod:`wgangp.data.entities`), not rows: with ``entity`` the real frames
+carry that column (integer codes) beside the schema's; without it, rows identical in every column
+of the schema are one entity.
+
 ``run_evaluation`` is deterministic: every random choice (synthetic draws, normal subsamples, folds,
 SMOTE, model seeds) derives from ``seed`` through numpy's ``SeedSequence``, so the same inputs and
 seed give the same metrics.
@@ -22,6 +26,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from wgangp.config import EvaluateConfig
+from wgangp.data.entities import row_entities
 from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
@@ -105,14 +110,34 @@ def run_evaluation(
     *,
     seed: int = 0,
     privacy_train: pd.DataFrame | None = None,
+    entity: str | None = None,
 ) -> EvaluationResult:
     """Evaluate the sampler's rare-class rows against real rows of the table ``schema``; see the
     package modules for each metric. Privacy's distances reach every row of ``privacy_train``
     (default ``real_train``; a run passes every training rare-class row there, while its scores
-    compare against a sample of them)."""
+    compare against a sample of them). ``entity``: the column of the real frames holding each
+    row's entity as integer codes, one coding across the frames (``data.entity``); privacy counts
+    those instead of rows identical in the schema's columns."""
     settings.check()
     with threadpool_limits(limits=settings.threads):
-        return _evaluate(real_train, real_test, sample_rare, settings, seed, schema, privacy_train)
+        return _evaluate(
+            real_train, real_test, sample_rare, settings, seed, schema, privacy_train, entity
+        )
+
+
+def _owners(frame: pd.DataFrame, name: str, schema: TableSchema, entity: str | None) -> np.ndarray:
+    """Each row's entity, read before :func:`check_frame` keeps the features only."""
+    if entity is not None:
+        if entity not in frame.columns:
+            raise DataError(
+                f"{name} lacks the entity column {entity!r}: pass it beside the table's columns"
+            )
+        if not pd.api.types.is_integer_dtype(frame[entity].dtype):
+            raise DataError(
+                f"{name}'s entity column {entity!r} holds {frame[entity].dtype}, not integer "
+                "codes (wgangp.data.entities.entity_codes)"
+            )
+    return row_entities(frame, schema.names, entity)
 
 
 def _evaluate(
@@ -123,12 +148,16 @@ def _evaluate(
     seed: int,
     schema: TableSchema,
     privacy_train: pd.DataFrame | None,
+    entity: str | None,
 ) -> EvaluationResult:
     train, train_y = check_frame(real_train, "real_train", schema)
+    train_owners = _owners(real_train, "real_train", schema, entity)
     test, test_y = check_frame(real_test, "real_test", schema)
-    every_train, every_train_y = train, train_y
+    test_owners = _owners(real_test, "real_test", schema, entity)
+    every_train, every_train_y, every_owners = train, train_y, train_owners
     if privacy_train is not None and privacy_train is not real_train:
         every_train, every_train_y = check_frame(privacy_train, "privacy_train", schema)
+        every_owners = _owners(privacy_train, "privacy_train", schema, entity)
     train_rare = train[train_y == RARE].reset_index(drop=True)
     test_rare = test[test_y == RARE].reset_index(drop=True)
     n_test_rest = int((test_y != RARE).sum())
@@ -186,8 +215,16 @@ def _evaluate(
     timings["detection"] = time.perf_counter() - start
 
     start = time.perf_counter()
+    test_rare_owners = test_owners[test_y == RARE]
+    every_train_rare_owners = every_owners[every_train_y == RARE]
     privacy, tables["privacy"] = privacy_metrics(
-        synthetic, every_train, test_rare, schema, copy_rtol=settings.copy_rtol
+        synthetic,
+        every_train,
+        test_rare,
+        schema,
+        copy_rtol=settings.copy_rtol,
+        test_owners=test_rare_owners,
+        train_rare_owners=every_train_rare_owners,
     )
     metrics |= privacy
     others = {name: rows for name, rows in frames.items() if name != "control"}
@@ -195,11 +232,17 @@ def _evaluate(
     for name, rows in others.items():
         suffix = f"_{name}" if name else ""
         metrics[f"near_copies{suffix}"] = near_copy_share_rows(
-            rows, every_train_rare, test_rare, schema
+            rows, every_train_rare, test_rare, schema, test_owners=test_rare_owners
         )
     if settings.sdmetrics:
         library, tables["privacy_sdmetrics"] = library_privacy(
-            others, train_rare, test_rare, schema, seed=detection_seed
+            others,
+            train_rare,
+            test_rare,
+            schema,
+            seed=detection_seed,
+            train_owners=train_owners[train_y == RARE],
+            holdout_owners=test_rare_owners,
         )
         metrics |= library
     timings["privacy"] = time.perf_counter() - start

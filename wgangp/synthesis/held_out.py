@@ -49,7 +49,8 @@ def held_out_evaluation(
 ) -> EvaluationResult:
     """The evaluation of ``sample_rare``'s rows on the rows scores use (``data.scored``: the
     samples of both classes), privacy's distances to every training row fits use
-    (``data.sampled``); a run's and ``python -m wgangp.evaluate``'s."""
+    (``data.sampled``), privacy counting ``data.entity``'s entities; a run's and
+    ``python -m wgangp.evaluate``'s."""
     scored = data.scored
     return run_evaluation(
         scored.train,
@@ -59,4 +60,5 @@ def held_out_evaluation(
         data.table,
         seed=seed,
         privacy_train=data.sampled.train,
+        entity=data.entity,
     )
