@@ -28,7 +28,7 @@ from support.tables import RARE_JOB, loans_table, write_table
 
 from wgangp.config import DataConfig
 from wgangp.data.prepare import prepare_data
-from wgangp.data.schema_inference import infer_schema
+from wgangp.data.schema_inference import infer_schema, infer_table
 from wgangp.data.schema_match import match_table
 from wgangp.data.schema_review import ambiguities
 from wgangp.data.table_reader import read_table
@@ -250,14 +250,15 @@ def test_numbers_in_a_format_no_reader_takes_are_reviewed(tmp_path: Path) -> Non
     frame = pd.DataFrame({"Status": np.where(np.arange(200) % 4 == 0, "bad", "good"),
                           "price": price, "phone": phone})  # fmt: skip
     path = write_table(frame, tmp_path)
-    schema = infer_schema(frame, "Status", source=str(path))
+    inference = infer_table(frame, "Status", source=str(path))
+    schema = inference.schema
     assert schema.column("price").kind == "categorical"
-    line, phones = ambiguities(frame, schema, str(path))
+    (line,) = ambiguities(frame, schema, str(path))
     assert line.startswith(f"{path}: column price looks like numbers written as text")
     example = line.split("(e.g. ", 1)[1].split(")", 1)[0]
     assert example.strip("'") in set(price)
     documented(line, path=path)
-    assert phones.startswith(f"{path}: column phone looks like IDs, names, e-mails or free text")
+    assert [found.column for found in inference.identifiers] == ["phone"]  # one value a row
 
 
 # --- 3. edited bounds that leave out real rows --------------------------------------------------
@@ -319,35 +320,44 @@ def test_a_shared_tables_inferred_schema_passes_its_own_check(name: str) -> None
 # --- 5. identifier and free-text columns --------------------------------------------------------
 
 
-def test_identifier_and_free_text_columns_are_refused_even_when_kept(tmp_path: Path) -> None:
+def test_identifier_and_free_text_columns_are_dropped_and_refused_when_kept(
+    tmp_path: Path,
+) -> None:
     frame = _features(loans_table(), "Age", "Name", "Email", "Notes")
     path = write_table(frame, tmp_path)
-    schema = infer_schema(frame, "Status", source=str(path))
-    lines = ambiguities(frame, schema, str(path))
+    inference = infer_table(frame, "Status", source=str(path))
+    lines = inference.lines(str(path))
     assert [line.split()[2] for line in lines] == ["Name", "Email", "Notes"]
-    for line in lines:  # no invitation to keep them; what keeping them would mean
-        assert "keep" not in line
-        assert "ship in the model and come back verbatim in samples" in line
+    for line in lines:  # no invitation to keep them
+        assert "keep" not in line and line.endswith("whatever a schema says; docs/privacy.md)")
+    assert lines[1] == (
+        f"{path}: column Email holds e-mail addresses: an identifier, dropped (identifiers never "
+        "train or ship, whatever a schema says; docs/privacy.md)"
+    )
     documented(lines[1], path=path)
-    assert "@" not in schema.to_yaml()  # the inferred schema names no e-mail
+    assert inference.schema.names == ("Status", "Age")
+    assert "@" not in inference.schema.to_yaml()  # the inferred schema names no e-mail
+    assert not ambiguities(frame, inference.schema, str(path))
     # the user keeps Email in an edited schema, listing every address as a level
     levels = sorted(frame["Email"])
-    edited = _edited(schema, tmp_path, Email={"levels": levels, "other": None}, Name=None,
-                     Notes=None)  # fmt: skip
+    email = {"name": "Email", "kind": "categorical", "levels": levels, "missing": 0}
+    raw = inference.schema.to_dict()
+    raw["columns"].append(email)
+    edited = tmp_path / "schema.yaml"
+    edited.write_text(TableSchema.from_dict(raw).to_yaml())
     with pytest.raises(DataError) as err:
         prepare_data(_data(path, schema=str(edited)), seed=0, launch_dir=tmp_path)
     line = _one_line(err)
     assert line == (
-        f"{path}: column Email is categorical, but 1200 of its 1200 rows hold a value fewer than "
-        "5 rows share (IDs, names, e-mails, free text), and a categorical's values ship in the "
-        "model and come back verbatim in samples; delete its entry from data.schema"
+        f"{path}: column Email holds e-mail addresses: an identifier never trains or ships, "
+        "since its values would come back verbatim in samples; delete its entry from "
+        "data.schema"
     )
     documented(line, path=path)
     result = _schema_cli(f"data.path={path}", f"data.schema={edited}", cwd=tmp_path)
     assert result.returncode == 2 and "@" not in result.stdout
-    # deleting the entries (as the line says) trains on the rest
-    dropped = _edited(schema, tmp_path, Name=None, Email=None, Notes=None)
-    data = prepare_data(_data(path, schema=str(dropped)), seed=0, launch_dir=tmp_path)
+    # training on the inferred schema drops them and trains on the rest
+    data = prepare_data(_data(path), seed=0, launch_dir=tmp_path)
     assert data.features == ["Age"]
 
 

@@ -63,6 +63,10 @@ class DataConfig:
     label: str = "Class"  # the label column
     positive: str | None = None  # the class to synthesize; null: the label's least frequent value
     schema: str | None = None  # an edited schema YAML; null: infer it from the table
+    # Whose rows belong together (a customer, card or account column): every privacy rule counts
+    # its distinct values, not rows (docs/privacy.md); never a feature, never shipped. null: each
+    # row is its own entity, exact duplicate rows counting once.
+    entity: str | None = None
     # A table of any size (docs/performance.md): every rare-class row is read and at most
     # max_rows of the rest (a uniform sample by seed beyond it); fits and scores use one sample
     # of rest_sample rows of the rest, scores one of rare_sample rare-class rows, both drawn over
@@ -78,6 +82,16 @@ class DataConfig:
             self.positive is None or bool(str(self.positive).strip()),
             "data.positive",
             "must be a value of the label column, or null for its least frequent value",
+        )
+        _require(
+            self.entity is None or bool(str(self.entity).strip()),
+            "data.entity",
+            "must name the column whose rows belong together (a customer id), or be null",
+        )
+        _require(
+            self.entity is None or self.entity != self.label,
+            "data.entity",
+            f"{self.entity!r} is the label (data.label); name the customer, card or account column",
         )
         _require(
             self.schema is None or Path(self.schema).suffix.lower() in (".yaml", ".yml"),

@@ -29,21 +29,30 @@ from wgangp.cli import command_args, key_values
 from wgangp.config import DataConfig
 from wgangp.data.big_tables import read_big_table, table_files
 from wgangp.data.duckdb_scan import is_url
-from wgangp.data.schema_inference import infer_schema
+from wgangp.data.schema_inference import infer_table
 from wgangp.data.schema_match import label_counts, match_table
 from wgangp.data.schema_review import ambiguities
 from wgangp.data.table_reader import TABLE
 from wgangp.data.table_schema import TableSchema, Value
+from wgangp.data.validation import validate_entity
 from wgangp.errors import ConfigError, WgangpError, report_error
 
 log = logging.getLogger("wgangp.schema")
 
 USAGE = (
     "usage: python -m wgangp.schema data.path=<table.csv|.csv.gz|.parquet|folder|glob> "
-    "[data.label=Class] [data.positive=<value>] [data.schema=<edited.yaml>] "
-    "[data.max_rows=1000000] [debug=true]"
+    "[data.label=Class] [data.positive=<value>] [data.entity=<column>] "
+    "[data.schema=<edited.yaml>] [data.max_rows=1000000] [debug=true]"
 )
-_KEYS = ("data.path", "data.label", "data.positive", "data.schema", "data.max_rows", "debug")
+_KEYS = (
+    "data.path",
+    "data.label",
+    "data.positive",
+    "data.entity",
+    "data.schema",
+    "data.max_rows",
+    "debug",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +72,7 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
     if debug not in ("true", "false"):
         raise ConfigError(f"debug must be true or false, got debug={values['debug']!r}")
     positive = values.get("data.positive")
+    entity = values.get("data.entity")
     max_rows = values.get("data.max_rows", str(DataConfig.max_rows))
     if not max_rows.isdigit():
         raise ConfigError(f"invalid config value data.max_rows: {max_rows!r} is not a number")
@@ -71,6 +81,7 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
         label=values.get("data.label", "Class"),
         positive=None if positive in (None, "null") else positive,
         schema=schema,
+        entity=None if entity in (None, "null") else entity,
         max_rows=int(max_rows),
     )
     return SchemaRequest(data=data, label_given="data.label" in values, debug=debug == "true")
@@ -83,7 +94,12 @@ def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
         schema = _edited_schema(request)
         if data.path is not None:
             frame, path, _ = _read(data, schema.label, schema.positive)
-            frame, dropped = match_table(frame, schema, source=path)
+            # The entity's codes, through validation's one check of the column (rows untouched).
+            owners = None
+            if data.entity is not None:
+                owners = validate_entity(frame, schema, data.entity, path)
+            frame, dropped = match_table(frame, schema, source=path, owners=owners)
+            dropped = [name for name in dropped if name != data.entity]
             if dropped:
                 log.info("%s: column(s) not in the schema, dropped: %s", path, ", ".join(dropped))
             # The table's counts, not the file's: the file's may be edited or another table's.
@@ -92,8 +108,10 @@ def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
         return schema, []
     frame, path, counted = _read(data, data.label, data.positive)
     positive = data.positive if data.positive is not None else counted
-    schema = infer_schema(frame, label=data.label, positive=positive, source=path)
-    return schema, ambiguities(frame, schema, source=path)
+    inference = infer_table(frame, data.label, positive, source=path, entity=data.entity)
+    return inference.schema, inference.lines(path) + ambiguities(
+        frame, inference.schema, source=path
+    )
 
 
 def _read(

@@ -102,6 +102,7 @@ def train(
                     data.sampled.train,
                     cfg.ship,
                     cfg.seed,
+                    entities=data.entities(data.sampled.train),
                 )
             with clock.phase("export"):
                 bundle = export(synthesizer, output, tracker, cfg, selection)

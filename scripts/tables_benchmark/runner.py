@@ -213,6 +213,7 @@ def _shipped_as(
     """Rows of the default's trained generator assembled with another ``ship.*``: what the run
     would have shipped with those settings (its selected step, its transform)."""
     from wgangp.config import to_config
+    from wgangp.data.entities import row_entities
     from wgangp.data.table_schema import RARE
     from wgangp.serving.synthesizer import Synthesizer
     from wgangp.synthesis.assemble import assemble
@@ -229,6 +230,7 @@ def _shipped_as(
         split.train,
         cfg.ship,
         cfg.seed,
+        entities=row_entities(split.train, shipped.table.names),
     )
     return variant.sample(n, label=RARE, seed=seed).loc[:, split.features]
 

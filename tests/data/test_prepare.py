@@ -100,7 +100,7 @@ def test_an_edited_schema_drops_columns_and_sets_the_class(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (lambda f: f.assign(id=np.arange(len(f))), "column id looks like an ID"),
+        (lambda f: f.assign(serial=np.arange(len(f))), "column serial looks like an ID"),
         (lambda f: f.assign(amount=f["amount"].where(f.index != 7, np.inf)), "amount"),
     ],
     ids=["ID column", "inf"],

@@ -82,3 +82,72 @@ def write_table(frame: pd.DataFrame, folder: Path, name: str = "loans.csv") -> P
     path = Path(folder) / name
     frame.to_csv(path, index=False)
     return path
+
+
+# --- a card-transactions table: several rows per customer, their identifiers beside them -------
+
+#: What one fraud customer's rows alone hold (a merchant and an amount), and what one fraud row
+#: repeated exactly five times holds (a merchant, the largest amount, the latest time).
+ONE_CUSTOMERS_MERCHANT, ONE_CUSTOMERS_AMOUNT = "Zanzibar Curios Ltd", 4321.09
+REPEATED_MERCHANT, REPEATED_AMOUNT, REPEATED_TIME = "Quokka Kiosk", 98765.43, "2024-06-30 23:59:58"
+REPEATS = 5
+
+
+def luhn_number(body: str) -> str:
+    """``body`` with the check digit that makes it pass the Luhn test (a payment card's)."""
+    digits = [int(d) for d in reversed(body)]
+    total = sum(d if i % 2 else sum(divmod(2 * d, 10)) for i, d in enumerate(digits))
+    return body + str((10 - total % 10) % 10)
+
+
+def transactions_table(customers: int = 320, seed: int = 0) -> pd.DataFrame:
+    """Card transactions as a fraud team exports them: several rows per customer (``customer_id``,
+    ``email``, ``card``, ``phone`` repeated on each), a ``merchant`` of 50, an ``amount``, the
+    ``hour``, a timestamp ``ts`` and ``status`` (fraud/ok). 32 customers commit the frauds; one of
+    them alone holds :data:`ONE_CUSTOMERS_MERCHANT` and :data:`ONE_CUSTOMERS_AMOUNT` (8 rows),
+    and one fraud row is repeated :data:`REPEATS` times exactly."""
+    rng = np.random.default_rng(seed)
+    rows_each = 2 + rng.poisson(5, customers)
+    who = np.repeat(np.arange(customers), rows_each)
+    n = len(who)
+    fraudsters = rng.choice(customers, 32, replace=False)
+    fraud = np.isin(who, fraudsters) & (rng.random(n) < 0.8)
+    merchants = np.array([f"merchant_{i:02d}" for i in range(50)], dtype=object)
+    merchant = merchants[rng.integers(0, 50, n)]
+    amount = np.round(rng.lognormal(np.where(fraud, 5.5, 3.8), 0.7), 2)
+    start = pd.Timestamp("2024-04-01")
+    seconds = rng.integers(0, 80 * 86400, n)
+    ts = start + pd.to_timedelta(seconds, unit="s")
+    cards = [luhn_number(f"4{rng.integers(10**13, 10**14):014d}") for _ in range(customers)]
+    frame = pd.DataFrame(
+        {
+            "customer_id": [f"C{c:05d}" for c in who],
+            "email": [f"holder{c:03d}.{['kim', 'lee', 'ray'][c % 3]}@example.com" for c in who],
+            "card": [" ".join(cards[c][i : i + 4] for i in range(0, 16, 4)) for c in who],
+            "phone": [f"+1 555-{100 + c // 100:03d}-{1000 + c:04d}" for c in who],
+            "merchant": merchant,
+            "amount": amount,
+            "hour": ts.hour,
+            "ts": ts.strftime("%Y-%m-%d %H:%M:%S"),
+            "status": np.where(fraud, "fraud", "ok"),
+        }
+    )
+    one = int(fraudsters[0])
+    extra = frame[frame["customer_id"] == f"C{one:05d}"].head(1)
+    own = pd.concat([extra] * 8, ignore_index=True)
+    own["merchant"], own["amount"], own["status"] = (
+        ONE_CUSTOMERS_MERCHANT,
+        ONE_CUSTOMERS_AMOUNT,
+        "fraud",
+    )
+    own["ts"] = (start + pd.to_timedelta(rng.integers(0, 80 * 86400, 8), unit="s")).strftime(
+        "%Y-%m-%d %H:%M:%S"
+    )
+    own["hour"] = pd.to_datetime(own["ts"]).dt.hour
+    repeated = frame[frame["customer_id"] == f"C{int(fraudsters[1]):05d}"].head(1).copy()
+    repeated["merchant"], repeated["amount"], repeated["status"] = (
+        REPEATED_MERCHANT, REPEATED_AMOUNT, "fraud",
+    )  # fmt: skip
+    repeated["ts"], repeated["hour"] = REPEATED_TIME, 23
+    frame = pd.concat([frame, own, *[repeated] * REPEATS], ignore_index=True)
+    return frame.sample(frac=1.0, random_state=seed).reset_index(drop=True)

@@ -7,6 +7,7 @@ refused as :mod:`wgangp.data.validation` refuses it in the credit-card table.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import numpy as np
@@ -150,6 +151,18 @@ def shown(values: list, limit: int = 5) -> str:
     items = [_truncate(_text(native(v))) for v in values[:limit]]
     more = f", ... (+{len(values) - limit})" if len(values) > limit else ""
     return ", ".join(items) + more
+
+
+def no_such_column(name: str, names: list[str]) -> str:
+    """What to say of a column the table lacks: a close name, or the columns it has."""
+    lowered = {column.lower(): column for column in names}
+    close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
+    hint = (
+        f"did you mean {' or '.join(repr(lowered[c]) for c in close)}?"
+        if close
+        else f"the columns are {shown(names)}"
+    )
+    return f"column {name!r} is not in the table; {hint}"
 
 
 def _text(value: Any) -> str:

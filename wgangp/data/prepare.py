@@ -19,8 +19,9 @@ import pandas as pd
 from wgangp.config import DataConfig
 from wgangp.data.big_tables import TableRead
 from wgangp.data.digest import table_digest
+from wgangp.data.entities import row_entities
 from wgangp.data.row_sample import RowBudget, sampled_rows
-from wgangp.data.schema_inference import infer_schema
+from wgangp.data.schema_inference import infer_table
 from wgangp.data.schema_match import label_counts
 from wgangp.data.schema_review import require_unambiguous
 from wgangp.data.source import LoadedTable, load_table, resolve_path
@@ -71,6 +72,9 @@ class PreparedData:
     budget: RowBudget | None = None
     #: How the table was read: rows of each class in the files and kept (``data.max_rows``).
     read: TableRead | None = None
+    #: ``data.entity``: the column (kept beside the schema's as integer codes) whose rows belong
+    #: to one customer; None: each row is its own entity, identical rows counting once.
+    entity: str | None = None
 
     @property
     def sampled(self) -> Splits:
@@ -92,6 +96,10 @@ class PreparedData:
     def classes(self, frame: pd.DataFrame) -> np.ndarray:
         """Each row's class (1: the rare class, the one to synthesize; 0: the rest)."""
         return self.table.classes(frame[self.table.label])
+
+    def entities(self, frame: pd.DataFrame) -> np.ndarray:
+        """Each row's entity (:mod:`wgangp.data.entities`): what every privacy rule counts."""
+        return row_entities(frame, self.table.names, self.entity)
 
     def rare(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The rows of ``frame`` of the rare class, with a fresh index."""
@@ -214,6 +222,7 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         source=origin,
         min_rows_per_class=data.min_rows_per_class,
         header=loaded.header,
+        entity=data.entity,
     )
     if data.schema is not None:  # the table's own counts, not an edited file's
         counts = label_counts(frame[schema.label], schema)
@@ -229,6 +238,9 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         test_fraction=data.test_fraction,
         seed=seed,
         source=origin,
+        columns=schema.names,
+        entities=None if data.entity is None else frame[data.entity].to_numpy(),
+        entity=data.entity,
     )
     del frame
     budget = RowBudget(data.rest_sample, data.rare_sample, seed)
@@ -259,6 +271,7 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         scored_splits=scored,
         budget=budget,
         read=read,
+        entity=data.entity,
     )
     for line in prepared.describe_sample():
         log.info("data: %s", line)
@@ -285,9 +298,13 @@ def table_schema(
         return schema, False
     # A sampled table's least frequent value may no longer be the table's: the reader's count.
     positive = data.positive if data.positive is not None else loaded.positive
-    schema = infer_schema(loaded.frame, label=data.label, positive=positive, source=loaded.origin)
-    require_unambiguous(loaded.frame, schema, source=loaded.origin)
-    return schema, True
+    inference = infer_table(
+        loaded.frame, data.label, positive, source=loaded.origin, entity=data.entity
+    )
+    for line in inference.lines(loaded.origin):
+        log.warning("%s", line)
+    require_unambiguous(loaded.frame, inference.schema, source=loaded.origin)
+    return inference.schema, True
 
 
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:

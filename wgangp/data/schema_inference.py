@@ -14,7 +14,7 @@ fewer than 5 rows hold is not listed: such values are read as one ``other`` leve
 
 from __future__ import annotations
 
-import difflib
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,9 +26,12 @@ from wgangp.data.column_values import (
     first_gap_row,
     first_row,
     native,
+    no_such_column,
     present,
     shown,
 )
+from wgangp.data.entities import entity_codes, identical_row_groups
+from wgangp.data.identifiers import Identifier, find_identifiers, proposed_entity
 from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
 from wgangp.data.table_schema import ColumnSchema, TableSchema, Value, find_value
 from wgangp.data.text_formats import number_format, parse_numbers, read_dates
@@ -47,8 +50,11 @@ def infer_schema(
     label: str = "Class",
     positive: Value | None = None,
     source: str = "data",
+    owners: np.ndarray | None = None,
 ) -> TableSchema:
-    """The schema of ``frame``; ``positive`` None picks the label's least frequent value."""
+    """The schema of ``frame``; ``positive`` None picks the label's least frequent value.
+    ``owners``: each row's entity code (:mod:`wgangp.data.entities`), which the levels kept and
+    the bounds count; None: each row its own, rows identical in every column counting once."""
     if frame.shape[1] == 0 or len(frame) == 0:
         raise DataError(f"{source}: the table has no rows or no columns; give a table with both")
     names = [str(name) for name in frame.columns]
@@ -61,10 +67,12 @@ def infer_schema(
     frame = frame.set_axis(names, axis=1)
     if label not in names:
         raise DataError(f"{source}: {no_such_label(label, names)}")
+    if owners is None:
+        owners = identical_row_groups(frame)
     columns = tuple(
         _label_column(frame[name], source)
         if name == label
-        else infer_column(frame[name], name, source)
+        else infer_column(frame[name], name, source, owners)
         for name in names
     )
     counts = _label_counts(frame[label])
@@ -74,54 +82,114 @@ def infer_schema(
     )
 
 
-def infer_column(values: pd.Series, name: str, source: str = "data") -> ColumnSchema:
-    """One feature column's schema (see the module's rules)."""
+@dataclass(frozen=True)
+class Inference:
+    """An inferred schema, the identifier columns left out of it, and the column to propose as
+    ``data.entity`` when none is set (:mod:`wgangp.data.identifiers`)."""
+
+    schema: TableSchema
+    identifiers: tuple[Identifier, ...] = ()
+    proposed: Identifier | None = None
+
+    def lines(self, source: str) -> list[str]:
+        """One line per identifier dropped, and the entity proposal."""
+        lines = [
+            f"{source}: column {found.column} {found.reason}: an identifier, dropped "
+            "(identifiers never train or ship, whatever a schema says; docs/privacy.md)"
+            for found in self.identifiers
+        ]
+        if self.proposed is not None:
+            found = self.proposed
+            lines.append(
+                f"{source}: column {found.column} looks like it names a customer, card or "
+                f"account ({found.values} values, about {found.rows_per_value:.0f} rows each); "
+                f"set data.entity={found.column} so that privacy counts them, not rows"
+            )
+        return lines
+
+
+def infer_table(
+    frame: pd.DataFrame,
+    label: str = "Class",
+    positive: Value | None = None,
+    source: str = "data",
+    entity: str | None = None,
+) -> Inference:
+    """The schema of ``frame`` without its identifier columns (found by their content) and
+    without the ``entity`` column (``data.entity``), whose distinct values the levels and bounds
+    count; each row counts as its own entity without one (identical rows once)."""
+    names = [str(name) for name in frame.columns]
+    owners = None
+    if entity is not None:
+        if entity not in names:
+            raise DataError(f"{source}: data.entity={entity}: {no_such_column(entity, names)}")
+        if entity == label:
+            raise DataError(
+                f"{source}: data.entity={entity} is the label; name the customer, card or "
+                "account column"
+            )
+        owners = entity_codes(frame.iloc[:, names.index(entity)], entity, source)
+    found = find_identifiers(frame, skip={label, entity} - {None}, owners=owners)
+    dropped = {identifier.column for identifier in found} | {entity} - {None}
+    kept = frame.loc[:, [name not in dropped for name in names]]
+    schema = infer_schema(kept, label, positive, source, owners)
+    proposed = proposed_entity(found) if entity is None else None
+    return Inference(schema, tuple(found), proposed)
+
+
+def infer_column(
+    values: pd.Series, name: str, source: str = "data", owners: np.ndarray | None = None
+) -> ColumnSchema:
+    """One feature column's schema (see the module's rules); ``owners``: each row's entity."""
     cells = present(values)
     missing = len(values) - len(cells)
     if cells.empty:
         raise DataError(
             f"{source}: column {name} is empty (all {len(values)} cells missing); drop it"
         )
+    held = None if owners is None else np.asarray(owners)[cells.index.to_numpy()]
     common = {"name": name, "missing": missing, "nullable": missing > 0}
     if pd.api.types.is_datetime64_any_dtype(cells):
-        return ColumnSchema(kind="datetime", bounds=_date_bounds(cells), **common)
+        return ColumnSchema(kind="datetime", bounds=_date_bounds(cells, held), **common)
     numbers = as_numbers(cells)
     fmt = None if numbers.notna().all() else number_format(cells)
     if fmt is not None:
         numbers = parse_numbers(cells, fmt)
     if numbers.notna().all():
         check_finite(numbers, name, source)
-        return _numeric_column(numbers, common, fmt)
+        return _numeric_column(numbers, common, fmt, held)
     _refuse_stray_text(cells, numbers, name, source)
     reading = read_dates(cells)
     if reading is not None:
         # Ambiguous or mixed: no format and no bounds; the review line asks for the format.
-        bounds = _date_bounds(reading.dates) if reading.dates is not None else None
+        bounds = _date_bounds(reading.dates, held) if reading.dates is not None else None
         return ColumnSchema(kind="datetime", bounds=bounds, format=reading.format, **common)
-    levels, other = _feature_levels(cells)
+    levels, other = _feature_levels(cells, held)
     return ColumnSchema(kind="categorical", levels=levels, other=other, **common)
 
 
-def _numeric_column(numbers: pd.Series, common: dict, fmt: str | None = None) -> ColumnSchema:
-    """Bounds that name no row (:func:`~wgangp.data.knots.private_range`): the schema ships
-    with the model, and a column's observed min and max are usually one row's values."""
+def _numeric_column(
+    numbers: pd.Series, common: dict, fmt: str | None = None, owners: np.ndarray | None = None
+) -> ColumnSchema:
+    """Bounds that name no entity (:func:`~wgangp.data.knots.private_range`): the schema ships
+    with the model, and a column's observed min and max are usually one customer's values."""
     array = numbers.to_numpy(np.float64)
     whole = bool(np.all(array == np.floor(array)))
-    low, high = private_range(array, DEFAULT_MIN_ROWS, whole=whole)
+    low, high = private_range(array, DEFAULT_MIN_ROWS, whole=whole, owners=owners)
     if whole:
         return ColumnSchema(kind="integer", bounds=(int(low), int(high)), format=fmt, **common)
     return ColumnSchema(kind="continuous", bounds=(low, high), format=fmt, **common)
 
 
-def private_date_range(dates: pd.Series) -> tuple[float, float]:
-    """A datetime column's (low, high) in seconds since 1970 that names no row: the means of
-    its 5 earliest and 5 latest values, in whole units of its resolution (day, hour, minute,
-    second: the coarsest every value has), never a unit fewer than 5 rows hold."""
+def private_date_range(dates: pd.Series, owners: np.ndarray | None = None) -> tuple[float, float]:
+    """A datetime column's (low, high) in seconds since 1970 that names no entity: the means of
+    its 5 earliest and 5 latest entities' values, in whole units of its resolution (day, hour,
+    minute, second: the coarsest every value has), never a unit fewer than 5 entities hold."""
     seconds = to_seconds(pd.to_datetime(dates))
     step = next((r for r in _RESOLUTIONS if np.all(np.mod(seconds, r) == 0)), None)
     if step is None:
-        return private_range(seconds, DEFAULT_MIN_ROWS, whole=False)
-    low, high = private_range(seconds / step, DEFAULT_MIN_ROWS, whole=True)
+        return private_range(seconds, DEFAULT_MIN_ROWS, whole=False, owners=owners)
+    low, high = private_range(seconds / step, DEFAULT_MIN_ROWS, whole=True, owners=owners)
     return low * step, high * step
 
 
@@ -134,14 +202,21 @@ def date_text(seconds: float, like: pd.Series) -> str:
     return stamp.isoformat()
 
 
-def _feature_levels(cells: pd.Series) -> tuple[tuple[Value, ...], Value | None]:
+def _feature_levels(
+    cells: pd.Series, owners: np.ndarray | None = None
+) -> tuple[tuple[Value, ...], Value | None]:
     """A categorical feature's levels and its ``other`` level: a text value fewer than
-    ``DEFAULT_MIN_ROWS`` rows hold is not listed (the schema ships with the model and would name
-    that row's category); such values are read as one ``other`` level."""
+    ``DEFAULT_MIN_ROWS`` entities (``owners``; rows without) hold is not listed (the schema ships
+    with the model and would name that customer's category); such values are read as one
+    ``other`` level."""
     levels = _levels(cells)
     if not all(isinstance(level, str) for level in levels):
         return levels, None  # booleans: their two values name no one
-    counts = cells.value_counts()
+    if owners is None:
+        counts = cells.value_counts()
+    else:
+        pairs = pd.DataFrame({"level": cells.to_numpy(), "owner": owners})
+        counts = pairs.drop_duplicates().value_counts("level")
     kept = tuple(level for level in levels if counts.get(level, 0) >= DEFAULT_MIN_ROWS)
     if len(kept) == len(levels):
         return levels, None
@@ -236,14 +311,7 @@ def label_value(text: str) -> Value:
 
 def no_such_label(label: str, names: list[str]) -> str:
     """What to say of a label column the table lacks (a close name suggested)."""
-    lowered = {name.lower(): name for name in names}
-    close = difflib.get_close_matches(label.lower(), list(lowered), n=3, cutoff=0.6)
-    hint = (
-        f"did you mean {' or '.join(repr(lowered[c]) for c in close)}?"
-        if close
-        else f"the columns are {shown(names)}"
-    )
-    return f"label column {label!r} is not in the table; {hint} Set data.label=<column>"
+    return f"label {no_such_column(label, names)} Set data.label=<column>"
 
 
 def _label_value(value: object) -> Value:
@@ -263,6 +331,6 @@ def _levels(cells: pd.Series) -> tuple[Value, ...]:
     return tuple(sorted(unique, key=lambda v: (type(v).__name__ != "str", str(v))))
 
 
-def _date_bounds(dates: pd.Series) -> tuple[str, str]:
-    low, high = private_date_range(dates)
+def _date_bounds(dates: pd.Series, owners: np.ndarray | None = None) -> tuple[str, str]:
+    low, high = private_date_range(dates, owners)
     return date_text(low, dates), date_text(high, dates)

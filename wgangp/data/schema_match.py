@@ -4,8 +4,8 @@ Columns the schema does not list are dropped (that is how a user drops an ID); e
 schema lists must be there and hold what it says, or the first mismatch is one line naming the
 column, the count, the first row and the fix in the table or in the schema file. Two edits are
 refused although the cells fit them: bounds that leave out more of the table's rows than the
-inferred bounds do (every generated value would be clipped into them), and a text column whose
-values name few rows kept as a feature (its values would ship and come back verbatim).
+inferred bounds do (every generated value would be clipped into them), and an identifier kept as
+a feature (:mod:`wgangp.data.identifiers`: its values would ship and come back verbatim).
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import pandas as pd
 
 from wgangp.data import column_values as cv
 from wgangp.data.column_codes import bound_seconds, level_of, to_seconds
+from wgangp.data.entities import identical_row_groups
+from wgangp.data.identifiers import find_identifiers
 from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
 from wgangp.data.numbers import short_number
 from wgangp.data.schema_inference import date_text, private_date_range
-from wgangp.data.schema_review import identifying_rows
 from wgangp.data.table_schema import RARE, ColumnSchema, TableSchema
 from wgangp.errors import DataError
 
@@ -28,11 +29,14 @@ def match_table(
     schema: TableSchema,
     source: str = "data",
     header: str | None = None,
+    owners: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """The table's columns the schema lists, in its order, and the names of those dropped.
 
     ``header`` describes the header of a schema the user cannot edit (Kaggle's shipped one):
-    its lines then say what the file needs instead of how to edit ``data.schema``."""
+    its lines then say what the file needs instead of how to edit ``data.schema``. ``owners``:
+    each row's entity (None: rows identical in the schema's columns count once), which the
+    range inference gives, and so the bounds check, counts."""
     names = [str(name) for name in frame.columns]
     absent = [name for name in schema.names if name not in names]
     editable = header is None
@@ -50,10 +54,14 @@ def match_table(
         )
     frame = frame.set_axis(names, axis=1)
     rare = schema.classes(frame[schema.label].reset_index(drop=True)) == RARE
+    if owners is None:
+        owners = identical_row_groups(frame.loc[:, list(schema.names)])
     for column in schema.columns:
         _check_column(frame[column.name], column, source, editable=editable)
         if column.name != schema.label:
-            _check_feature(frame[column.name], column, rare, schema, source)
+            _check_feature(frame[column.name], column, rare, schema, source, owners)
+    if editable:
+        _refuse_identifiers(frame, schema, source, owners)
     if not rare.any():
         fix = (
             "use the table it was written for, or set positive: in data.schema"
@@ -124,22 +132,38 @@ def _check_column(
             )
 
 
+def _refuse_identifiers(
+    frame: pd.DataFrame, schema: TableSchema, source: str, owners: np.ndarray
+) -> None:
+    """An identifier (found by its content, :mod:`wgangp.data.identifiers`) is never a feature:
+    its values would ship in the model and come back verbatim in samples, so no edit keeps it."""
+    features = [column.name for column in schema.features]
+    found = find_identifiers(frame.loc[:, features], owners=owners)
+    if found:
+        first = found[0]
+        entity = f" (or name it data.entity={first.column})" if first.groups_rows else ""
+        more = f" ({len(found) - 1} more identifier column(s))" if len(found) > 1 else ""
+        raise DataError(
+            f"{source}: column {first.column} {first.reason}: an identifier never trains or "
+            f"ships, since its values would come back verbatim in samples; delete its entry "
+            f"from data.schema{entity}{more}"
+        )
+
+
 def _check_feature(
-    values: pd.Series, column: ColumnSchema, rare: np.ndarray, schema: TableSchema, source: str
+    values: pd.Series,
+    column: ColumnSchema,
+    rare: np.ndarray,
+    schema: TableSchema,
+    source: str,
+    owners: np.ndarray,
 ) -> None:
     """A feature's edits the cells fit but the product cannot keep (module doc)."""
     cells = cv.present(values)
     if cells.empty:
         return
+    held = owners[cells.index.to_numpy()]
     if column.kind == "categorical":
-        identifying = identifying_rows(cells)
-        if identifying:
-            raise DataError(
-                f"{source}: column {column.name} is categorical, but {identifying} of its "
-                f"{len(cells)} rows hold a value fewer than {DEFAULT_MIN_ROWS} rows share (IDs, "
-                "names, e-mails, free text), and a categorical's values ship in the model and "
-                "come back verbatim in samples; delete its entry from data.schema"
-            )
         return
     if column.bounds is None:
         return
@@ -147,14 +171,14 @@ def _check_feature(
         dates = cv.checked_dates(cells, column.name, column.format, source)
         values_ = to_seconds(pd.to_datetime(dates))
         low, high = (bound_seconds(bound) for bound in column.bounds)
-        inferred = private_date_range(dates)
+        inferred = private_date_range(dates, held)
         shown = [date_text(second, dates) for second in inferred]
     else:
         numbers = cv.as_numbers(cells, column.format)
         values_ = numbers.to_numpy(np.float64)
         low, high = (float(bound) for bound in column.bounds)
         whole = column.kind == "integer"
-        inferred = private_range(values_, DEFAULT_MIN_ROWS, whole=whole)
+        inferred = private_range(values_, DEFAULT_MIN_ROWS, whole=whole, owners=held)
         shown = [short_number(bound) for bound in inferred]
     outside = (values_ < low) | (values_ > high)
     if not outside.any() or (low <= inferred[0] and high >= inferred[1]):

@@ -5,10 +5,9 @@ wastes the networks' capacity (an ID's every value is unique, a constant has not
 thousands of one-hot levels starve the rest). Nor can it read dates whose day and month could be
 swapped, dates in several formats, or numbers written as text in a format it does not know.
 Each finding names the fix; an edited schema (``data.schema``) is the user's answer, so these
-checks apply to inferred schemas only, except one: a text column whose values name few rows
-(names, e-mails, IDs, free text) is refused as a feature in an edited schema too
-(:func:`identifying_rows`), since a categorical's levels ship in the model and come back verbatim
-in samples.
+checks apply to inferred schemas only. Identifiers (names, e-mails, IDs, card numbers, free text)
+are no question for a person: they are dropped before inference and refused in an edited schema
+(:mod:`wgangp.data.identifiers`).
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from __future__ import annotations
 import pandas as pd
 
 from wgangp.data.column_values import native, present
-from wgangp.data.knots import DEFAULT_MIN_ROWS
 from wgangp.data.table_schema import TableSchema
 from wgangp.data.text_formats import number_like_example, read_dates
 from wgangp.errors import DataError
@@ -25,32 +23,14 @@ from wgangp.errors import DataError
 MAX_LEVELS = 1000
 #: Fewer rows than this do not make all-distinct values look like an ID.
 MIN_ROWS_FOR_ID = 20
-#: A text column is identifying when at least this share of its rows hold a value that fewer
-#: than ``DEFAULT_MIN_ROWS`` rows share.
-IDENTIFYING_SHARE = 0.5
 _EDITED = (
     "an edited schema (python -m wgangp.schema ... > schema.yaml, then data.schema=schema.yaml)"
 )
-_VERBATIM = (
-    "its values would ship in the model and come back verbatim in samples, so training refuses "
-    "it as a feature, in an edited schema too"
-)
-
-
-def identifying_rows(cells: pd.Series) -> int:
-    """How many of a text column's present ``cells`` identify few rows (names, e-mails, IDs,
-    free text): the rows holding a value fewer than ``DEFAULT_MIN_ROWS`` rows share, when they
-    are at least ``IDENTIFYING_SHARE`` of ``MIN_ROWS_FOR_ID`` rows or more; else 0."""
-    if len(cells) < MIN_ROWS_FOR_ID or not cells.map(lambda v: isinstance(v, str)).all():
-        return 0
-    counts = cells.map(cells.value_counts())
-    rare = int((counts < DEFAULT_MIN_ROWS).sum())
-    return rare if rare >= IDENTIFYING_SHARE * len(cells) else 0
 
 
 def ambiguities(frame: pd.DataFrame, schema: TableSchema, source: str = "data") -> list[str]:
-    """One line per column to review: an ID, names or free text, a constant, too many levels,
-    dates without one reading, numbers written in a format no reader takes."""
+    """One line per column to review: an ID-like integer, a constant, too many levels, dates
+    without one reading, numbers written in a format no reader takes."""
     lines = []
     for column in schema.features:
         cells = present(frame[column.name])
@@ -74,12 +54,6 @@ def ambiguities(frame: pd.DataFrame, schema: TableSchema, source: str = "data") 
                 f"wgangp does not read (e.g. {example!r}), so it is categorical: only its levels "
                 "can be generated; write plain numbers (1234.5), or 1,234.5 with at most one "
                 "currency sign, in the table"
-            )
-        elif categorical and (rare := identifying_rows(cells)):
-            lines.append(
-                f"{source}: column {column.name} looks like IDs, names, e-mails or free text "
-                f"({rare} of its {len(cells)} rows hold a value fewer than {DEFAULT_MIN_ROWS} "
-                f"rows share); drop it: {_VERBATIM}"
             )
         elif categorical and distinct > MAX_LEVELS:
             lines.append(

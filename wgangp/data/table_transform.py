@@ -43,6 +43,7 @@ import pandas as pd
 
 from wgangp.config import SCALINGS
 from wgangp.data.column_codes import column_codes, from_seconds
+from wgangp.data.entities import entity_count
 from wgangp.data.fitted_column import ALL_ROWS, FittedColumn
 from wgangp.data.knots import no_ones_value, point_masses, private_range
 from wgangp.data.numbers import MAX_ABS_VALUE, short_number
@@ -101,24 +102,29 @@ class TableTransform:
         quantile_columns: Sequence[str] = (),
         source: str = "training rows",
         min_rows: int = DEFAULT_MIN_ROWS,
+        entities: np.ndarray | None = None,
     ) -> TableTransform:
-        """Fit on ``frame`` (the training rows) whose rows are of ``classes`` (0/1); DataError
-        in one line. ``point_masses`` false: no column goes through its quantiles for its point
-        masses (``preprocess.point_masses``). Every stored number from the rows (quantile knots,
-        fitted bounds, fills) is no row's own: a mean of >= ``min_rows`` rows or a value that
-        many hold (``ship.min_atom_rows``, docs/privacy.md)."""
+        """Fit on ``frame`` (the training rows) whose rows are of ``classes`` (0/1) and held by
+        ``entities`` (each row's entity code, :mod:`wgangp.data.entities`; None: each row its
+        own); DataError in one line. ``point_masses`` false: no column goes through its
+        quantiles for its point masses (``preprocess.point_masses``). Every stored number from
+        the rows (quantile knots, fitted bounds, fills) is no entity's own: a mean over >=
+        ``min_rows`` entities or a value that many hold (``ship.min_atom_rows``,
+        docs/privacy.md)."""
         check_options(schema, scaling, quantile_columns)
         for column in schema.features:
             if column.name not in frame:
                 _absent(column.name, source)
         classes = np.asarray(classes)
         for c in CLASSES:
-            rows = int((classes == c).sum())
-            if rows < 2 * min_rows:
+            of_class = classes == c
+            held = entity_count(None if entities is None else entities[of_class], of_class.sum())
+            if held < 2 * min_rows:
+                what = "row(s)" if entities is None else "entities"
                 log.warning(
-                    "%s: %d row(s) of class %s are fewer than 2 x %d: its quantile tables are "
+                    "%s: %d %s of class %s are fewer than 2 x %d: its quantile tables are "
                     "its mean -/+ sqrt(3) sd, which so few rows can reveal",
-                    source, rows, schema.class_names[c], min_rows,
+                    source, held, what, schema.class_names[c], min_rows,
                 )  # fmt: skip
         fitted = [
             _fit_column(
@@ -131,6 +137,7 @@ class TableTransform:
                 quantile=column.name in quantile_columns,
                 source=source,
                 min_rows=min_rows,
+                entities=entities,
             )
             for column in schema.features
         ]
@@ -286,9 +293,11 @@ def _fit_column(
     quantile: bool,
     source: str,
     min_rows: int,
+    entities: np.ndarray | None,
 ) -> FittedColumn:
     codes, gaps = column_codes(values, column, source)
     present = codes[~gaps]
+    owners = None if entities is None else np.asarray(entities, np.int64)[~gaps]
     if present.size == 0:
         raise DataError(
             f"{source}: column {column.name} has no value in the {len(codes)} training row(s); "
@@ -299,40 +308,50 @@ def _fit_column(
         counts = np.bincount(present.astype(np.int64), minlength=len(levels))
         return FittedColumn(column, fill=levels[int(counts.argmax())])
     present_classes = classes[~gaps]
+
+    def of_class(c: int) -> np.ndarray | None:
+        return None if owners is None else owners[present_classes == c]
+
     step = _datetime_step(present) if column.kind == "datetime" else 0.0
+    whole = column.kind == "integer"
     if column.bounds is None:
-        low, high = private_range(present, min_rows, whole=column.kind == "integer")
+        low, high = private_range(present, min_rows, whole=whole, owners=owners)
         column = replace(column, bounds=_bounds(column, low, high))
     raw = scaling == "none"
     if by_point_masses and not raw and not quantile:
-        by_class = [present[present_classes == c] for c in CLASSES] if per_class else []
-        quantile = any(len(point_masses(rows, min_rows)) for rows in [present, *by_class])
+        by_class = [(present[present_classes == c], of_class(c)) for c in CLASSES]
+        quantile = any(
+            len(point_masses(rows, min_rows, owners=who))
+            for rows, who in [(present, owners), *(by_class if per_class else [])]
+        )
     fitted = FittedColumn(column, fill=0, step=step, quantile=quantile)
     low, high = fitted.low_high()
-    # The median, unless fewer than min_rows rows hold it (an odd count's middle row): the
+    # The median, unless fewer than min_rows entities hold it (an odd count's middle row): the
     # fill ships in preprocessing.json.
     median = float(np.median(present))
     if column.kind == "datetime" and step > 0:  # in whole steps (days, ...): no one's date
-        median = step * no_ones_value(median / step, present / step, min_rows, whole=True, up=True)
+        median = step * no_ones_value(
+            median / step, present / step, min_rows, whole=True, up=True, owners=owners
+        )
     else:
-        median = no_ones_value(median, present, min_rows, whole=column.kind == "integer", up=True)
+        median = no_ones_value(median, present, min_rows, whole=whole, up=True, owners=owners)
     fill = float(np.clip(_on_step(fitted, median), low, high))
     fitted.fill = _native(column.kind, fill)
     units = present
     if column.log and not raw and not quantile:
         units = np.log1p(present)
 
-    def scale_of(rows: np.ndarray) -> Scale:
+    def scale_of(rows: np.ndarray, who: np.ndarray | None) -> Scale:
         if quantile:
-            return QuantileScale.fit_grouped(rows[:, None], min_rows)
-        return fit_scale(scaling, rows[:, None], None, min_rows)
+            return QuantileScale.fit_grouped(rows[:, None], min_rows, who)
+        return fit_scale(scaling, rows[:, None], None, min_rows, who)
 
-    fitted.scales[ALL_ROWS] = scale_of(units)
+    fitted.scales[ALL_ROWS] = scale_of(units, owners)
     if per_class:
         for c in CLASSES:
             rows = units[present_classes == c]
             if rows.size >= MIN_CLASS_ROWS:
-                fitted.scales[str(c)] = scale_of(rows)
+                fitted.scales[str(c)] = scale_of(rows, of_class(c))
     for key, scale in fitted.scales.items():
         if scale.nonfinite_columns():
             raise DataError(

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.column_codes import column_codes, from_seconds
+from wgangp.data.column_values import no_such_column
+from wgangp.data.entities import entity_codes
 from wgangp.data.numbers import short_number
 from wgangp.data.schema_match import match_table
 from wgangp.data.table_schema import CLASSES, ColumnSchema, TableSchema
@@ -34,10 +36,14 @@ def validate_table(
     source: str,
     min_rows_per_class: int,
     header: str | None = None,
+    entity: str | None = None,
 ) -> pd.DataFrame:
     """``frame`` checked against ``schema`` and in canonical form (module doc); one DataError line
     at the first problem. ``header`` names the header of a schema the user cannot edit (Kaggle's
-    shipped one), so the lines say what the file needs instead of how to edit ``data.schema``."""
+    shipped one), so the lines say what the file needs instead of how to edit ``data.schema``.
+    ``entity`` (``data.entity``) names the column whose rows belong together: it is kept beside
+    the schema's columns as integer codes (:func:`~wgangp.data.entities.entity_codes`), never
+    as the table's values."""
     names = [str(name) for name in frame.columns]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
@@ -47,18 +53,39 @@ def validate_table(
         )
     if len(frame) == 0:
         raise DataError(f"{source}: no rows; the table needs a header and at least one data row")
-    frame, dropped = match_table(frame, schema, source=source, header=header)
+    owners = None if entity is None else validate_entity(frame, schema, entity, source)
+    frame, dropped = match_table(frame, schema, source=source, header=header, owners=owners)
+    dropped = [name for name in dropped if name != entity]
     if dropped:
         log.info("%s: column(s) not in the schema, dropped: %s", source, ", ".join(dropped))
     columns = {
         column.name: canonical(frame[column.name], column, source) for column in schema.columns
     }
     clean = pd.DataFrame(columns)
+    if entity is not None:
+        clean[entity] = owners
     for column in schema.features:
         if column.log:
             _check_non_negative(clean[column.name], column, source, editable=header is None)
     check_class_counts(schema.classes(clean[schema.label]), schema, min_rows_per_class, source)
     return clean
+
+
+def validate_entity(
+    frame: pd.DataFrame, schema: TableSchema, entity: str, source: str
+) -> np.ndarray:
+    """The ``data.entity`` column's codes: a column of the table that the schema does not list
+    (it groups rows; it is never a feature and never ships)."""
+    names = [str(name) for name in frame.columns]
+    if entity not in names:
+        raise DataError(f"{source}: data.entity={entity}: {no_such_column(entity, names)}")
+    if entity in schema.names:
+        role = "the label" if entity == schema.label else "a feature of the schema"
+        raise DataError(
+            f"{source}: data.entity={entity} is {role}, but the entity column groups rows and "
+            "never trains or ships; delete its entry from data.schema, or name another column"
+        )
+    return entity_codes(frame.iloc[:, names.index(entity)], entity, source)
 
 
 def canonical(values: pd.Series, column: ColumnSchema, source: str) -> pd.Series:

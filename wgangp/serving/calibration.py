@@ -73,12 +73,19 @@ class MarginalCalibration:
         generated: dict[int, np.ndarray],
         real: dict[int, np.ndarray],
         min_rows: int = DEFAULT_MIN_ROWS,
+        owners: dict[int, np.ndarray] | None = None,
     ) -> MarginalCalibration:
         """Fit per class on a large generated draw (the heads' probabilities) and the training
-        rows of that class, both in the networks' space."""
+        rows of that class, both in the networks' space; ``owners``: each training row's entity
+        per class (None: each row its own), which the training quantile tables count."""
         return cls(
             tuple(layout),
-            {c: _fit_class(layout, generated[c], real[c], min_rows) for c in generated},
+            {
+                c: _fit_class(
+                    layout, generated[c], real[c], min_rows, None if owners is None else owners[c]
+                )
+                for c in generated
+            },
         )
 
     def apply(self, x: np.ndarray, label: int) -> np.ndarray:
@@ -160,7 +167,11 @@ class MarginalCalibration:
 
 
 def _fit_class(
-    layout: tuple[Block, ...], generated: np.ndarray, real: np.ndarray, min_rows: int
+    layout: tuple[Block, ...],
+    generated: np.ndarray,
+    real: np.ndarray,
+    min_rows: int,
+    owners: np.ndarray | None,
 ) -> ClassCalibration:
     present = _present_rows(layout, real)
     numbers = [b for b in layout if b.activation == "identity"]
@@ -170,10 +181,9 @@ def _fit_class(
         generated_q = QuantileScale.fit(generated[:, [b.start for b in numbers]])
     for block in numbers:
         # Over the rows where the column is present: a gap's fill is no value of the class.
-        values = real[present[block.column], block.start]
-        if len(values) == 0:
-            values = real[:, block.start]
-        real_q.append(QuantileScale.fit_grouped(values[:, None], min_rows))
+        rows = present[block.column] if present[block.column].any() else slice(None)
+        who = None if owners is None else owners[rows]
+        real_q.append(QuantileScale.fit_grouped(real[rows, block.start][:, None], min_rows, who))
     weights, shifts = {}, {}
     for block in layout:
         if block.kind == "categorical":

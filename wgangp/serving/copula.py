@@ -43,14 +43,22 @@ class GaussianCopula:
     source: str = field(default="", compare=False)
 
     @classmethod
-    def fit(cls, real: dict[int, np.ndarray], min_rows: int | None = None) -> GaussianCopula:
+    def fit(
+        cls,
+        real: dict[int, np.ndarray],
+        min_rows: int | None = None,
+        owners: dict[int, np.ndarray] | None = None,
+    ) -> GaussianCopula:
         """Fit on the rows of each class (the training rows, in the networks' space for a
         synthesizer's copula). With ``min_rows`` each marginal's knots are means of groups of
-        that many rows (what ships); without, every row's value (the evaluation's baseline)."""
+        that many entities (``owners``: each row's, per class; None: rows), what ships; without,
+        every row's value (the evaluation's baseline)."""
         marginals = {
             label: QuantileScale.fit(rows)
             if min_rows is None
-            else QuantileScale.fit_grouped(rows, min_rows)
+            else QuantileScale.fit_grouped(
+                rows, min_rows, None if owners is None else owners[label]
+            )
             for label, rows in real.items()
         }
         covariance = {

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import keras
+import numpy as np
 import pandas as pd
 
 from wgangp.config import ShipConfig
@@ -36,10 +37,12 @@ def assemble(
     ship: ShipConfig,
     seed: int,
     classes: Sequence[int] = CLASSES,
+    entities: np.ndarray | None = None,
 ) -> Synthesizer:
     """The synthesizer that ships ``generator`` for the table ``table``: its current weights,
     calibrated onto ``train``'s marginals and mixed with a copula of ``train`` as ``ship`` says,
-    for ``classes``.
+    for ``classes``; their tables count ``entities`` (each row of ``train``'s entity code; None:
+    each row its own, :mod:`wgangp.data.entities`).
 
     Each class is fitted on its own, so a probe that only draws the rare class may pass just that
     one and get the very rows the full assembly would draw. A generator that puts out NaN fails
@@ -50,14 +53,16 @@ def assemble(
         return synthesizer
     of_class = table.classes(train[table.label])
     real = {c: transformer.transform(train[of_class == c], c) for c in classes}
+    owners = None if entities is None else {c: entities[of_class == c] for c in classes}
     if ship.calibrate_marginals:
         noise_seed = seed + CALIBRATION_SEED_OFFSET
         generated = {c: synthesizer.generate(CALIBRATION_ROWS, c, noise_seed) for c in classes}
         calibration = MarginalCalibration.fit(
-            transformer.layout, generated, real, ship.min_atom_rows
+            transformer.layout, generated, real, ship.min_atom_rows, owners
         )
         synthesizer = replace(synthesizer, calibration=calibration)
     if ship.copula_share:
-        mixture = CopulaMixture(GaussianCopula.fit(real, ship.min_atom_rows), ship.copula_share)
+        copula = GaussianCopula.fit(real, ship.min_atom_rows, owners)
+        mixture = CopulaMixture(copula, ship.copula_share)
         synthesizer = replace(synthesizer, mixture=mixture)
     return synthesizer

@@ -243,9 +243,12 @@ def step_selector(
         return None
     # The training rows the shipped synthesizer is assembled from (train.py's assemble call).
     latent_dim, table, train, ship = cfg.model.latent_dim, data.table, data.sampled.train, cfg.ship
+    entities = data.entities(train)
 
     def probe_rows(n: int, sample_seed: int) -> pd.DataFrame:
-        shipped = assemble(generator, transformer, latent_dim, table, train, ship, cfg.seed, [RARE])
+        shipped = assemble(
+            generator, transformer, latent_dim, table, train, ship, cfg.seed, [RARE], entities
+        )
         return shipped.sample(n, label=RARE, seed=sample_seed)
 
     return StepSelector(

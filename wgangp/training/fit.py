@@ -52,6 +52,7 @@ def fit_networks(
         quantile_columns=cfg.preprocess.quantile_columns,
         source=f"{data.origin} (training rows)",
         min_rows=cfg.ship.min_atom_rows,
+        entities=data.entities(fitted_on),
     )
     classes = data.classes(data.train)
     rows = ClassBalancedRows(
