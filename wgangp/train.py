@@ -5,6 +5,7 @@ User errors end as one line on stderr and a non-zero exit; see docs/errors.md.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from dataclasses import replace
@@ -142,6 +143,15 @@ def _stopped(run: TrackedRun, outcome: LoopOutcome, fit_steps: int | None = None
     )  # fmt: skip
 
 
+def _scrub_job_files() -> None:
+    """Hydra wrote the overrides as typed before the job started: a job that failed before its
+    run opened (a bad value) leaves them redacted too, as every run does when it opens."""
+    from wgangp.training.session import RunDirs
+
+    with contextlib.suppress(WgangpError):
+        RunDirs.resolve(None, None).scrub()
+
+
 @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
 def _hydra_entry(cfg: DictConfig) -> float | None:
     from hydra.core.hydra_config import HydraConfig
@@ -153,6 +163,7 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
     try:
         result = train(cfg)
     except WgangpError as err:
+        _scrub_job_files()
         report_error(err, debug=bool(cfg.get("debug", False)))
         if sweeping and not isinstance(err, Interrupted):
             record_job(*job, failure=str(err))

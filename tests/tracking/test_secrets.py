@@ -371,3 +371,21 @@ def test_a_presigned_data_url_leaves_no_secret_when_the_run_fails(tmp_path: Path
         f"{s} in {where}" for s in planted for where, blob in blobs.items() if s.encode() in blob
     ]
     assert leaks == []
+
+
+def test_a_bad_value_beside_a_presigned_url_leaves_hydras_files_redacted(tmp_path: Path) -> None:
+    """A value refused after Hydra started (the job's config check, before any run opens)
+    still leaves ``.hydra/`` without the URL's password and signature."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(REPO)}
+    url = "https://u:pw-9f2c@host/t.csv?X-Amz-Signature=sig-77aa41"
+    proc = subprocess.run(
+        [sys.executable, "-m", "wgangp.train", f"data.path='{url}'", "trainer.steps=-1",
+         f"hydra.run.dir={tmp_path}/out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    overrides = (tmp_path / "out" / ".hydra" / "overrides.yaml").read_text()
+    assert "https://***@host/t.csv?X-Amz-Signature=***" in overrides
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    for text in [proc.stdout, proc.stderr, *(p.read_text(errors="replace") for p in written)]:
+        assert "pw-9f2c" not in text and "sig-77aa41" not in text

@@ -30,6 +30,7 @@ from typing import NamedTuple
 from wgangp.config import Config, flatten
 from wgangp.errors import ConfigError, WgangpError
 from wgangp.files import write_text
+from wgangp.redaction import redact
 
 log = logging.getLogger("wgangp.resume")
 
@@ -50,9 +51,10 @@ INTERRUPTED = ("RUNNING", "KILLED")
 
 
 def trajectory_params(cfg: Config) -> dict:
-    """The settings that decide the weights a run ends with, as plain JSON values."""
+    """The settings that decide the weights a run ends with, as plain JSON values, secrets
+    redacted (``run.json`` keeps them, and a URL's signature is no setting of the training)."""
     params = {
-        key: value
+        key: redact(value)
         for key, value in flatten(cfg).items()
         if key not in TRAJECTORY_FREE and not key.startswith(TRAJECTORY_FREE_PREFIXES)
     }
