@@ -100,8 +100,9 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         "rare-class rows (the test ones, `real_test_rare`) are: dcr_ratio near 1 is good, well "
         "below 1 suggests memorisation; dcr_share_below_p5 should be near 0.05; exact_copies "
         "should be 0. near_copies: the share of generated rows nearer a training rare-class row "
-        "than 95% of the test rare-class rows are (about 0.05 for rows as new as new real ones), "
-        "for the baselines too.",
+        "than 95% of the test rare-class entities are (customers of data.entity; without it, "
+        "identical rows count once; about 0.05 for rows as new as new real ones), for the "
+        "baselines too.",
         [
             "dcr_synthetic_median",
             "dcr_baseline_median",
