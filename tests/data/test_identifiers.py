@@ -56,7 +56,7 @@ def _customers(**columns: list) -> pd.DataFrame:
     frame = pd.DataFrame(
         {
             "email": [f"customer{c}@example.com" for c in range(CUSTOMERS) for _ in range(EACH)],
-            "name": [
+            "alias": [
                 f"{FIRST[c % 6]} {LAST[c // 6]}" for c in range(CUSTOMERS) for _ in range(EACH)
             ],
             "amount": np.arange(CUSTOMERS * EACH) * 3,
@@ -180,21 +180,21 @@ def test_names_are_rare_when_owners_are_customers() -> None:
     rows = CUSTOMERS * EACH
     assert _reasons(find_identifiers(_customers(), owners=owners)) == {
         "email": "holds e-mail addresses",
-        "name": f"holds a value fewer than 5 entities share in {rows} of its {rows} rows "
-        "(names, free text)",
+        "alias": f"holds a value fewer than 5 entities share in {rows} of its {rows} rows "
+        "(names, per-person codes, free text)",
     }
 
 
 def test_names_are_linked_to_the_email_when_each_row_is_its_own() -> None:
     assert _reasons(find_identifiers(_customers())) == {
         "email": "holds e-mail addresses",
-        "name": "names the same rows as column email (one value each)",
+        "alias": "names the same rows as column email (one value each)",
     }
 
 
 def test_skip_is_respected() -> None:
     assert find_identifiers(_customers(), skip=["email"]) == []
-    assert [f.column for f in find_identifiers(_customers(), skip=["name"])] == ["email"]
+    assert [f.column for f in find_identifiers(_customers(), skip=["alias"])] == ["email"]
 
 
 def test_a_city_of_many_customers_is_not_linked() -> None:
@@ -278,8 +278,8 @@ def test_person_named_integer_codes_are_an_id_whatever_their_rows() -> None:
 
 def test_exact_duplicates_count_once_without_owners() -> None:
     names = [f"{first} {last}" for first in FIRST for last in LAST]
-    alone = pd.DataFrame({"name": [n for n in names for _ in range(6)]})
-    assert [f.column for f in find_identifiers(alone)] == ["name"]
+    alone = pd.DataFrame({"alias": [n for n in names for _ in range(6)]})
+    assert [f.column for f in find_identifiers(alone)] == ["alias"]
     assert find_identifiers(alone.assign(n=np.arange(len(alone)))) == []
 
 
@@ -291,7 +291,7 @@ def test_proposed_entity_is_the_coarsest_grouping_identifier() -> None:
         transaction=[f"T{i:07d}" for i in range(rows)],
     )
     found = find_identifiers(frame)
-    assert [f.column for f in found] == ["email", "name", "card", "transaction"]
+    assert [f.column for f in found] == ["email", "alias", "card", "transaction"]
     assert [f.groups_rows for f in found] == [True, True, True, False]
     assert found[2].rows_per_value == pytest.approx(3.5)
     assert proposed_entity(found) == found[0]
@@ -314,3 +314,39 @@ def test_a_measurement_named_after_a_person_is_no_identifier(name: str) -> None:
     values = list(range(1000, 1300))
     assert _by_row(values, times=2, name=name) == []
     assert _by_row(values, times=2, name=f"{name}_id") != []
+
+
+@pytest.mark.parametrize(
+    "name", ["first_name", "customer_name", "billing_address", "Surname", "contact_email"]
+)
+def test_text_named_as_a_persons_details_is_an_identifier(name: str) -> None:
+    """A customer's name repeated on each of their rows: neither rare nor code-like, but its
+    column's name says what it holds; another thing's name is a feature."""
+    names = [f"{first} {last}" for first in FIRST for last in LAST]
+    frame = pd.DataFrame({name: [n for n in names for _ in range(7)], "n": range(7 * len(names))})
+    assert _reasons(find_identifiers(frame)) == {
+        name: f"holds {len(names)} values and is named like a person's details"
+    }
+    for other in ("merchant_name", "product_name", "city"):
+        assert find_identifiers(frame.rename(columns={name: other})) == []
+
+
+def test_masked_cards_e_mails_with_names_and_person_named_integers() -> None:
+    """Layouts a team exports: a masked card, an e-mail with its display name, account numbers
+    as integers under a person's word alone."""
+    rng = np.random.default_rng(4)
+    masked = [f"4{rng.integers(100, 999)} **** **** {rng.integers(1000, 9999)}" for _ in range(60)]
+    mailed = [f"Holder {i} <holder{i}@bank.example>" for i in range(60)]
+    frame = pd.DataFrame(
+        {
+            "card": [m for m in masked for _ in range(5)],
+            "who": [m for m in mailed for _ in range(5)],
+            "account": np.repeat(np.arange(7_000_000, 7_000_060), 5),
+            "account_balance": rng.integers(0, 5000, 300),
+        }
+    )
+    assert _reasons(find_identifiers(frame)) == {
+        "card": "holds 60 code-like values of about 5 rows each (an ID)",
+        "who": "holds e-mail addresses",
+        "account": "holds 60 code-like values of about 5 rows each (an ID)",
+    }

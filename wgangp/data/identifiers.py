@@ -4,8 +4,9 @@ An identifier (a customer id, an e-mail, a card number, a phone, a name) must ne
 feature its values would be learned, stored in the model and come back verbatim in samples. Names
 miss most of them (``col7`` holding e-mails, ``ref`` holding card numbers), so a column is judged
 by its content (the formats its values are written in), by how few entities share its values,
-by whether it holds many codes of few rows each, or codes under a person's ID name, and by
-whether it is one-to-one with an identifier found so (a name beside an e-mail). Detection only:
+by whether it holds many codes of few rows each, codes under a person's ID name or text named as
+a person's details, and by whether it is one-to-one with an identifier found so (a name beside
+an e-mail). Detection only:
 pure functions; the pipeline drops what they find and says why.
 """
 
@@ -57,6 +58,17 @@ PERSON_TOKENS = frozenset(
 #: token alone does not: ``card_amount`` and ``user_age`` are measurements).
 ID_LIKE_TOKENS = ID_TOKENS | frozenset(
     {"phone", "mobile", "tel", "msisdn", "iban", "ssn", "device", "email"}
+)
+#: Name tokens of a person's own details: a text column named only with these and person tokens
+#: (``first_name``, ``customer_name``, ``billing_address``; not ``merchant_name``) identifies.
+DETAIL_TOKENS = frozenset(
+    {"name", "names", "firstname", "lastname", "surname", "fullname", "address", "addr"}
+    | {"street", "email", "mail", "phone", "mobile", "passport", "ssn", "dob", "birth"}
+)
+#: Words that qualify a person's detail without naming something else (``first``, ``billing``).
+QUALIFIER_TOKENS = frozenset(
+    {"first", "last", "middle", "given", "family", "full", "home", "billing", "shipping"}
+    | {"line", "of", "date", "e", "contact", "primary"}
 )
 #: Content kinds that are codes rather than a person's own details: a hashed merchant id of
 #: hundreds of rows each is a feature, a hashed customer of a few rows each an ID (rules 3, 4).
@@ -140,6 +152,7 @@ def find_identifiers(
             if cells.number_like
             else _mostly_rare(cells, owner_codes, min_entities)
             or _codes(cells, tokens, min_entities)
+            or _details(cells, tokens)
         )
         if reason:
             found[i] = _identifier(str(name), reason, cells)
@@ -255,7 +268,7 @@ def _ip(value: str) -> bool:
 
 #: Content kinds, the more specific first (the first wins a tie): what they are, how to tell.
 _KINDS: dict[str, Callable[[str], bool]] = {
-    "e-mail addresses": lambda v: bool(_EMAIL.fullmatch(v)),
+    "e-mail addresses": lambda v: bool(_EMAIL.search(v)),  # also "Jane <jane@example.com>"
     "UUIDs": lambda v: bool(_UUID.fullmatch(v)),
     "IBANs": _iban,
     "payment card numbers": _card,
@@ -303,7 +316,7 @@ def _mostly_rare(
         return None
     return (
         f"holds a value fewer than {k} entities share in {rare} of its {rows} rows "
-        "(names, free text)"
+        "(names, per-person codes, free text)"
     )
 
 
@@ -314,11 +327,13 @@ def _codes(cells: _Cells, tokens: set[str], k: int) -> str | None:
     values = len(cells.counts)
     if values < MIN_NAMED_CODES:
         return None
-    codes = [bool(_CODE.fullmatch(v)) for v in cells.sample]
+    codes = [_code(v) for v in cells.sample]
     if not (cells.integer or np.mean(codes) >= CONTENT_SHARE):  # a placeholder or two allowed
         return None
     median = float(np.median(cells.counts))
-    if values >= MIN_CODES and median <= 2 * k and (tokens & ID_LIKE_TOKENS or not cells.integer):
+    # An integer's name says it is an ID: an ID word, or nothing but a person's (``account``).
+    id_name = bool(tokens & ID_LIKE_TOKENS) or bool(tokens) and tokens <= PERSON_TOKENS
+    if values >= MIN_CODES and median <= 2 * k and (id_name or not cells.integer):
         each = round(median)
         return (
             f"holds {values} code-like values of about {each} row{'s' * (each != 1)} each (an ID)"
@@ -326,6 +341,24 @@ def _codes(cells: _Cells, tokens: set[str], k: int) -> str | None:
     if tokens & PERSON_TOKENS and tokens & ID_TOKENS:
         return f"holds {values} code-like values and is named like a person's ID"
     return None
+
+
+def _code(value: str) -> bool:
+    """Code-like: a digit, and no space or at most two letters (``C00017``, ``4111 **** 1111``;
+    not ``12 Main St``)."""
+    if not _CODE.fullmatch(value.replace(" ", "_")):
+        return False
+    return " " not in value or sum(ch.isalpha() for ch in value) <= 2
+
+
+def _details(cells: _Cells, tokens: set[str]) -> str | None:
+    """Rule 4b: text named as a person's details (``first_name``, ``customer_name``,
+    ``billing_address``), of ``MIN_NAMED_CODES`` values or more."""
+    if cells.integer or len(cells.counts) < MIN_NAMED_CODES or not tokens & DETAIL_TOKENS:
+        return None
+    if not tokens <= DETAIL_TOKENS | PERSON_TOKENS | QUALIFIER_TOKENS:
+        return None  # merchant_name, product_name: another thing's name
+    return f"holds {len(cells.counts)} values and is named like a person's details"
 
 
 def _linked(cells: _Cells, found: list[tuple[str, _Cells]]) -> str | None:
