@@ -46,7 +46,7 @@ def row_entities(
 
 def entity_count(owners: np.ndarray | None, rows: int) -> int:
     """How many entities ``owners`` (one per row) name; ``rows`` when each row is its own."""
-    return rows if owners is None else len(np.unique(owners))
+    return rows if owners is None else len(pd.unique(owners))
 
 
 def identical_row_groups(table: pd.DataFrame) -> np.ndarray:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ def grouped_knots(
     owners = None if owners is None else np.asarray(owners, np.int64)
     if owners is not None and len(owners) != n:
         raise ValueError(f"{len(owners)} owners for {n} rows")
-    holders = n if owners is None else len(np.unique(owners))
+    holders = n if owners is None else len(pd.unique(owners))
     if holders == n:
         owners = None  # each row its own owner: the row counts are the owner counts
     if holders < 2 * min_rows:  # the transform's fit warns once per class (TableTransform.fit)
@@ -98,12 +99,28 @@ def holder_counts(
     values = np.asarray(values, np.float64)
     if owners is None:
         return np.unique(values, return_counts=True)
+    distinct, index = np.unique(values, return_inverse=True)
+    return distinct, _owners_per(index, owners, len(distinct))
+
+
+def _owners_per(index: np.ndarray, owners: np.ndarray, size: int) -> np.ndarray:
+    """How many distinct owners each of ``size`` groups holds (``index``: each row's group),
+    by hashing (group, owner) pairs: linear, where sorting them costs several times more."""
     owners = np.asarray(owners, np.int64)
-    order = np.lexsort((owners, values))
-    v, o = values[order], owners[order]
-    first = np.ones(len(v), dtype=bool)
-    first[1:] = (v[1:] != v[:-1]) | (o[1:] != o[:-1])  # one row per (value, owner) pair
-    return np.unique(v[first], return_counts=True)
+    width = int(owners.max()) + 1 if len(owners) else 1
+    pairs = pd.unique(np.asarray(index, np.int64) * width + owners)
+    return np.bincount(pairs // width, minlength=size)
+
+
+def _sorted_holders(
+    values: np.ndarray, owners: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`holder_counts` of already sorted ``values``, without sorting them again."""
+    if owners is None or not len(values):
+        return holder_counts(values)
+    new = np.ones(len(values), dtype=bool)
+    new[1:] = values[1:] != values[:-1]
+    return values[new], _owners_per(np.cumsum(new) - 1, owners, int(new.sum()))
 
 
 def point_masses(
@@ -116,8 +133,11 @@ def point_masses(
     the rows hold, sorted."""
     values = np.asarray(values, np.float64)
     distinct, rows = np.unique(values, return_counts=True)
-    _, holders = holder_counts(values, owners)
-    return distinct[(holders >= min_rows) & (rows >= min_share * len(values))]
+    found = distinct[(rows >= min_rows) & (rows >= min_share * len(values))]
+    if owners is None or not len(found):
+        return found
+    owners = np.asarray(owners)  # a column has few such values: each one's owners counted
+    return np.array([v for v in found if len(pd.unique(owners[values == v])) >= min_rows])
 
 
 def _two_knots(x: np.ndarray) -> np.ndarray:
@@ -139,7 +159,7 @@ def _atoms(
     atoms on adjacent ranks meet (the later starting just after) and no value between them is
     ever drawn."""
     distinct, first, counts = np.unique(values, return_index=True, return_counts=True)
-    _, holders = holder_counts(values, owners)
+    _, holders = _sorted_holders(values, owners)
     last = len(values) - 1
     half = 0.5 / last
     atoms: list[tuple[float, float, float]] = []
@@ -158,9 +178,7 @@ def _owned_groups(bounds: np.ndarray, owners: np.ndarray | None, min_rows: int) 
     if owners is None:
         return bounds
     group = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-    pairs = np.unique(group * (int(owners.max()) + 1) + owners)
-    spans = np.bincount(pairs // (int(owners.max()) + 1), minlength=len(bounds) - 1)
-    if (spans >= min_rows).all():
+    if (_owners_per(group, owners, len(bounds) - 1) >= min_rows).all():
         return bounds
     kept, seen = [0], set()
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
@@ -183,7 +201,7 @@ def _column_knots(
 ) -> np.ndarray:
     """One sorted column's knots at ``references``: the line through its groups' means (extended
     to 0 and 1), its atoms over the whole share of the scale their rows hold."""
-    distinct, counts = holder_counts(values, owners)
+    distinct, counts = _sorted_holders(values, owners)
     rare = distinct[counts < min_rows]
     bounds = _owned_groups(bounds, owners, min_rows)
     if len(bounds) < 3:  # too few owners in sorted order for two groups: two knots
@@ -270,16 +288,22 @@ def extreme_mean(
     ordered = np.sort(extremes)
     group = ordered[-min_rows:] if largest else ordered[:min_rows]
     bound = float(group[0] if group[0] == group[-1] else np.clip(group.mean(), group[0], group[-1]))
+    if not _held(bound, values):
+        return bound
     distinct, counts = holder_counts(values, owners)
     return _off_rare(bound, distinct[counts < min_rows], distinct, up=not largest)
 
 
+def _held(value: float, values: np.ndarray) -> bool:
+    """Whether a row may hold ``value`` (twice :func:`_holds`'s tolerance, so never a miss):
+    when none does, no rule here moves it, and the owners need no counting."""
+    return bool(np.any(np.abs(values - value) <= 2 * SAME * max(1.0, abs(value))))
+
+
 def _owner_extremes(values: np.ndarray, owners: np.ndarray, *, largest: bool) -> np.ndarray:
     """Each owner's largest (or smallest) value."""
-    codes, index = np.unique(np.asarray(owners, np.int64), return_inverse=True)
-    out = np.full(len(codes), -np.inf if largest else np.inf)
-    (np.maximum if largest else np.minimum).at(out, index, values)
-    return out
+    grouped = pd.Series(values).groupby(np.asarray(owners, np.int64), sort=False)
+    return (grouped.max() if largest else grouped.min()).to_numpy(np.float64)
 
 
 def no_ones_value(
@@ -295,6 +319,10 @@ def no_ones_value(
     ``owners``) hold it, to a value none or at least ``min_rows`` hold: halfway to the next
     distinct value (``up`` or down), or for whole numbers the nearest whole number that way
     (rounded that way first)."""
+    values = np.asarray(values, np.float64)
+    first = float(value if not whole else np.ceil(value) if up else np.floor(value))
+    if not _held(first, values):
+        return first
     distinct, counts = holder_counts(values, owners)
     rare = distinct[counts < min_rows]
     if not whole:
