@@ -40,7 +40,7 @@ RUN_STOPPED=$PREFIX-stopped
 SMALL=(
     trainer.batch_size=128 model.latent_dim=16 "model.generator.hidden=[32]"
     "model.critic.hidden=[32]" evaluate.enabled=false select.every=0
-    data.path=/data/creditcard_real_sample.csv.gz data.fallback=error
+    data.path=/data/creditcard_real_sample.csv.gz data.schema=creditcard
 )
 
 DOCKER=""

@@ -87,7 +87,7 @@ def measure_rows(
     write_s = time.perf_counter() - started
     checkpoint_every = checkpoint_every or max(1, steps // 6)
     command = [
-        sys.executable, "-m", "wgangp.train", f"data.path={csv}", "data.fallback=error",
+        sys.executable, "-m", "wgangp.train", f"data.path={csv}", "data.schema=creditcard",
         f"trainer.steps={steps}", f"trainer.batch_size={batch_size}",
         f"trainer.checkpoint_every={checkpoint_every}", "trainer.keep_checkpoints=100",
         "trainer.progress=false", "trainer.sample_rows=100", "evaluate.enabled=false",

@@ -88,7 +88,7 @@ def train(
     out = work / f"run-{time.time_ns()}"
     command = [
         sys.executable, "-m", "wgangp.train", "+experiment=stable_gp", *variant,
-        f"seed={seed}", f"data.path={data}", "data.fallback=error",
+        f"seed={seed}", f"data.path={data}", "data.schema=creditcard",
         f"evaluate.enabled={str(evaluate).lower()}", "trainer.progress=false",
         f"tracking.uri=sqlite:///{work / 'mlflow.db'}", f"hydra.run.dir={out}",
         f"trainer.checkpoint_dir={out / 'checkpoints'}",
@@ -122,7 +122,7 @@ def score(
     from wgangp.synthesis.selection import ValidationProbe
 
     split = prepare_data(
-        DataConfig(path=str(data), fallback="error"), seed=seed, launch_dir=Path.cwd()
+        DataConfig(path=str(data), schema="creditcard"), seed=seed, launch_dir=Path.cwd()
     )
     synthesizer = Synthesizer.load(out / "synthesizer")
     ec = EvaluateConfig()  # the end-of-run evaluation's draw size and detector

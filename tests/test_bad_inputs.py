@@ -123,8 +123,8 @@ DATA_CASES = {
         "absent.csv",
         None,
         [],
-        "data file not found at {path}; put creditcard.csv there, set "
-        "data.path=/path/to/creditcard.csv, or use data=simulated",
+        "data.path={path}: no such file or folder ({path}); check the path (the simulated "
+        "fallback is for the default data/creditcard.csv only)",
     ),
     "missing_columns": (
         "missing.csv",
@@ -367,7 +367,7 @@ def test_bad_data_files_through_the_cli(
             make(path)
         args = [
             f"data.path={path}",
-            "data.fallback=error",
+            "data.schema=creditcard",
             f"tracking.uri=sqlite:///{db}",
             f"tracking.run_name={case}",
             f"hydra.run.dir={tmp_path / 'runs' / case}",
@@ -394,7 +394,9 @@ def test_reordered_header_and_an_extra_column_are_accepted(tmp_path: Path) -> No
     frame = valid_frame()
     shuffled = frame[list(reversed(COLUMNS))].assign(Merchant=1.0)
     path = write_csv(shuffled, tmp_path / "reordered.csv")
-    data = prepare_data(DataConfig(path=str(path), fallback="error"), seed=0, launch_dir=tmp_path)
+    data = prepare_data(
+        DataConfig(path=str(path), schema="creditcard"), seed=0, launch_dir=tmp_path
+    )
     rows = pd.concat([data.train, data.val, data.test])
     assert list(rows.columns) == list(COLUMNS)
     assert sorted(rows["Amount"]) == pytest.approx(sorted(frame["Amount"]))
@@ -413,7 +415,7 @@ def test_duplicate_rows_are_valid_counted_and_the_samples_bounded(
     path = write_csv(doubled, tmp_path / "twice.csv")
     db = tmp_path / "mlflow.db"
     out = tmp_path / "run"
-    args = [f"data.path={path}", "data.fallback=error", f"tracking.uri=sqlite:///{db}"]
+    args = [f"data.path={path}", "data.schema=creditcard", f"tracking.uri=sqlite:///{db}"]
     args += [f"hydra.run.dir={out}", "tracking.log_model=false", *QUICK]
     from wgangp.train import main
 
@@ -600,7 +602,7 @@ def test_bad_data_file_in_a_real_process(tmp_path: Path) -> None:
     done = run_train_cli(
         [
             f"data.path={path}",
-            "data.fallback=error",
+            "data.schema=creditcard",
             f"tracking.uri=sqlite:///{tmp_path}/mlflow.db",
             f"hydra.run.dir={tmp_path}/o",
             *QUICK,

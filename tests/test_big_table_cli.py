@@ -44,7 +44,13 @@ def test_a_folder_of_parquet_files_over_the_cap_trains(tmp_path: Path) -> None:
         frauds += int(frame["Class"].sum())
         frame.to_parquet(folder / f"part-{part}.parquet", index=False)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    args = ["data.path=transactions", "data.max_rows=2000", "data.rest_sample=1000", *QUICK]
+    args = [
+        "data.path=transactions",
+        "data.schema=creditcard",
+        "data.max_rows=2000",
+        "data.rest_sample=1000",
+        *QUICK,
+    ]
     proc = run_train_cli([*args, f"tracking.uri={uri}"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = proc.stdout + proc.stderr

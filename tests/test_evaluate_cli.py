@@ -20,7 +20,9 @@ def test_evaluate_a_real_rows_run(tmp_path: Path, real_sample: Path, capsys) -> 
     overrides = [o for o in TINY if not o.startswith(("data=", "data."))]
     # The command reads the run's evaluate.* settings: a test's size (no SDMetrics, small detectors)
     overrides += [o for o in SMALL_EVALUATION if o != "evaluate.enabled=true"]
-    cfg = compose(overrides + [f"data.path={real_sample}", f"tracking.uri={uri}"])
+    cfg = compose(
+        overrides + [f"data.path={real_sample}", "data.schema=creditcard", f"tracking.uri={uri}"]
+    )
     result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
     args = ["--run", f"runs:/{result.run_id}", "--tracking-uri", uri, "--out", str(tmp_path / "ev")]
     args += ["--seeds", "1", "--n-synthetic", "200", "--max-normal-rows", "2000"]

@@ -146,3 +146,30 @@ def test_a_folder_over_the_cap_is_read_as_training_reads_it(
     assert main([f"data.path={folder}", "data.label=label", "data.max_rows=100"]) == 0
     schema = TableSchema.from_yaml(capsys.readouterr().out)
     assert schema.positive == "bad" and dict(schema.label_counts) == {"bad": 40, "ok": 100}
+
+
+def test_it_prints_the_schema_training_uses_for_kaggles_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kaggle's schema where the config names it (data.schema=creditcard, the default path),
+    as training reads it; a path the user names without it is inferred, as training infers it."""
+    from support.creditcard import SCHEMA
+
+    from wgangp.data.simulated import simulate_creditcard
+
+    (tmp_path / "data").mkdir()
+    simulate_creditcard(n_rows=400, fraud_rate=0.05, seed=1).to_csv(
+        tmp_path / "data" / "creditcard.csv", index=False
+    )
+    monkeypatch.chdir(tmp_path)
+    printed = {}
+    for args in (["data.schema=creditcard"], [], ["data.label=Class"]):
+        assert main(["data.path=data/creditcard.csv", *args]) == 0
+        printed[tuple(args)] = TableSchema.from_yaml(capsys.readouterr().out)
+    assert printed[("data.schema=creditcard",)].columns == SCHEMA.columns
+    assert printed[()].columns == SCHEMA.columns  # the default path: Kaggle's
+    assert printed[("data.label=Class",)].columns == SCHEMA.columns
+    (tmp_path / "data" / "creditcard.csv").rename(tmp_path / "kaggle.csv")
+    assert main(["data.path=kaggle.csv"]) == 0  # named elsewhere: a table like any other
+    inferred = TableSchema.from_yaml(capsys.readouterr().out)
+    assert inferred.columns != SCHEMA.columns and inferred.names == SCHEMA.names

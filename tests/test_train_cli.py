@@ -181,7 +181,12 @@ def test_asking_for_a_missing_gpu_is_one_line_and_exit_2(tmp_path: Path) -> None
 def test_real_rows(tmp_path: Path, real_sample: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     overrides = [o for o in TINY if not o.startswith(("data=", "data."))]
-    extra = [f"data.path={real_sample}", f"tracking.uri={uri}", "trainer.steps=6"]
+    extra = [
+        f"data.path={real_sample}",
+        "data.schema=creditcard",
+        f"tracking.uri={uri}",
+        "trainer.steps=6",
+    ]
     cfg = compose(overrides + extra)
     result = train(cfg, output_dir=tmp_path / "out", launch_dir=tmp_path)
     assert result.status == "FINISHED"

@@ -24,6 +24,11 @@ CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 # Every choice a config key accepts, declared once; the code that acts on a key imports its list.
 DATA_NAMES = ("creditcard", "simulated")
+#: Schemas shipped in the package, named by ``data.schema`` (Kaggle's credit-card file's).
+SHIPPED_SCHEMAS = ("creditcard",)
+#: The ``creditcard`` preset's file: read through its shipped schema, and where ``data.fallback``
+#: applies when absent. A path the user names is their own table.
+CREDITCARD_PATH = "data/creditcard.csv"
 FALLBACKS = ("simulated", "error")
 SCALINGS = ("standard", "quantile", "gmm", "none")
 CRITIC_OUTPUTS = ("linear", "tanh")
@@ -52,7 +57,7 @@ class DataConfig:
     """Where the rows come from and how they are split."""
 
     name: str = "creditcard"  # creditcard: the Kaggle file; simulated: the embedded default
-    path: str | None = "data/creditcard.csv"  # relative to the directory the job was launched from
+    path: str | None = CREDITCARD_PATH  # relative to the directory the job was launched from
     fallback: str = "simulated"  # when the file is absent and there are no Kaggle credentials
     cache_dir: str = "~/.cache/wgangp"  # where the Kaggle download goes
     simulated_rows: int = 284_807
@@ -62,7 +67,9 @@ class DataConfig:
     # Your own table (docs/schema.md): its label, the class to synthesize, an edited schema.
     label: str = "Class"  # the label column
     positive: str | None = None  # the class to synthesize; null: the label's least frequent value
-    schema: str | None = None  # an edited schema YAML; null: infer it from the table
+    # An edited schema YAML, or a shipped one by name (creditcard: Kaggle's); null: Kaggle's at the
+    # default path, else inferred from the table.
+    schema: str | None = None
     # Whose rows belong together (a customer, card or account column): every privacy rule counts
     # its distinct values, not rows (docs/privacy.md); never a feature, never shipped. null: each
     # row is its own entity, exact duplicate rows counting once.
@@ -94,9 +101,12 @@ class DataConfig:
             f"{self.entity!r} is the label (data.label); name the customer, card or account column",
         )
         _require(
-            self.schema is None or Path(self.schema).suffix.lower() in (".yaml", ".yml"),
+            self.schema is None
+            or self.schema in SHIPPED_SCHEMAS
+            or Path(self.schema).suffix.lower() in (".yaml", ".yml"),
             "data.schema",
-            f"{self.schema!r} is not a .yaml file; write one with python -m wgangp.schema",
+            f"{self.schema!r} is not a .yaml file or a shipped schema "
+            f"({', '.join(SHIPPED_SCHEMAS)}); write one with python -m wgangp.schema",
         )
         _require_choice(self.fallback, "data.fallback", FALLBACKS)
         _require(self.simulated_rows >= 100, "data.simulated_rows", "must be >= 100")

@@ -32,6 +32,7 @@ from wgangp.data.duckdb_scan import is_url
 from wgangp.data.schema_inference import infer_table
 from wgangp.data.schema_match import label_counts, match_table
 from wgangp.data.schema_review import ambiguities
+from wgangp.data.source import configured_schema
 from wgangp.data.table_reader import TABLE
 from wgangp.data.table_schema import TableSchema, Value
 from wgangp.data.validation import validate_entity
@@ -88,17 +89,18 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
 
 
 def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
-    """The schema to print and the lines to review (none for an edited schema)."""
+    """The schema to print and the lines to review (none for a given schema): the one training
+    would use (:func:`~wgangp.data.source.configured_schema`: shipped, edited, else inferred)."""
     data = request.data
-    if data.schema is not None:
-        schema = _edited_schema(request)
+    schema, header = configured_schema(data, Path.cwd())
+    if schema is not None:
         if data.path is not None:
             frame, path, _ = _read(data, schema.label, schema.positive)
             # The entity's codes, through validation's one check of the column (rows untouched).
             owners = None
             if data.entity is not None:
                 owners = validate_entity(frame, schema, data.entity, path)
-            frame, dropped = match_table(frame, schema, source=path, owners=owners)
+            frame, dropped = match_table(frame, schema, source=path, header=header, owners=owners)
             dropped = [name for name in dropped if name != data.entity]
             if dropped:
                 log.info("%s: column(s) not in the schema, dropped: %s", path, ", ".join(dropped))
@@ -128,22 +130,6 @@ def _read(
         log.info("%s", found.read.describe(files.spec, f"with {label}={found.read.positive}"))
         return found.frame, files.spec, found.read.positive
     return found.frame, files.spec, None
-
-
-def _edited_schema(request: SchemaRequest) -> TableSchema:
-    data = request.data
-    schema = TableSchema.load(Path(str(data.schema)).expanduser())
-    if request.label_given and data.label != schema.label:
-        raise ConfigError(
-            f"data.label={data.label} but {data.schema} names label {schema.label}; drop "
-            "data.label or edit label: in the schema"
-        )
-    if data.positive is None:
-        return schema
-    try:
-        return dataclasses.replace(schema, positive=data.positive)
-    except ConfigError as err:
-        raise ConfigError(f"data.positive={data.positive}: {err}") from None
 
 
 def render(schema: TableSchema, review: list[str], argv: Sequence[str]) -> str:

@@ -62,7 +62,7 @@ def run_main_command(
     (the process and the children it waited for, from ``wait4``) and the load around it."""
     run_dir.mkdir(parents=True, exist_ok=True)
     args = [
-        sys.executable, "-m", "wgangp.train", f"data.path={table}", "data.fallback=error",
+        sys.executable, "-m", "wgangp.train", f"data.path={table}", "data.schema=creditcard",
         f"trainer.steps={steps}", f"select.every={every}", "trainer.progress=false",
         f"hydra.run.dir={run_dir}", f"tracking.uri=sqlite:///{run_dir / 'mlflow.db'}", *extra,
     ]  # fmt: skip

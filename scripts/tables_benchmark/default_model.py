@@ -48,8 +48,10 @@ def overrides(
     spec: TableSpec, path: Path, seed: int, out: Path, steps: int | None, smoke: bool
 ) -> list[str]:
     """The command-line overrides of one run (the default model otherwise)."""
-    table = [f"data.path={path}", "data.fallback=error"]
-    if spec.name != "creditcard":  # Kaggle's file keeps its own path: no label settings
+    table = [f"data.path={path}"]
+    if spec.name == "creditcard":  # Kaggle's file: its shipped schema, named
+        table += ["data.schema=creditcard"]
+    else:
         table += [f"data.label={spec.label}", f"data.positive={spec.positive}"]
     chosen = [
         *table,

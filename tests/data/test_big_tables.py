@@ -47,7 +47,7 @@ def test_a_folder_over_the_cap_keeps_every_rare_row_and_a_sample_of_the_rest(
 ) -> None:
     whole = _parquet_folder(tmp_path / "tx")
     rare, rest = int(whole[LABEL].sum()), int((whole[LABEL] == 0).sum())
-    loaded = _load("tx", tmp_path, max_rows=500)
+    loaded = _load("tx", tmp_path, max_rows=500, schema="creditcard")
     kept = loaded.frame
     assert loaded.schema == SCHEMA and loaded.name == "tx" and loaded.origin == str(tmp_path / "tx")
     assert int(kept[LABEL].sum()) == rare and int((kept[LABEL] == 0).sum()) == 500
@@ -60,7 +60,9 @@ def test_a_folder_over_the_cap_keeps_every_rare_row_and_a_sample_of_the_rest(
     )  # fmt: skip
     assert read.sampled and read.tags()["data.read.rows"] == str(len(whole))
     with caplog.at_level(logging.INFO, logger="wgangp.data"):
-        prepare_data(DataConfig(path="tx", max_rows=500), seed=0, launch_dir=tmp_path)
+        prepare_data(
+            DataConfig(path="tx", max_rows=500, schema="creditcard"), seed=0, launch_dir=tmp_path
+        )
     line = next(r.getMessage() for r in caplog.records if "data: read" in r.getMessage())
     assert f"{len(whole)} rows ({rare} with Class=1) in 3 files" in line
     assert f"kept every row with Class=1 and a uniform sample of 500 of the {rest} others" in line

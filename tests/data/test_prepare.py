@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 from support.configs import SHARED_TABLES, real_sample_path, shared_table
 from support.creditcard import COLUMNS, SCHEMA
+from support.docs import documented
 from support.tables import fraud_team_table, write_fraud_team_table
 
-from wgangp.config import DataConfig
+from wgangp.config import CREDITCARD_PATH, DataConfig
 from wgangp.data.prepare import prepare_data
 from wgangp.data.schema_inference import infer_schema
 from wgangp.data.source import load_table
@@ -33,19 +34,33 @@ def _shipped(data: DataConfig, launch_dir: Path) -> bool:
 
 
 def test_which_files_get_kaggles_schema(tmp_path: Path) -> None:
+    """Configured, never recognised by the header: the default path, data.schema=creditcard, the
+    download and the simulated rows; any path the user names is their own table."""
     kaggle = tmp_path / "creditcard.csv"
     pd.DataFrame(np.zeros((3, len(COLUMNS))), columns=list(COLUMNS)).to_csv(kaggle, index=False)
-    table = write_fraud_team_table(tmp_path)
-    assert _shipped(_data(kaggle), tmp_path)
-    assert not _shipped(_data(kaggle, label="V1"), tmp_path)  # another label: another table
-    assert not _shipped(_data(table, label="is_fraud"), tmp_path)
-    assert not _shipped(_data(table), tmp_path)  # not Kaggle's header: its label is refused
-    near = tmp_path / "edited.csv"  # Kaggle's with a column added: a credit-card file
-    pd.read_csv(kaggle).assign(Merchant="x").to_csv(near, index=False)
-    assert _shipped(_data(near), tmp_path)
+    (tmp_path / "data").mkdir()
+    kaggle.rename(tmp_path / CREDITCARD_PATH)
+    kaggle = tmp_path / CREDITCARD_PATH
+    assert _shipped(DataConfig(fallback="error"), tmp_path)  # the default path
+    assert not _shipped(_data(kaggle), tmp_path)  # named: a table like any other
+    assert _shipped(_data(kaggle, schema="creditcard"), tmp_path)
     assert _shipped(DataConfig(name="simulated", simulated_rows=200), tmp_path)
-    with pytest.raises(DataError, match="data file not found"):  # no fallback for a table
-        load_table(_data(tmp_path / "absent.csv", label="y"), seed=0, launch_dir=tmp_path)
+    with pytest.raises(DataError, match="but the shipped schema creditcard names label Class"):
+        _shipped(_data(kaggle, schema="creditcard", label="V1"), tmp_path)
+
+
+def test_a_path_the_user_names_that_is_absent_is_one_line(tmp_path: Path) -> None:
+    """A typo is refused, whatever data.fallback says: never simulated rows in its place."""
+    write_fraud_team_table(tmp_path)
+    typo = tmp_path / "transactons.csv"
+    with pytest.raises(DataError) as err:
+        load_table(DataConfig(path=str(typo)), seed=0, launch_dir=tmp_path)
+    line = str(err.value)
+    assert line == (
+        f"data.path={typo}: no such file or folder ({typo}) (did you mean transactions.csv?); "
+        "check the path (the simulated fallback is for the default data/creditcard.csv only)"
+    )
+    documented(line, path=typo)
 
 
 def test_a_users_table_becomes_features_and_the_rare_class(tmp_path: Path) -> None:
@@ -152,8 +167,9 @@ def test_the_creditcard_file_is_a_table_with_its_shipped_schema() -> None:
     path = real_sample_path()
     if not path.is_file():
         pytest.skip(f"real-rows sample not found at {path}")
-    data = prepare_data(_data(path), seed=0, launch_dir=path.parent)
-    assert data.source == "file" and data.table == SCHEMA and not data.inferred
+    data = prepare_data(_data(path, schema="creditcard"), seed=0, launch_dir=path.parent)
+    assert data.source == "file" and data.table.columns == SCHEMA.columns and not data.inferred
+    assert dict(data.table.label_counts) == {0: 29_876, 1: 296}  # the table's own
     assert data.features == list(COLUMNS[:-1])
     assert data.name == "creditcard_real_sample"
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import support.creditcard as schema
 
-from wgangp.config import DataConfig
+from wgangp.config import CREDITCARD_PATH, DataConfig
 from wgangp.data.prepare import prepare_data
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.source import LoadedTable, load_simulated, load_table
@@ -61,9 +61,14 @@ def load_creditcard(
     simulated_rows: int = 284_807,
     **hooks,
 ) -> LoadedTable:
-    """``load_table`` for the credit-card source with these ``data.*`` settings."""
+    """``load_table`` for the credit-card source with these ``data.*`` settings: the default
+    path's fallback, or Kaggle's file elsewhere named by its shipped schema."""
     data = DataConfig(
-        path=path, fallback=fallback, cache_dir=str(cache_dir), simulated_rows=simulated_rows
+        path=path,
+        fallback=fallback,
+        cache_dir=str(cache_dir),
+        simulated_rows=simulated_rows,
+        schema=None if path in (None, CREDITCARD_PATH) else "creditcard",
     )
     return load_table(data, seed=seed, launch_dir=launch_dir, **hooks)
 
@@ -318,7 +323,7 @@ def test_home_relative_path(
 def test_invalid_file_is_reported_with_its_path(tmp_path: Path, frame: pd.DataFrame) -> None:
     path = tmp_path / "creditcard.csv"
     frame.drop(columns=["V28"]).to_csv(path, index=False)
-    data = DataConfig(path=str(path), fallback="error")
+    data = DataConfig(path=str(path), fallback="error", schema="creditcard")
     with pytest.raises(DataError) as err:
         prepare_data(data, seed=0, launch_dir=tmp_path)
     assert str(err.value) == (
@@ -327,7 +332,7 @@ def test_invalid_file_is_reported_with_its_path(tmp_path: Path, frame: pd.DataFr
     )
 
 
-@pytest.mark.parametrize("path", ["missing.csv", None])
+@pytest.mark.parametrize("path", [CREDITCARD_PATH, None])
 def test_fallback_error(tmp_path: Path, path: str | None) -> None:
     with pytest.raises(DataError) as err:
         load_creditcard(
@@ -348,7 +353,7 @@ def test_fallback_error(tmp_path: Path, path: str | None) -> None:
 def test_fallback_simulated_warns_loudly(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="wgangp.data"):
         loaded = load_creditcard(
-            "missing.csv",
+            CREDITCARD_PATH,
             launch_dir=tmp_path,
             cache_dir=tmp_path / "cache",
             seed=3,

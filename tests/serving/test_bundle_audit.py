@@ -85,7 +85,7 @@ def trained(tmp_path_factory) -> tuple[Path, np.ndarray, np.ndarray]:
         [
             *TINY_NETWORKS,
             f"data.path={real_sample}",
-            "data.fallback=error",
+            "data.schema=creditcard",
             "trainer.steps=20",
             "trainer.steps_per_call=10",
             "trainer.progress=false",
@@ -101,7 +101,7 @@ def trained(tmp_path_factory) -> tuple[Path, np.ndarray, np.ndarray]:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     split = prepare_data(
-        DataConfig(path=str(real_sample), fallback="error"), seed=0, launch_dir=work
+        DataConfig(path=str(real_sample), schema="creditcard"), seed=0, launch_dir=work
     )
     rows = split.train[list(FEATURES)].to_numpy(np.float64)
     frauds = split.train[LABEL].to_numpy() == FRAUD  # Kaggle's own label values: 1 is fraud

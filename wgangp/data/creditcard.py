@@ -3,8 +3,10 @@
 ``schemas/creditcard.yaml`` is the one statement of the file's layout (31 columns, Amount modelled
 as log1p and rounded to cents, Time to seconds, V1..V28 unbounded); the file, Kaggle's download
 and the simulated stand-in are read, validated, transformed and shipped like any table, through
-it. What stays Kaggle's own is where the rows come from (:mod:`wgangp.data.source`) and the
-wording of the errors that name its columns (:data:`HEADER`).
+it. It applies where the config names it (the ``creditcard`` preset's default path, or
+``data.schema=creditcard``), never by recognising a header. What stays Kaggle's own is where the
+rows come from (:mod:`wgangp.data.source`) and the wording of the errors that name its columns
+(:data:`HEADER`).
 """
 
 from __future__ import annotations
@@ -33,11 +35,3 @@ def column_names() -> tuple[str, ...]:
 def feature_names() -> tuple[str, ...]:
     """Kaggle's 30 feature columns in file order (every column but ``Class``)."""
     return tuple(column.name for column in creditcard_schema().features)
-
-
-def looks_like_creditcard(header: list[str]) -> bool:
-    """Whether a header is Kaggle's file, possibly damaged or edited: more than half of its 31
-    names. Such a file is read through the shipped schema, whose errors name what differs; a
-    table with fewer of them is another table, whose schema is inferred."""
-    shared = set(header) & set(column_names())
-    return len(shared) > len(column_names()) // 2

@@ -112,9 +112,7 @@ def _owners_per(index: np.ndarray, owners: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(pairs // width, minlength=size)
 
 
-def _sorted_holders(
-    values: np.ndarray, owners: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_holders(values: np.ndarray, owners: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`holder_counts` of already sorted ``values``, without sorting them again."""
     if owners is None or not len(values):
         return holder_counts(values)

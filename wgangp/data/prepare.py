@@ -24,7 +24,7 @@ from wgangp.data.row_sample import RowBudget, sampled_rows
 from wgangp.data.schema_inference import infer_table
 from wgangp.data.schema_match import label_counts
 from wgangp.data.schema_review import require_unambiguous
-from wgangp.data.source import LoadedTable, load_table, resolve_path
+from wgangp.data.source import LoadedTable, load_table
 from wgangp.data.split import stratified_split
 from wgangp.data.table_schema import RARE, TableSchema
 from wgangp.data.validation import validate_table
@@ -212,7 +212,7 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
     one line with the number really needed.
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir)
-    schema, inferred = table_schema(loaded, data, launch_dir)
+    schema, inferred = table_schema(loaded, data)
     source, origin, name, read = loaded.source, loaded.origin, loaded.name, loaded.read
     if read is not None and (read.sampled or read.files > 1):
         log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
@@ -278,24 +278,12 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
     return prepared
 
 
-def table_schema(
-    loaded: LoadedTable, data: DataConfig, launch_dir: Path
-) -> tuple[TableSchema, bool]:
-    """The schema of the loaded table, and whether it was inferred: the one shipped for Kaggle's
-    file, else ``data.schema`` (with ``data.positive``), else inferred from the rows and
-    refused in one line when a column needs a person's decision."""
+def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bool]:
+    """The schema of the loaded table, and whether it was inferred: the configured one (shipped
+    or ``data.schema``, :func:`~wgangp.data.source.configured_schema`), else inferred from the
+    rows and refused in one line when a column needs a person's decision."""
     if loaded.schema is not None:
         return loaded.schema, False
-    if data.schema is not None:
-        schema = TableSchema.load(resolve_path(data.schema, launch_dir))
-        if data.label != "Class" and data.label != schema.label:
-            raise DataError(
-                f"data.label={data.label} but {data.schema} names label {schema.label}; drop "
-                "data.label or edit label: in the schema"
-            )
-        if data.positive is not None:
-            schema = replace(schema, positive=data.positive)
-        return schema, False
     # A sampled table's least frequent value may no longer be the table's: the reader's count.
     positive = data.positive if data.positive is not None else loaded.positive
     inference = infer_table(

@@ -1,26 +1,30 @@
-"""Where a run's rows come from: the file ``data.path`` names, or for Kaggle's credit-card file
-its download cache, a Kaggle download, or the embedded simulated stand-in.
+"""Where a run's rows come from, and the schema they come with: the file ``data.path`` names, or
+for the ``creditcard`` preset's default path its download cache, a Kaggle download, or the
+embedded simulated stand-in.
 
-This is the one place that knows Kaggle's file: a table whose header is mostly Kaggle's 31 names
-(a damaged or edited ``creditcard.csv`` included), the download and the simulated rows come with
-the schema shipped for it (:mod:`wgangp.data.creditcard`); any other table comes without one, and
-its schema is the user's ``data.schema`` or inferred. From there on every table goes the same way.
+Kaggle's credit-card file is configured, not recognised: its schema is shipped in the package
+(:mod:`wgangp.data.creditcard`) and applies to the preset's default path (``data/creditcard.csv``,
+:data:`~wgangp.config.CREDITCARD_PATH`), to the download and to the simulated rows, or to any file
+with ``data.schema=creditcard``. Any other table is the user's: its schema is ``data.schema`` (an
+edited file) or inferred. From there on every table goes the same way.
 
-The policy when the configured credit-card file is absent is explicit (``data.fallback``): fail,
-or fall back to Kaggle (when credentials exist) and then to simulated rows with a loud warning, so
-a run never trains on simulated rows without saying so.
+The policy when the default file is absent is explicit (``data.fallback``): fail, or fall back to
+Kaggle (when credentials exist) and then to simulated rows with a loud warning, so a run never
+trains on simulated rows without saying so. A path the user names is never replaced: absent, it is
+one line and exit 2.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 
-from wgangp.config import DataConfig
+from wgangp.config import CREDITCARD_PATH, SHIPPED_SCHEMAS, DataConfig
 from wgangp.data import kaggle
 from wgangp.data.big_tables import (
     TableRead,
@@ -28,20 +32,17 @@ from wgangp.data.big_tables import (
     is_url,
     names_files,
     read_big_table,
-    table_columns,
     table_files,
 )
-from wgangp.data.creditcard import HEADER, creditcard_schema, looks_like_creditcard
+from wgangp.data.creditcard import HEADER, creditcard_schema
 from wgangp.data.simulated import simulate_creditcard
 from wgangp.data.table_reader import CREDITCARD_FILE, TABLE, read_table
 from wgangp.data.table_schema import TableSchema, Value
-from wgangp.errors import DataError
+from wgangp.errors import ConfigError, DataError
 
 logger = logging.getLogger("wgangp.data")
 
 KAGGLE_PAGE = "https://www.kaggle.com/datasets/mlg-ulb/creditcardfraud"
-#: The label Kaggle's file names; another ``data.label`` names another table.
-CREDITCARD_LABEL = "Class"
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,14 @@ class LoadedTable:
     read: TableRead | None = None
     #: The name of a folder's or a pattern's table (its folder); None: the file's stem.
     table_name: str | None = None
+    #: Whether ``schema`` is a shipped one (Kaggle's), not the user's ``data.schema``.
+    shipped: bool = False
 
     @property
     def header(self) -> str | None:
         """How validation's lines name the header a shipped schema needs (Kaggle's 31 columns);
         None for a table whose schema the user can edit."""
-        return HEADER if self.schema is not None else None
+        return HEADER if self.shipped else None
 
     @property
     def name(self) -> str:
@@ -89,29 +92,29 @@ def load_table(
     kaggle_download: Callable[[Path], Path] | None = None,
     credentials_available: Callable[[], bool] | None = None,
 ) -> LoadedTable:
-    """The table ``data`` names (relative paths from ``launch_dir``), else the fallback's."""
+    """The table ``data`` names (relative paths from ``launch_dir``) with its configured schema
+    (:func:`configured_schema`), else the default path's fallback."""
     if data.name == "simulated":
         return load_simulated(seed=seed, rows=data.simulated_rows, max_rows=data.max_rows)
+    schema, header = configured_schema(data, launch_dir)
+    shipped = header is not None
     wanted = resolve_path(data.path, launch_dir) if data.path else None
-    another_table = data.schema is not None or data.label != CREDITCARD_LABEL
     if wanted is not None and (wanted.exists() or names_files(str(data.path))):
         files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
-        header = table_columns(files)
-        # An unreadable file named like Kaggle's gets the credit-card advice in its one line.
-        creditcard = not another_table and (header is None or looks_like_creditcard(header))
-        schema = creditcard_schema() if creditcard else None
-        label, positive = _rare_class(data, launch_dir, schema)
+        label, positive = (
+            (schema.label, schema.positive) if schema is not None else (data.label, data.positive)
+        )
         read = read_big_table(
             files,
-            CREDITCARD_FILE if creditcard else TABLE,
+            CREDITCARD_FILE if shipped else TABLE,
             label=label,
             positive=positive,
             max_rows=data.max_rows,
             seed=seed,
         )
-        return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name)
-    if another_table:
-        raise DataError(f"data file not found at {wanted}; check data.path")
+        return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name, shipped)
+    if wanted is not None and not at_default_path(data):
+        raise DataError(_absent(data, wanted))
     return _creditcard_fallback(
         data,
         wanted,
@@ -122,6 +125,55 @@ def load_table(
     )
 
 
+def at_default_path(data: DataConfig) -> bool:
+    """Whether ``data.path`` is the ``creditcard`` preset's default file (Kaggle's), or none:
+    where its shipped schema and the fallback apply without being named."""
+    return data.name == "creditcard" and (
+        data.path is None or Path(data.path) == Path(CREDITCARD_PATH)
+    )
+
+
+def configured_schema(
+    data: DataConfig, launch_dir: Path
+) -> tuple[TableSchema | None, str | None]:
+    """The schema the config gives the table, and for a shipped one how errors name the header
+    it needs (None for the user's): ``data.schema`` by name (``creditcard``) or as an edited
+    file (with ``data.positive``), Kaggle's at the default path, else None (inferred)."""
+    if data.schema in SHIPPED_SCHEMAS or (data.schema is None and at_default_path(data)):
+        return _with_label(creditcard_schema(), data, "the shipped schema creditcard"), HEADER
+    if data.schema is None:
+        return None, None
+    edited = _with_label(TableSchema.load(resolve_path(data.schema, launch_dir)), data, data.schema)
+    if data.positive is None:
+        return edited, None
+    try:
+        return replace(edited, positive=data.positive), None
+    except ConfigError as err:
+        raise ConfigError(f"data.positive={data.positive}: {err}") from None
+
+
+def _with_label(schema: TableSchema, data: DataConfig, named: str) -> TableSchema:
+    """``schema``, unless ``data.label`` names another label than its own."""
+    if data.label != DataConfig.label and data.label != schema.label:
+        raise DataError(
+            f"data.label={data.label} but {named} names label {schema.label}; drop data.label "
+            "or edit label: in the schema"
+        )
+    return schema
+
+
+def _absent(data: DataConfig, wanted: Path) -> str:
+    """The one line for a ``data.path`` the user named that is not there (a close name)."""
+    folder = wanted.parent
+    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    close = difflib.get_close_matches(wanted.name, names, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (
+        f"data.path={data.path}: no such file or folder ({wanted}){hint}; check the path (the "
+        f"simulated fallback is for the default {CREDITCARD_PATH} only)"
+    )
+
+
 def load_simulated(*, seed: int, rows: int, max_rows: int | None = None) -> LoadedTable:
     """The built-in simulated table (see :mod:`wgangp.data.simulated`), with Kaggle's schema;
     with ``max_rows``, the rows a file of them would keep (``data.max_rows``)."""
@@ -129,22 +181,9 @@ def load_simulated(*, seed: int, rows: int, max_rows: int | None = None) -> Load
     frame = simulate_creditcard(n_rows=rows, seed=seed)
     schema = creditcard_schema()
     if max_rows is None:
-        return LoadedTable(frame, "simulated", origin, schema)
+        return LoadedTable(frame, "simulated", origin, schema, shipped=True)
     read = cap_rows(frame, schema.label, schema.positive, max_rows, seed, files=0)
-    return LoadedTable(read.frame, "simulated", origin, schema, read.read)
-
-
-def _rare_class(
-    data: DataConfig, launch_dir: Path, schema: TableSchema | None
-) -> tuple[str, Value | None]:
-    """The label and the class to synthesize (None: the least frequent value) that the reader
-    keeps every row of: Kaggle's, the edited schema's, or ``data.label``/``data.positive``."""
-    if schema is not None:
-        return schema.label, schema.positive
-    if data.schema is not None:
-        edited = TableSchema.load(resolve_path(data.schema, launch_dir))
-        return edited.label, data.positive if data.positive is not None else edited.positive
-    return data.label, data.positive
+    return LoadedTable(read.frame, "simulated", origin, schema, read.read, shipped=True)
 
 
 def resolve_path(path: str | Path, launch_dir: Path) -> Path:
@@ -192,4 +231,4 @@ def _creditcard_fallback(
 
 def _kaggle_file(path: Path) -> LoadedTable:
     frame = read_table(path, CREDITCARD_FILE)
-    return LoadedTable(frame, "kaggle", str(path), creditcard_schema())
+    return LoadedTable(frame, "kaggle", str(path), creditcard_schema(), shipped=True)
