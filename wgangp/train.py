@@ -60,8 +60,9 @@ def train(
     from wgangp.training.fit import fit_networks, refit_networks
     from wgangp.training.phases import PHASES_FILE, PhaseClock
     from wgangp.training.refit import refit_metrics
+    from wgangp.training.run_record import trained_on
     from wgangp.training.runtime import training_runtime
-    from wgangp.training.session import RunDirs, TrackedRun, trained_on
+    from wgangp.training.session import RunDirs, TrackedRun
 
     clock = PhaseClock()
     with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir)) as run:

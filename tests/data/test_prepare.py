@@ -4,7 +4,6 @@ mistake in one line."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -79,22 +78,6 @@ def test_a_users_table_becomes_features_and_the_rare_class(tmp_path: Path) -> No
     assert pd.api.types.is_datetime64_any_dtype(rows["day"])
     assert rows["amount"].isna().sum() == frame["amount"].isna().sum()
     assert "rows (" in data.describe() and "with is_fraud=yes" in data.describe()
-
-
-def test_the_dataset_record_names_the_table_and_its_columns(tmp_path: Path) -> None:
-    path = write_fraud_team_table(tmp_path)
-    data = prepare_data(_data(path, label="is_fraud"), seed=0, launch_dir=tmp_path)
-    record = data.dataset_record()
-    assert (record["name"], record["digest"], record["source_type"]) == (
-        "transactions",
-        data.digest,
-        "local",
-    )
-    columns = {c["name"]: c for c in json.loads(record["schema"])["mlflow_colspec"]}
-    assert columns["merchant"] == {"type": "string", "name": "merchant", "required": False}
-    assert columns["count"]["type"] == "long" and columns["amount"]["type"] == "double"
-    assert columns["day"]["type"] == "datetime" and columns["is_fraud"]["type"] == "string"
-    assert json.loads(record["profile"])["num_rows"] == 400
 
 
 def test_an_edited_schema_drops_columns_and_sets_the_class(tmp_path: Path) -> None:

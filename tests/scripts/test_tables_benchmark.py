@@ -215,7 +215,7 @@ def test_a_held_out_run_is_named_after_its_table_and_seed(tmp_path: Path) -> Non
     from scripts.tables_benchmark.default_model import compose, overrides
     from scripts.tables_benchmark.split import carve_holdout
     from wgangp.config import to_config
-    from wgangp.training.session import default_run_name, planned_table_name
+    from wgangp.training.run_record import default_run_name, planned_table_name
 
     spec = TableSpec("loans", "loans.csv", "Status", "bad")
     source = tmp_path / "loans.csv"

@@ -203,7 +203,7 @@ def test_hydra_files_and_a_sweeps_record_are_scrubbed(tmp_path: Path) -> None:
 
 
 def test_a_url_tables_run_name_comes_from_its_path_only() -> None:
-    from wgangp.training.session import url_table_name
+    from wgangp.training.run_record import url_table_name
 
     assert url_table_name("https://u:pw@h/data/t.csv?X-Amz-Signature=S") == "t"
     assert url_table_name("https://tok@host/") == "host"

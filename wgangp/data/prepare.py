@@ -8,7 +8,6 @@ with every group of identical rows in one split (:mod:`wgangp.data.split`).
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -142,40 +141,6 @@ class PreparedData:
 
     def _class_counts(self, parts: Splits, cls: int) -> list[int]:
         return [int((self.classes(p) == cls).sum()) for p in (parts.train, parts.val, parts.test)]
-
-    def sampling_tags(self) -> dict[str, str]:
-        """MLflow tags: the rows read and kept (``data.read.*``), and each split's rows in the
-        samples when there are samples (``data.sample.*``)."""
-        tags = self.read.tags() if self.read is not None else {}
-        if self.budget is None or (self.sampled_splits is None and self.scored_splits is None):
-            return tags
-        tags |= {
-            "data.sample.rest_sample": str(self.budget.rest),
-            "data.sample.rare_sample": str(self.budget.rare),
-        }
-        for what, parts in (("fits", self.sampled), ("scores", self.scored)):
-            for name in ("train", "val", "test"):
-                tags[f"data.sample.{what}.{name}"] = str(len(getattr(parts, name)))
-        return tags
-
-    def dataset_record(self) -> dict[str, str]:
-        """The table as an MLflow dataset (name, digest, source, schema, profile; no rows), so
-        the run page's "Datasets" tells runs on different tables apart."""
-        simulated = self.source == "simulated"
-        columns = [
-            {"type": column.value_type, "name": column.name, "required": not column.nullable}
-            for column in self.table.columns
-        ]
-        rows = len(self.train) + len(self.val) + len(self.test)
-        profile = {"num_rows": rows, "num_elements": rows * len(self.table.columns)}
-        return {
-            "name": self.name,
-            "digest": self.digest,
-            "source_type": "code" if simulated else "local",
-            "source": json.dumps({"uri": self.origin}),
-            "schema": json.dumps({"mlflow_colspec": columns}),
-            "profile": json.dumps(profile),
-        }
 
     def with_validation_rows(self) -> PreparedData:
         """The split a refit trains on (``trainer.refit``): training rows then validation rows,

@@ -6,9 +6,9 @@ closes the run as FINISHED, FAILED (with ``failure.reason`` and ``failure.messag
 KILLED and records the status in the directory's ``run.json``, so a relaunch knows whether there
 is a run to continue.
 
-Runs are named ``<name>-<data>-seed<seed>-<config key>`` unless ``tracking.run_name`` says
-otherwise, so a list of runs tells them apart; the key is the checkpoint folder's. The run's
-description (:mod:`wgangp.tracking.note`) says what it trained on and how it ended.
+What the run records about its table (its name, tags, dataset, schema) is
+:mod:`.run_record`'s; the run's description (:mod:`wgangp.tracking.note`) says what it trained on
+and how it ended.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-import urllib.parse
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +24,6 @@ from types import TracebackType
 from omegaconf import OmegaConf
 
 from wgangp.config import Config, flatten
-from wgangp.data.duckdb_scan import is_url
 from wgangp.data.prepare import PreparedData
 from wgangp.errors import DataError, NonFiniteError, WgangpError, report_error
 from wgangp.files import write_text
@@ -46,42 +44,24 @@ from wgangp.training.checkpoints import (
 )
 from wgangp.training.interrupts import Interrupted, Interruption
 from wgangp.training.output_lock import lock_output_dir, unlock_output_dir
+from wgangp.training.run_record import (
+    RUN_NAME_TAG,
+    data_tags,
+    dataset_record,
+    default_run_name,
+    planned_table_name,
+    table_name,
+    trained_on,
+    write_schema,
+)
 from wgangp.training.runtime import environment_tags, git_commit
 
-#: The run's artifact holding its table's schema (a user's table).
-SCHEMA_ARTIFACT = "schema.yaml"
 log = logging.getLogger("wgangp.train")
 
 FAILURE_REASON = "failure.reason"
 FAILURE_MESSAGE = "failure.message"
 #: How long an abandoned run waits for its queued MLflow calls: ``docker stop`` SIGKILLs at 10 s.
 ABANDON_TIMEOUT_S = 3.0
-#: The tag MLflow keeps a run's name in (setting it renames the run).
-RUN_NAME_TAG = "mlflow.runName"
-
-
-def default_run_name(cfg: Config, data_name: str, key: str) -> str:
-    """``stable_gp-creditcard-seed0-1a2b3c4d``: experiment, table, seed and config key."""
-    return f"{cfg.name}-{data_name}-seed{cfg.seed}-{key}"
-
-
-def planned_table_name(cfg: Config) -> str:
-    """The table's name before it is read: the file's stem (``loans`` for loans.csv.gz), or
-    ``simulated``; the run is renamed when the rows come from elsewhere (a fallback)."""
-    if cfg.data.name == "simulated" or not cfg.data.path:
-        return cfg.data.name
-    if is_url(str(cfg.data.path)):
-        return url_table_name(str(cfg.data.path)) or cfg.data.name
-    return Path(cfg.data.path).name.split(".")[0] or cfg.data.name
-
-
-def url_table_name(url: str) -> str:
-    """A URL's table name from its path alone (``t`` for ``https://u:pw@host/t.csv?sig=...``):
-    the user info and the query may hold secrets, and a run's name is no redacted field. The
-    last part without a wildcard (``tx`` for ``s3://bucket/tx/*.parquet``), else the host."""
-    parts = urllib.parse.urlsplit(url)
-    names = [p for p in parts.path.split("/") if p and not any(c in p for c in "*[")]
-    return (names[-1].split(".")[0] if names else "") or parts.hostname or ""
 
 
 @dataclass
@@ -284,40 +264,17 @@ class TrackedRun:
         self.record.data_digest = data.digest
         self.checkpoints.write_record(self.record)
         cfg = self.cfg
-        self.tracker.set_tags(
-            {
-                "data.source": data.source,
-                "data.origin": data.origin,
-                "data.digest": data.digest,
-                "data.duplicate_rows": str(data.duplicate_rows),
-            }
-        )
-        # Rows of each class read and kept (data.max_rows); what fits and scores use.
-        self.tracker.set_tags(data.sampling_tags())
-        # A table read from a URL is named from the URL's path: the reader's name for it may
-        # hold the URL's user info or query.
-        url = data.source == "file" and is_url(str(cfg.data.path or ""))
-        name = planned_table_name(cfg) if url else data.name
+        self.tracker.set_tags(data_tags(data))
+        name = table_name(cfg, data)
         if name != planned_table_name(cfg) and not cfg.tracking.run_name:
             run_name = default_run_name(cfg, name, self.record.config_key)
             self.tracker.set_tags({RUN_NAME_TAG: run_name})
-        self.tracker.log_dataset({**data.dataset_record(), "name": name})
-        self._log_schema(data)
+        self.tracker.log_dataset(dataset_record(data, name))
+        self.tracker.log_artifact(write_schema(data, cfg, self.dirs.output))
         label = data_label(name, data.source, data.origin)
         self.note = RunNote(label, trained_on(data, cfg.trainer.steps))
         self.tracker.set_tags(self.note.tags())
         log.info("data: %s", data.describe_duplicates())
-
-    def _log_schema(self, data: PreparedData) -> None:
-        """The table's schema as the run's ``schema.yaml`` (the file to edit and pass back as
-        ``data.schema``); an inferred or given one in the log too (Kaggle's shipped one is
-        known)."""
-        text = data.table.to_yaml()
-        if data.inferred or self.cfg.data.schema is not None:
-            given = "the given" if self.cfg.data.schema is not None else "inferred"
-            log.info("data: %s schema of %s:\n%s", given, data.origin, text)
-        path = write_text(self.dirs.output / SCHEMA_ARTIFACT, text)
-        self.tracker.log_artifact(path)
 
     def describe(self, note: RunNote) -> None:
         """Set the run page's description (the data line, the headline figures)."""
@@ -439,11 +396,6 @@ class TrackedRun:
             self.checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
         self.checkpoints.release()
         unlock_output_dir(self.dirs.output)
-
-
-def trained_on(data: PreparedData, steps: int) -> TrainedOn:
-    """The rows of ``data``'s training split and ``steps``, for the description."""
-    return TrainedOn(len(data.train), int(data.classes(data.train).sum()), steps)
 
 
 def _check_writable(output_dir: Path) -> None:
