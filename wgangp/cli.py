@@ -101,6 +101,7 @@ def check_overrides(argv: Iterable[str]) -> None:
     """
     argv = list(argv)
     check_quotes(argv)
+    check_text_syntax(argv)
     keys, groups, defaults = _schema_keys(), config_groups(), _default_groups()
     for arg in argv:
         if arg.startswith("-") or "=" not in arg:
@@ -150,6 +151,70 @@ def check_quotes(argv: Iterable[str]) -> None:
             f"quoted value); quote the value for Hydra and escape it for the shell: "
             f"{_shell_escaped(key + '=' + _hydra_quoted(value))}"
         )
+
+
+def check_text_syntax(argv: Iterable[str]) -> None:
+    """Refuse a text value (a path, a label, a name) holding characters Hydra's override grammar
+    reads as syntax, unquoted: ``=`` (a Hive partition's ``date=2024-01-01/``), brackets,
+    braces, a comma (a sweep, outside ``-m``), a letter outside ASCII. One line with the quoting
+    to type; Hydra would print a report of several lines and exit 1."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    argv = list(argv)
+    multirun = "-m" in argv or "--multirun" in argv
+    texts, parser = None, None
+    for arg in argv:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        key, value = arg.split("=", 1)
+        if value[:1] in ("'", '"'):
+            continue
+        texts = texts if texts is not None else _text_keys()
+        if key.lstrip("+~") not in texts:
+            continue
+        parser = parser or OverridesParser.create()
+        if _parses(parser, arg, multirun):
+            continue
+        found = [c for c in dict.fromkeys(value) if not _parses(parser, f"x=a{c}b", multirun)]
+        if not found:
+            continue  # something else: Hydra's own report
+        if "'" in arg or '"' in value:
+            quoted = _shell_escaped(key + "=" + _hydra_quoted(value))
+        else:
+            quoted = f"'{key}=\"{value}\"'"
+        raise ConfigError(
+            f"override '{arg}' has characters Hydra's override grammar reads as syntax "
+            f"({' '.join(found)}); quote the value for Hydra and the whole override for the "
+            f"shell: {quoted}"
+        )
+
+
+def _parses(parser: Any, arg: str, multirun: bool) -> bool:
+    """Whether Hydra reads ``arg`` as one value (or, with ``-m``, a sweep)."""
+    try:
+        override = parser.parse_overrides([arg])[0]
+    except Exception:  # Hydra's lexer or parser
+        return False
+    return multirun or not override.is_sweep_override()
+
+
+def _text_keys() -> set[str]:
+    """The schema's keys whose values are text."""
+    from omegaconf import DictConfig
+    from omegaconf.nodes import StringNode
+
+    keys: set[str] = set()
+
+    def walk(prefix: str, node: DictConfig) -> None:
+        for key in node:
+            child = node._get_node(key)
+            if isinstance(child, DictConfig):
+                walk(f"{prefix}{key}.", child)
+            elif isinstance(child, StringNode):
+                keys.add(f"{prefix}{key}")
+
+    walk("", OmegaConf.structured(Config))
+    return keys
 
 
 def _hydra_quoted(value: str) -> str:
@@ -284,7 +349,8 @@ def key_values(
     argv: Iterable[str], keys: tuple[str, ...], usage: str, error: type[WgangpError]
 ) -> dict[str, str]:
     """``key=value`` arguments of a small command (``wgangp.sample``, ``wgangp.schema``) as a
-    dict; a malformed or unknown one is one ``error`` line with the closest key."""
+    dict (a value in quotes, as ``wgangp.train`` takes a path with ``=``, without them); a
+    malformed or unknown one is one ``error`` line with the closest key."""
     values: dict[str, str] = {}
     for arg in argv:
         key, sep, value = arg.partition("=")
@@ -295,7 +361,10 @@ def key_values(
             close = difflib.get_close_matches(key, keys, n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(keys)}"
             raise error(f"unknown argument '{key}' in {arg!r}; {hint}")
-        values[key] = value.strip()
+        value = value.strip()
+        if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]  # quoted as the training command needs (check_text_syntax)
+        values[key] = value
     return values
 
 

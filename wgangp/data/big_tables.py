@@ -18,69 +18,68 @@ The rows kept are written to one temporary file (CSV cells as text, exactly as i
 Parquet as typed), which :func:`~wgangp.data.table_reader.read_table` reads as it reads any file:
 a big table's kept rows get the same parsing as a small table. A single local file within the
 cap is read by pandas directly, as before; when DuckDB cannot read a single file, pandas reads it
-and says in one line what is wrong with it (or reads it and the cap applies in memory).
+and says in one line what is wrong with it (or reads it and the cap applies in memory, by the
+same rule: :meth:`~wgangp.data.duckdb_scan.Scan.kept_where`, a CSV's cells hashed as their
+text, so a zip keeps the rows its CSV would).
 
-Each problem of a folder or a glob is one line: nothing matches, a folder without table files,
-Parquet beside CSV, an empty file, files whose columns differ.
+The label is counted on every row: a gap in it is refused even where the cap leaves its row out.
+Which files make the table, and each problem of a folder or a glob (nothing matches, Parquet
+beside CSV, an empty file, files whose columns or types differ):
+:mod:`wgangp.data.table_files`.
 """
 
 from __future__ import annotations
 
-import glob
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from wgangp.data.duckdb_scan import (
-    DuckDBError,
-    is_url,
-    open_scan,
-    remote_columns,
-    remote_files,
-)
+from wgangp.data.duckdb_scan import DuckDBError, is_url, open_rows, open_scan
 from wgangp.data.file_format import check_format_matches_name
+from wgangp.data.parquet_columns import NESTED_LINE, nested_columns, parquet_schema
 from wgangp.data.schema_inference import choose_positive, label_value, no_such_label
+from wgangp.data.table_files import (
+    TableFiles,
+    check_columns,
+    names_files,
+    table_columns,
+    table_files,
+)
 from wgangp.data.table_reader import (
     PARQUET_SUFFIXES,
     ReadAdvice,
     one_line,
+    read_cells,
     read_header,
     read_table,
 )
 from wgangp.data.table_schema import Value
 from wgangp.errors import DataError
 
+__all__ = [
+    "ReadTable",
+    "TableFiles",
+    "TableRead",
+    "cap_rows",
+    "is_url",
+    "names_files",
+    "read_big_table",
+    "table_columns",
+    "table_files",
+]
+
 log = logging.getLogger("wgangp.data")
 
-CSV_SUFFIXES = (".csv", ".csv.gz")
 #: Rows a CSV line holds at least, per column: one character and a comma (a newline for the last).
 _MIN_BYTES_PER_CELL = 2
-
-
-@dataclass(frozen=True)
-class TableFiles:
-    """The files ``data.path`` names, all of one format."""
-
-    spec: str  # data.path as resolved: a file, a folder, a pattern or a URL
-    files: tuple[str, ...]
-    parquet: bool
-
-    @property
-    def one_local_file(self) -> bool:
-        return len(self.files) == 1 and self.files[0] == self.spec and not is_url(self.spec)
-
-    @property
-    def name(self) -> str:
-        """The table's name for runs and MLflow: the file's stem, the folder's name, or the
-        last part of a pattern without wildcards."""
-        if self.one_local_file or is_url(self.spec) and not _is_pattern(self.spec):
-            return self.spec.rstrip("/").rsplit("/", 1)[-1].split(".")[0]
-        parts = [p for p in re.split(r"[/\\]", self.spec) if p and not _is_pattern(p)]
-        return (parts[-1].split(".")[0] if parts else "table") or "table"
+#: The cells pandas reads as gaps in a CSV (``read_csv``'s default ``na_values``), besides blanks.
+_CSV_GAPS = frozenset((
+    "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
+    "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -149,62 +148,6 @@ class ReadTable:
     read: TableRead
 
 
-def _is_pattern(text: str) -> bool:
-    return any(c in text for c in "*?[")
-
-
-def names_files(path: str) -> bool:
-    """Whether ``data.path`` names files for :func:`table_files` even though no file of that
-    name exists: a pattern or a URL."""
-    return is_url(path) or _is_pattern(path)
-
-
-def table_files(spec: str) -> TableFiles:
-    """The files ``spec`` names (one file, a folder's table files, a glob's matches, a URL),
-    sorted, all Parquet or all CSV; each problem one DataError line."""
-    if is_url(spec):
-        files = remote_files(spec) if _is_pattern(spec) else [spec]
-        if not files:
-            raise DataError(
-                f"no file matches data.path={spec}; check the pattern and the credentials"
-            )
-    elif _is_pattern(spec):
-        files = sorted(
-            p for p in glob.glob(spec, recursive=True) if Path(p).is_file() and _is_table(p)
-        )
-        if not files:
-            raise DataError(
-                f"no Parquet or CSV file matches data.path={spec}; check the pattern (e.g. "
-                "data/transactions/*.parquet) or give a file or a folder"
-            )
-    elif Path(spec).is_dir():
-        files = sorted(str(p) for p in Path(spec).iterdir() if p.is_file() and _is_table(p.name))
-        if not files:
-            raise DataError(
-                f"{spec} is a folder without Parquet or CSV files (.parquet, .pq, .csv, "
-                ".csv.gz); put the table's files there, or set data.path to one file"
-            )
-    else:
-        files = [spec]
-    parquet = [f for f in files if _suffix(f) in PARQUET_SUFFIXES]
-    if parquet and len(parquet) < len(files):
-        other = next(f for f in files if f not in parquet)
-        raise DataError(
-            f"{spec} holds both Parquet and CSV files ({Path(parquet[0]).name}, "
-            f"{Path(other).name}); keep the files of one table in one format"
-        )
-    return TableFiles(spec, tuple(files), parquet=bool(parquet))
-
-
-def table_columns(files: TableFiles) -> list[str] | None:
-    """The first file's column names, read without its rows; None when it cannot be read (the
-    reading's one line comes later)."""
-    first = files.files[0]
-    if is_url(first):
-        return remote_columns(first, files.parquet)
-    return read_header(Path(first)) if Path(first).is_file() else None
-
-
 def read_big_table(
     files: TableFiles,
     advice: ReadAdvice,
@@ -235,20 +178,31 @@ def read_big_table(
         ):
             return _read_whole(path, advice, label, positive, max_rows, seed)
     else:
-        columns = _check_columns(files)
+        columns = check_columns(files)
         if label not in columns:
             raise DataError(f"{files.spec}: {no_such_label(label, columns)}")
+    nested = _nested(files, label)
+    columns = [name for name in columns if name not in nested]
     try:
-        with open_scan(files.spec, files.files, files.parquet) as scan:
+        with open_scan(files.spec, files.files, files.parquet, files.partitions) as scan:
             counts = scan.label_counts(label)
-            chosen, rare_texts = _rare_class(counts, label, positive, files.spec)
+            gaps = [text for text in counts if _is_gap(text, files.parquet)]
+            present = {text: n for text, n in counts.items() if text not in gaps}
+            chosen, rare_texts = _rare_class(present, label, positive, files.spec)
             rows = sum(counts.values())
-            rare = sum(counts[text] for text in rare_texts)
+            rare = sum(present[text] for text in rare_texts)
             sampled = rows - rare > max_rows or rare > max_rows
+            if gaps and sampled:  # rows the cap leaves out: read whole, the schema says so
+                first = scan.first_file(label, gaps) if len(files.files) > 1 else None
+                missing = sum(counts[text] for text in gaps)
+                raise DataError(_gaps_line(files.spec, label, missing, rows, first))
             if files.one_local_file and not sampled:
                 kept = None  # read below by pandas, as every small file is
             else:
-                kept = scan.kept_rows(columns, label, rare_texts, max_rows, seed, sampled)
+                where = "true"
+                if sampled:
+                    where = scan.kept_where(columns, label, rare_texts, max_rows, seed)
+                kept = scan.kept_rows(columns, where)
     except DuckDBError as err:
         if files.one_local_file:
             log.debug("DuckDB could not read %s (%s); pandas reads it", files.spec, err)
@@ -257,6 +211,8 @@ def read_big_table(
             f"{files.spec}: the table's files cannot be read ({one_line(err)}); every file must "
             "be a readable Parquet or comma-separated UTF-8 CSV file with the same header"
         ) from None
+    if nested and kept is not None:
+        log.info("%s: %s", files.spec, NESTED_LINE.format(names=", ".join(nested)))
     frame = read_table(Path(files.spec), advice) if kept is None else kept
     kept_rare = _count_rare(frame, label, chosen)
     read = TableRead(
@@ -267,41 +223,98 @@ def read_big_table(
 
 
 def cap_rows(
-    frame: pd.DataFrame, label: str, positive: Value | None, max_rows: int, seed: int, files: int
+    frame: pd.DataFrame,
+    label: str,
+    positive: Value | None,
+    max_rows: int,
+    seed: int,
+    files: int,
+    cells: pd.DataFrame | None = None,
+    source: str = "data",
 ) -> ReadTable:
     """A table already in memory (a zip, a file DuckDB could not read, simulated rows) under the
-    same cap: every rare-class row and a uniform sample of ``max_rows`` of the rest, by seed; the
-    frame itself (no copy) when nothing is over the cap."""
+    same cap and by the same rule as the files' scan
+    (:meth:`~wgangp.data.duckdb_scan.Scan.kept_where`); the frame itself (no copy) when nothing
+    is over the cap. ``cells``: a CSV's cells as their text
+    (:func:`~wgangp.data.table_reader.read_cells`), which the rule hashes as the scan of the CSV
+    does; else the frame's values."""
     unread = ReadTable(frame, TableRead(files, None, None, len(frame), None, False, max_rows, seed))
     if label not in frame.columns or len(frame) == 0:  # the schema's or validation's line
         return unread
-    texts = _label_texts(frame[label])
+    hashed = frame if cells is None else cells
+    texts = _label_texts(hashed[label])
     counted = {(None if pd.isna(k) else str(k)): int(v) for k, v in texts.value_counts().items()}
+    counted[None] = int(texts.isna().sum())
+    gaps = [text for text in counted if _is_gap(text, cells is None)]
+    present = {text: n for text, n in counted.items() if text not in gaps}
     try:
-        chosen, rare_texts = _rare_class(counted, label, positive, "data")
+        chosen, rare_texts = _rare_class(present, label, positive, "data")
     except DataError:  # the schema's inference says the same of the whole table, with its name
         return unread
-    is_rare = texts.isin(rare_texts).to_numpy()
-    rows, rare = len(frame), int(is_rare.sum())
+    rows, rare = len(frame), sum(present[text] for text in rare_texts)
     sampled = rows - rare > max_rows or rare > max_rows
     if sampled:
-        rng = np.random.Generator(np.random.PCG64(seed))
-        keep = np.zeros(rows, dtype=bool)
-        for mask in (is_rare, ~is_rare):
-            where = np.flatnonzero(mask)
-            keep[rng.choice(where, size=min(max_rows, len(where)), replace=False)] = True
-        frame = frame[keep].reset_index(drop=True)
-        is_rare = is_rare[keep]
-    read = TableRead(
-        files, rows, rare, len(frame), int(is_rare.sum()), sampled, max_rows, seed, chosen
-    )
+        missing = sum(counted[text] for text in gaps)
+        if missing:
+            raise DataError(_gaps_line(source, label, missing, rows, None))
+        with open_rows(_hashable(hashed.assign(**{label: texts}))) as scan:
+            where = scan.kept_where(list(frame.columns), label, rare_texts, max_rows, seed)
+            frame = frame.iloc[scan.kept_positions(where)].reset_index(drop=True)
+    kept_rare = _count_rare(frame, label, chosen)
+    read = TableRead(files, rows, rare, len(frame), kept_rare, sampled, max_rows, seed, chosen)
     return ReadTable(frame, read)
 
 
 def _read_whole(
     path: Path, advice: ReadAdvice, label: str, positive: Value | None, max_rows: int, seed: int
 ) -> ReadTable:
-    return cap_rows(read_table(path, advice), label, positive, max_rows, seed, files=1)
+    frame = read_table(path, advice)
+    cells = None
+    if len(frame) > max_rows and path.suffix.lower() not in PARQUET_SUFFIXES:
+        cells = read_cells(path)  # the rule hashes a CSV's text, as the scan of the CSV does
+    return cap_rows(frame, label, positive, max_rows, seed, 1, cells, source=str(path))
+
+
+def _nested(files: TableFiles, label: str) -> list[str]:
+    """The table's nested columns (its first file's: the files' types agree), never the label."""
+    first = files.files[0]
+    if not files.parquet or is_url(first):
+        return []
+    nested = nested_columns(parquet_schema(first))
+    if label in nested:
+        raise DataError(
+            f"{files.spec}: label column {label} holds lists, structs or maps (nested values); "
+            "the label needs one class per row: set data.label=<column>"
+        )
+    return nested
+
+
+def _is_gap(text: str | None, parquet: bool) -> bool:
+    """Whether a label cell's text is a gap, as pandas reads the file: no value, blank, or in a
+    CSV one of pandas' gap words (``NA``, ``null``...)."""
+    return text is None or not text.strip() or (not parquet and text in _CSV_GAPS)
+
+
+def _gaps_line(source: str, label: str, missing: int, rows: int, first: str | None) -> str:
+    where = f" (first in {first})" if first else ""
+    return (
+        f"{source}: label column {label} has {missing} missing value(s) among its {rows} rows"
+        f"{where}; drop those rows, every row needs its class"
+    )
+
+
+def _hashable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows DuckDB can hash: a column of mixed Python values as their text (gaps stay gaps)."""
+    mixed = [
+        name
+        for name in frame.columns
+        if frame[name].dtype == object
+        and not frame[name].map(lambda v: v is None or isinstance(v, str)).all()
+    ]
+    if not mixed:
+        return frame
+    texts = {name: frame[name].map(lambda v: None if pd.isna(v) else str(v)) for name in mixed}
+    return frame.assign(**texts)
 
 
 def _surely_within(path: Path, parquet: bool, max_rows: int) -> bool:
@@ -321,53 +334,6 @@ def _surely_within(path: Path, parquet: bool, max_rows: int) -> bool:
     if not names:
         return True
     return path.stat().st_size <= max_rows * _MIN_BYTES_PER_CELL * len(names)
-
-
-def _check_columns(files: TableFiles) -> list[str]:
-    """The columns of the table's first file; every other file must have the same (in any
-    order), no name twice, and no file may be empty."""
-    first: list[str] | None = None
-    for name in files.files:
-        if not is_url(name):
-            path = Path(name)
-            if path.stat().st_size == 0:
-                raise DataError(
-                    f"{name} is empty (0 bytes, no rows); remove it from {files.spec} or write "
-                    "it again"
-                )
-            if not files.parquet:
-                check_format_matches_name(path)
-            columns = read_header(path)
-        else:
-            columns = remote_columns(name, files.parquet)
-        if not columns:
-            raise DataError(
-                f"{name} cannot be read as a {'Parquet' if files.parquet else 'CSV'} table (no "
-                "header); write it again, or remove it from the table's files"
-            )
-        repeated = sorted({c for c in columns if columns.count(c) > 1})
-        if repeated:
-            raise DataError(
-                f"{name}: column(s) {', '.join(repeated[:5])} appear more than once in the "
-                "header; rename or drop the copies, every column needs its own name"
-            )
-        if first is None:
-            first = columns
-            continue
-        missing = [c for c in first if c not in columns]
-        extra = [c for c in columns if c not in first]
-        if missing or extra:
-            differ = "; ".join(
-                f"{what} {', '.join(names[:5])}"
-                for what, names in (("missing", missing), ("extra", extra))
-                if names
-            )
-            raise DataError(
-                f"{name}: its columns differ from those of {files.files[0]} ({differ}); every "
-                "file of one table needs the same columns"
-            )
-    assert first is not None
-    return first
 
 
 def _rare_class(
@@ -402,13 +368,3 @@ def _label_texts(labels: pd.Series) -> pd.Series:
         if not pd.isna(value)
     }
     return labels.map(lookup)
-
-
-def _suffix(name: str) -> str:
-    lower = name.lower()
-    return ".csv.gz" if lower.endswith(".csv.gz") else Path(lower).suffix
-
-
-def _is_table(name: str) -> bool:
-    base = Path(name).name
-    return not base.startswith((".", "_")) and _suffix(base) in (*PARQUET_SUFFIXES, *CSV_SUFFIXES)

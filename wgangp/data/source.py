@@ -133,9 +133,7 @@ def at_default_path(data: DataConfig) -> bool:
     )
 
 
-def configured_schema(
-    data: DataConfig, launch_dir: Path
-) -> tuple[TableSchema | None, str | None]:
+def configured_schema(data: DataConfig, launch_dir: Path) -> tuple[TableSchema | None, str | None]:
     """The schema the config gives the table, and for a shipped one how errors name the header
     it needs (None for the user's): ``data.schema`` by name (``creditcard``) or as an edited
     file (with ``data.positive``), Kaggle's at the default path, else None (inferred)."""

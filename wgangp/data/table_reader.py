@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import logging
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -20,7 +21,10 @@ from typing import IO
 import pandas as pd
 
 from wgangp.data.file_format import check_format_matches_name, check_is_file
+from wgangp.data.parquet_columns import NESTED_LINE, read_parquet
 from wgangp.errors import DataError
+
+log = logging.getLogger("wgangp.data")
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: The member of a zip archive read when it holds several CSVs (Kaggle's download).
@@ -62,7 +66,9 @@ def read_table(path: Path, advice: ReadAdvice = TABLE) -> pd.DataFrame:
     path = Path(path)
     with read_errors(path, advice):
         if path.suffix.lower() in PARQUET_SUFFIXES:
-            frame = pd.read_parquet(path)
+            frame, nested = read_parquet(path)
+            if nested:
+                log.info("%s: %s", path, NESTED_LINE.format(names=", ".join(nested)))
             names = [str(name) for name in frame.columns]
         else:
             check_format_matches_name(path)
@@ -71,15 +77,7 @@ def read_table(path: Path, advice: ReadAdvice = TABLE) -> pd.DataFrame:
             names = _header_names(path)
             if len(names) == frame.shape[1]:  # as written, stripped: pandas renames copies
                 frame.columns = names
-    if frame.shape[1] == 1:
-        header = str(frame.columns[0])
-        for separator, name in ((";", "semicolon"), ("\t", "tab")):
-            if separator in header:
-                shown = repr(header) if len(header) <= 40 else repr(header[:37]) + "..."
-                raise DataError(
-                    f"{path} looks {name}-separated (a single column {shown}); save it "
-                    "comma-separated"
-                )
+    check_separator(path, [str(name) for name in frame.columns])
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:  # pandas would have renamed the copies (Age -> Age.1), a column never there
         shown = ", ".join(repeated[:5])
@@ -90,6 +88,33 @@ def read_table(path: Path, advice: ReadAdvice = TABLE) -> pd.DataFrame:
     if len(frame) == 0:
         raise DataError(f"{path} has a header but no rows; {advice.no_rows}")
     return frame
+
+
+def read_cells(path: Path) -> pd.DataFrame:
+    """A CSV's cells as their text, as DuckDB reads them (``all_varchar``): nothing parsed, an
+    empty cell a gap; the rows and columns of :func:`read_table`'s frame."""
+    path = Path(path)
+    with read_errors(path, TABLE), _opened(path) as source:
+        frame = pd.read_csv(
+            source, compression="infer", dtype=str, keep_default_na=False, na_values=[""]
+        )
+    names = _header_names(path)
+    if len(names) == frame.shape[1]:
+        frame.columns = names
+    return frame
+
+
+def check_separator(path: Path | str, names: list[str]) -> None:
+    """A header of one column holding a semicolon or a tab: the file is not comma-separated."""
+    if len(names) != 1:
+        return
+    header = names[0]
+    for separator, name in ((";", "semicolon"), ("\t", "tab")):
+        if separator in header:
+            shown = repr(header) if len(header) <= 40 else repr(header[:37]) + "..."
+            raise DataError(
+                f"{path} looks {name}-separated (a single column {shown}); save it comma-separated"
+            )
 
 
 def read_header(path: Path) -> list[str] | None:
