@@ -114,6 +114,27 @@ def test_unwritable_output_is_one_line(tmp_path):
     assert (tmp_path / "new").is_dir()
 
 
+def test_an_output_link_is_written_through_and_kept(tmp_path):
+    """output= a symbolic link (to another folder, relative): its target gets the rows, replaced
+    whole in the target's folder, and the link stays a link."""
+    from wgangp.sample import write_rows
+
+    (tmp_path / "shared").mkdir()
+    target = tmp_path / "shared" / "rows.csv"
+    target.write_text("old\n")
+    link = tmp_path / "latest.csv"
+    link.symlink_to(Path("shared") / "rows.csv")
+    check_writable(link)
+    write_rows(pd.DataFrame({"a": [1, 2]}), link, "csv")
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert target.read_text() == "a\n1\n2\n"
+    assert sorted(p.name for p in (tmp_path / "shared").iterdir()) == ["rows.csv"]
+    dangling = tmp_path / "new.csv"
+    dangling.symlink_to(tmp_path / "shared" / "new.csv")
+    write_rows(pd.DataFrame({"b": [3]}), dangling, "csv")
+    assert dangling.is_symlink() and pd.read_csv(dangling)["b"].tolist() == [3]
+
+
 def test_missing_sqlite_store_is_reported_not_created(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -196,6 +217,14 @@ def test_sample_directory_seed_changes_rows(trained, tmp_path):
         assert main([f"model_uri={bundle}", "n=20", f"output={path}", f"seed={seed}"]) == 0
     pd.testing.assert_frame_equal(pd.read_csv(a), pd.read_csv(b))
     assert not pd.read_csv(a).equals(pd.read_csv(c))
+
+
+def test_sample_to_a_link_keeps_the_link(trained, tmp_path):
+    target, link = tmp_path / "target.csv", tmp_path / "link.csv"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    assert main([f"model_uri={trained[3]}", "n=10", f"output={link}"]) == 0
+    assert link.is_symlink() and len(pd.read_csv(target)) == 10
 
 
 def test_unknown_run_and_model_are_one_line(trained, tmp_path, capsys, monkeypatch):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,8 @@ class PreprocessConfig:
 
     def __post_init__(self) -> None:
         _require_choice(self.scaling, "preprocess.scaling", SCALINGS)
-        repeated = sorted({n for n in self.quantile_columns if self.quantile_columns.count(n) > 1})
+        counts = Counter(self.quantile_columns)
+        repeated = sorted(name for name, count in counts.items() if count > 1)
         _require(not repeated, "preprocess.quantile_columns", f"lists {repeated} more than once")
 
 

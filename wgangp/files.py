@@ -4,7 +4,8 @@ A file is written under a temporary name in its own folder, flushed to disk and 
 the old one (``os.replace``, atomic within a file system). A full disk, a kill or any error in
 the middle leaves the previous file as it was and removes the temporary one, so a reader never
 sees half a CSV, half a JSON record or a truncated checkpoint record. A failed write ends in one
-line naming the file, why, and what was kept.
+line naming the file, why, and what was kept. A symbolic link is written through, as ``open``
+writes through it: its target is replaced (atomically, in the target's folder) and the link kept.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ class FileWriteError(WgangpError):
     """A file could not be written (disk full, read-only, permission); the old one is kept."""
 
     reason = "io"
+
+
+def written_path(path: Path) -> Path:
+    """The file a write of ``path`` replaces: ``path``, or the file a symbolic link at ``path``
+    points to (through every link, relative ones from their own folder), so that the link stays."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _temporary(path: Path) -> Path:
@@ -61,7 +69,8 @@ def atomic_path(path: Path, name: str | None = None) -> Iterator[Path]:
     ``path``. Any error removes the temporary file and leaves ``path`` as it was; an
     :class:`OSError` becomes a :class:`FileWriteError` (``name``: how its line names the file).
     """
-    path = Path(path)
+    shown = Path(path)
+    path = written_path(shown)
     existed = path.exists()
     tmp = _temporary(path)
     try:
@@ -70,7 +79,7 @@ def atomic_path(path: Path, name: str | None = None) -> Iterator[Path]:
         os.replace(tmp, path)
     except OSError as err:
         _remove(tmp)
-        raise write_error(path, err, existed, name) from None
+        raise write_error(shown, err, existed, name) from None
     except BaseException:
         _remove(tmp)
         raise

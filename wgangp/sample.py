@@ -30,7 +30,7 @@ from pathlib import Path
 from wgangp.cli import command_args, key_values, quiet_tensorflow
 from wgangp.data.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
-from wgangp.files import write_with
+from wgangp.files import write_with, written_path
 from wgangp.serving.bundle import SCHEMA_FILE, local_bundle
 from wgangp.serving.labels import bundle_label_class
 from wgangp.tracking.store import existing_store
@@ -124,13 +124,15 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
 
 
 def check_writable(path: Path) -> None:
-    """Fail before the (slow) model load if ``path`` cannot be written."""
+    """Fail before the (slow) model load if ``path`` cannot be written (a link: its target,
+    which the rows replace while the link stays)."""
     if path.is_dir():
         raise SampleArgumentError(f"output={path} is a directory; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
+    target = written_path(path)
+    parent = target.parent if str(target.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        probe = parent / f".{path.name}.write-test"
+        probe = parent / f".{target.name}.write-test"
         probe.write_text("")
         probe.unlink()
     except OSError as err:
@@ -173,7 +175,8 @@ def check_memory(n: int) -> None:
 
 
 def write_rows(frame, path: Path, file_format: str) -> Path:
-    """Write the rows complete or not at all: a failure (a full disk) keeps the previous file."""
+    """Write the rows complete or not at all: a failure (a full disk) keeps the previous file;
+    ``output=`` a symbolic link writes its target and keeps the link."""
     if file_format == "parquet":
         return write_with(path, lambda tmp: frame.to_parquet(tmp, index=False), f"output={path}")
     return write_with(path, lambda tmp: frame.to_csv(tmp, index=False), f"output={path}")

@@ -7,6 +7,10 @@ level for them), inf or a value beyond 1e15, a fraction in an integer column, a 
 date in the column's one format. Dates and numbers written as text are read with the column's
 ``format`` (:mod:`wgangp.data.text_formats`), never guessed row by row. NaN never leaves this
 module: a gap is a flag, and its value is the caller's to fill.
+
+Dates have one rule both ways: :func:`to_seconds` counts every instant in seconds since 1970 UTC
+(what the networks, the schema's bounds and the evaluation's distances all see) and
+:func:`from_seconds` gives them back in the column's ``zone``, or naive as the table had them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data import column_values as cv
-from wgangp.data.table_schema import ColumnSchema, Value, find_value
+from wgangp.data.table_schema import ColumnSchema, Value
 from wgangp.errors import DataError
 
 #: The epoch datetimes are counted from, in seconds, in the networks' space.
@@ -49,44 +53,51 @@ def column_codes(
 
 
 def level_of(levels: tuple[Value, ...], value: object) -> Value | None:
-    """The level ``value`` names (a label or category as read from a file), None if none."""
-    native = cv.native(value)
-    if isinstance(native, float) and native.is_integer():
-        native = int(native)  # read as a float because of a gap elsewhere in the file
-    return find_value(levels, native)
+    """The level ``value`` names (a label or category as read from a file), None if none: the
+    one rule of :class:`~wgangp.data.column_values.LevelLookup` (many lookups: build one)."""
+    return cv.find_value(levels, value)
 
 
-def to_seconds(dates: pd.Series) -> np.ndarray:
-    """Timestamps -> float seconds since 1970 (UTC for zone-aware ones), whatever the unit."""
-    if getattr(dates.dt, "tz", None) is not None:
+def to_seconds(dates: pd.Series, zone: str | None = None) -> np.ndarray:
+    """Timestamps -> float seconds since 1970 UTC, whatever the unit: the one rule for dates.
+    Zone-aware ones count their instant; naive ones count as UTC, unless the column has a
+    ``zone`` (an edited schema's), in which they are wall-clock times (the hour repeated when
+    clocks go back is read as standard time; a skipped one moves forward)."""
+    tz = getattr(dates.dt, "tz", None)
+    if tz is None and zone is not None:
+        dates = dates.dt.tz_localize(
+            zone, ambiguous=np.zeros(len(dates), dtype=bool), nonexistent="shift_forward"
+        )
+        tz = zone
+    if tz is not None:
         dates = dates.dt.tz_convert("UTC").dt.tz_localize(None)
     return ((dates - EPOCH) / pd.Timedelta(seconds=1)).to_numpy(np.float64)
 
 
 def bound_seconds(bound: object) -> float:
-    """A datetime bound (ISO text) in seconds since 1970."""
-    stamp = pd.Timestamp(str(bound))
-    if stamp.tz is not None:
-        stamp = stamp.tz_convert("UTC").tz_localize(None)
-    return float((stamp - EPOCH) / pd.Timedelta(seconds=1))
+    """A datetime bound (ISO text; naive text is UTC) in seconds since 1970 UTC."""
+    return float(to_seconds(pd.Series([pd.Timestamp(str(bound))]))[0])
 
 
-def from_seconds(seconds: np.ndarray) -> pd.Series:
-    """Float seconds since 1970 -> naive timestamps (nanosecond unit)."""
-    return pd.Series(pd.to_datetime(np.round(seconds * 1e9).astype(np.int64), unit="ns"))
+def from_seconds(seconds: np.ndarray, zone: str | None = None) -> pd.Series:
+    """Float seconds since 1970 UTC -> timestamps (nanosecond unit): naive, or in ``zone``."""
+    dates = pd.Series(pd.to_datetime(np.round(seconds * 1e9).astype(np.int64), unit="ns"))
+    if zone is None:
+        return dates
+    return dates.dt.tz_localize("UTC").dt.tz_convert(zone)
 
 
 def _level_indices(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
     """Each cell's level index; a value not among the levels is the ``other`` level's (the
     values too few rows hold), or refused when the column has none."""
-    levels = column.levels or ()
+    levels = column.lookup
     other = levels.index(column.other) if column.other is not None else None
     lookup: dict[object, int] = {}
     outside = []
     for value in pd.unique(cells):
-        level = level_of(levels, value)
-        if level is not None:
-            lookup[value] = levels.index(level)
+        index = levels.index(value)
+        if index is not None:
+            lookup[value] = index
         elif other is not None:
             lookup[value] = other
         else:
@@ -115,4 +126,4 @@ def _numbers(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
 
 def _seconds(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
     dates = cv.checked_dates(cells, column.name, column.format, source)
-    return to_seconds(pd.to_datetime(dates))
+    return to_seconds(pd.to_datetime(dates), column.zone)

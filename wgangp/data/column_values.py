@@ -2,12 +2,17 @@
 
 Schema inference and checking a table against an edited schema read cells the same way: empty
 text is a missing cell, numbers may arrive as text, and a non-finite or absurdly large number is
-refused as :mod:`wgangp.data.validation` refuses it in the credit-card table.
+refused as :mod:`wgangp.data.validation` refuses it in the credit-card table. What a label cell
+is (:func:`label_value`) and which level a cell names (:class:`LevelLookup`) are decided here
+once, for inference, validation, the schema's own checks and serving alike; every lookup is
+constant time, so a header of 40,000 names or a column of 100,000 levels is checked in one pass.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections import Counter
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -16,6 +21,97 @@ import pandas as pd
 from wgangp.data.numbers import MAX_ABS_VALUE, short_number
 from wgangp.data.text_formats import parse_dates, parse_numbers, read_dates
 from wgangp.errors import DataError
+
+#: A label value or a categorical level, as YAML holds it.
+Value = str | int | float | bool
+
+
+def repeated_names(names: Iterable[Hashable]) -> list:
+    """The names that occur more than once, sorted (one pass: a header of 40,000 names is
+    checked as fast as one of 40); every duplicate check of a header or a list uses it."""
+    counts = Counter(names)
+    return sorted(name for name, count in counts.items() if count > 1)
+
+
+def label_value(value: object) -> Value:
+    """What a label cell, or a label value a person names, is: the one rule. Numpy and pandas
+    scalars are plain values; a whole float is the integer (a CSV's ``1.0``, or a label column
+    read as floats because of gaps); text that reads as a finite number is that number (a CSV's
+    ``1`` as DuckDB casts it, ``label=1.0``, ``data.positive=1``); other text stays text."""
+    value = native(value)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        if not np.isfinite(number):
+            return value
+        value = number
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value  # type: ignore[return-value]
+
+
+def cell_value(value: object) -> Value:
+    """A categorical feature's cell as its level is written: the label rule, except that text
+    stays text whatever it reads as (a code ``007`` is not the number 7)."""
+    value = native(value)
+    return value if isinstance(value, str) else label_value(value)
+
+
+class LevelLookup:
+    """Which of ``levels`` a value names, in constant time after one pass over them: the same
+    value (by :func:`label_value`), else the same text, else the same text ignoring case, each
+    only when it names one level (``yes`` names ``Yes`` unless ``YES`` is a level too). Each
+    table is built on its first use: most cells are found by value."""
+
+    def __init__(self, levels: Iterable[Value]) -> None:
+        self.levels: tuple[Value, ...] = tuple(levels)
+        self._exact: dict[tuple[type, Value], int] | None = None
+        self._texts: tuple[dict[str, int], dict[str, int]] | None = None
+
+    def index(self, wanted: object) -> int | None:
+        """The index of the level ``wanted`` names, None when it names none."""
+        if self._exact is None:
+            self._exact = {}
+            for i, level in enumerate(self.levels):
+                self._exact.setdefault((type(level), level), i)
+        value = native(wanted)
+        number = label_value(value)
+        for candidate in (value, cell_value(value), number):
+            found = self._exact.get((type(candidate), candidate))
+            if found is not None:
+                return found
+        texts, folded = self._text_tables()
+        for candidate in (str(value), shown_text(number)):
+            for table, key in ((texts, candidate), (folded, candidate.lower())):
+                found = table.get(key, -1)
+                if found >= 0:
+                    return found
+        return None
+
+    def find(self, wanted: object) -> Value | None:
+        """The level ``wanted`` names, None when it names none."""
+        index = self.index(wanted)
+        return None if index is None else self.levels[index]
+
+    def _text_tables(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Each level's text, and its text in lower case, to its index (-2: several levels')."""
+        if self._texts is None:
+            texts: dict[str, int] = {}
+            folded: dict[str, int] = {}
+            for i, level in enumerate(self.levels):
+                text = shown_text(level)
+                texts[text] = -2 if text in texts else i
+                folded[text.lower()] = -2 if text.lower() in folded else i
+            self._texts = texts, folded
+        return self._texts
+
+
+def find_value(values: Iterable[Value], wanted: object) -> Value | None:
+    """The value among ``values`` that ``wanted`` names (:class:`LevelLookup`, for one lookup:
+    many lookups against the same levels build one :class:`LevelLookup`)."""
+    return LevelLookup(values).find(wanted)
 
 
 def present(values: pd.Series) -> pd.Series:
@@ -148,7 +244,7 @@ def native(value: Any) -> Any:
 
 def shown(values: list, limit: int = 5) -> str:
     """A short list for a one-line message: ``a, b, c, ... (+12)``."""
-    items = [_truncate(_text(native(v))) for v in values[:limit]]
+    items = [_truncate(shown_text(native(v))) for v in values[:limit]]
     more = f", ... (+{len(values) - limit})" if len(values) > limit else ""
     return ", ".join(items) + more
 
@@ -165,7 +261,7 @@ def no_such_column(name: str, names: list[str]) -> str:
     return f"column {name!r} is not in the table; {hint}"
 
 
-def _text(value: Any) -> str:
+def shown_text(value: Any) -> str:
     """A value as a person wrote it: a whole float read from a column with gaps (2.0) as 2."""
     if isinstance(value, float) and value.is_integer() and abs(value) < MAX_ABS_VALUE:
         return str(int(value))

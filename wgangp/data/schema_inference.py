@@ -9,7 +9,10 @@ is categorical whatever its type, and the class to synthesize defaults to its ra
 
 The schema ships with the model, so it names no row: number and datetime bounds are the means of
 the 5 most extreme values (:func:`~wgangp.data.knots.private_range`), and a text level that
-fewer than 5 rows hold is not listed: such values are read as one ``other`` level.
+fewer than 5 rows hold is not listed: such values are read as one ``other`` level. A zone-aware
+datetime column (``datetime64[ns, Europe/Paris]``, ISO text with offsets) records its ``zone``,
+and its bounds are written in it. Every step is one pass over the columns: a header of 40,000
+names infers in seconds.
 """
 
 from __future__ import annotations
@@ -21,13 +24,16 @@ import pandas as pd
 
 from wgangp.data.column_codes import to_seconds
 from wgangp.data.column_values import (
+    LevelLookup,
     as_numbers,
+    cell_value,
     check_finite,
     first_gap_row,
     first_row,
-    native,
+    label_value,
     no_such_column,
     present,
+    repeated_names,
     shown,
 )
 from wgangp.data.entities import entity_codes, identical_row_groups
@@ -36,6 +42,11 @@ from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
 from wgangp.data.table_schema import ColumnSchema, TableSchema, Value, find_value
 from wgangp.data.text_formats import number_format, parse_numbers, read_dates
 from wgangp.errors import DataError
+
+#: ``label_value`` is the one rule of :mod:`wgangp.data.column_values`, named here too for the
+#: readers that counted a label's values as text (:mod:`wgangp.data.big_tables`).
+__all__ = ["Inference", "choose_positive", "date_text", "infer_column", "infer_schema"]
+__all__ += ["infer_table", "label_value", "no_such_label", "private_date_range", "zone_of"]
 
 #: Share of a text column's cells that must be numbers for a few stray texts to be a typo.
 _MOSTLY_NUMBERS = 0.95
@@ -58,14 +69,14 @@ def infer_schema(
     if frame.shape[1] == 0 or len(frame) == 0:
         raise DataError(f"{source}: the table has no rows or no columns; give a table with both")
     names = [str(name) for name in frame.columns]
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    repeated = repeated_names(names)
     if repeated:
         raise DataError(
             f"{source}: column(s) {shown(repeated)} appear more than once in the header; "
             "rename or drop the copies"
         )
     frame = frame.set_axis(names, axis=1)
-    if label not in names:
+    if label not in set(names):
         raise DataError(f"{source}: {no_such_label(label, names)}")
     if owners is None:
         owners = identical_row_groups(frame)
@@ -121,7 +132,7 @@ def infer_table(
     names = [str(name) for name in frame.columns]
     owners = None
     if entity is not None:
-        if entity not in names:
+        if entity not in set(names):
             raise DataError(f"{source}: data.entity={entity}: {no_such_column(entity, names)}")
         if entity == label:
             raise DataError(
@@ -150,7 +161,9 @@ def infer_column(
     held = None if owners is None else np.asarray(owners)[cells.index.to_numpy()]
     common = {"name": name, "missing": missing, "nullable": missing > 0}
     if pd.api.types.is_datetime64_any_dtype(cells):
-        return ColumnSchema(kind="datetime", bounds=_date_bounds(cells, held), **common)
+        zone = zone_of(cells)
+        bounds = _date_bounds(cells, held, zone)
+        return ColumnSchema(kind="datetime", bounds=bounds, zone=zone, **common)
     numbers = as_numbers(cells)
     fmt = None if numbers.notna().all() else number_format(cells)
     if fmt is not None:
@@ -162,8 +175,10 @@ def infer_column(
     reading = read_dates(cells)
     if reading is not None:
         # Ambiguous or mixed: no format and no bounds; the review line asks for the format.
-        bounds = _date_bounds(reading.dates, held) if reading.dates is not None else None
-        return ColumnSchema(kind="datetime", bounds=bounds, format=reading.format, **common)
+        dates, fmt = reading.dates, reading.format
+        zone = zone_of(dates) if dates is not None else None
+        bounds = _date_bounds(dates, held, zone) if dates is not None else None
+        return ColumnSchema(kind="datetime", bounds=bounds, format=fmt, zone=zone, **common)
     levels, other = _feature_levels(cells, held)
     return ColumnSchema(kind="categorical", levels=levels, other=other, **common)
 
@@ -181,11 +196,13 @@ def _numeric_column(
     return ColumnSchema(kind="continuous", bounds=(low, high), format=fmt, **common)
 
 
-def private_date_range(dates: pd.Series, owners: np.ndarray | None = None) -> tuple[float, float]:
-    """A datetime column's (low, high) in seconds since 1970 that names no entity: the means of
-    its 5 earliest and 5 latest entities' values, in whole units of its resolution (day, hour,
+def private_date_range(
+    dates: pd.Series, owners: np.ndarray | None = None, zone: str | None = None
+) -> tuple[float, float]:
+    """A datetime column's (low, high) in seconds since 1970 UTC that names no entity: the means
+    of its 5 earliest and 5 latest entities' values, in whole units of its resolution (day, hour,
     minute, second: the coarsest every value has), never a unit fewer than 5 entities hold."""
-    seconds = to_seconds(pd.to_datetime(dates))
+    seconds = to_seconds(pd.to_datetime(dates), zone)
     step = next((r for r in _RESOLUTIONS if np.all(np.mod(seconds, r) == 0)), None)
     if step is None:
         return private_range(seconds, DEFAULT_MIN_ROWS, whole=False, owners=owners)
@@ -193,13 +210,19 @@ def private_date_range(dates: pd.Series, owners: np.ndarray | None = None) -> tu
     return low * step, high * step
 
 
-def date_text(seconds: float, like: pd.Series) -> str:
-    """Seconds since 1970 as ISO text, in the time zone of the dates ``like`` (if any)."""
+def date_text(seconds: float, zone: str | None = None) -> str:
+    """Seconds since 1970 UTC as ISO text: in ``zone`` with its offset, or naive (UTC)."""
     stamp = pd.Timestamp(int(round(seconds * 1e9)), unit="ns")
-    tz = getattr(pd.to_datetime(like).dt, "tz", None)
-    if tz is not None:
-        stamp = stamp.tz_localize("UTC").tz_convert(tz)
+    if zone is not None:
+        stamp = stamp.tz_localize("UTC").tz_convert(zone)
     return stamp.isoformat()
+
+
+def zone_of(dates: pd.Series) -> str | None:
+    """The time zone of zone-aware dates, as a schema names it (``Europe/Paris``,
+    ``UTC+01:00``); None for naive ones."""
+    tz = getattr(pd.to_datetime(dates).dt, "tz", None)
+    return None if tz is None else str(tz)
 
 
 def _feature_levels(
@@ -209,7 +232,7 @@ def _feature_levels(
     ``DEFAULT_MIN_ROWS`` entities (``owners``; rows without) hold is not listed (the schema ships
     with the model and would name that customer's category); such values are read as one
     ``other`` level."""
-    levels = _levels(cells)
+    levels = _levels(cells, label=False)
     if not all(isinstance(level, str) for level in levels):
         return levels, None  # booleans: their two values name no one
     if owners is None:
@@ -221,7 +244,8 @@ def _feature_levels(
     if len(kept) == len(levels):
         return levels, None
     names = (*_OTHER_NAMES, *(f"other_{i}" for i in range(2, len(levels) + 3)))
-    other = next(name for name in names if find_value(kept, name) is None)
+    lookup = LevelLookup(kept)
+    other = next(name for name in names if lookup.find(name) is None)
     return (*kept, other), other
 
 
@@ -249,9 +273,12 @@ def _label_column(values: pd.Series, source: str) -> ColumnSchema:
 
 
 def _label_counts(values: pd.Series) -> tuple[tuple[Value, int], ...]:
-    counts = present(values).map(_label_value).value_counts(sort=False)
-    order = _levels(pd.Series(counts.index))
-    return tuple((level, int(counts[level])) for level in order)
+    counts: dict[Value, int] = {}
+    for value, count in present(values).value_counts(sort=False, dropna=True).items():
+        level = label_value(value)
+        counts[level] = counts.get(level, 0) + int(count)
+    order = _levels(pd.Series(list(counts), dtype=object))
+    return tuple((level, counts[level]) for level in order)
 
 
 def _positive(
@@ -297,40 +324,23 @@ def choose_positive(
     return _positive(tuple((v, counts[v]) for v in order), label, positive, source)
 
 
-def label_value(text: str) -> Value:
-    """A label's text as the value a CSV reader gives it: ``1`` and ``1.0`` the integer 1,
-    ``0.5`` a float, anything else the text."""
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    if not np.isfinite(number):
-        return text
-    return int(number) if number.is_integer() else number
-
-
 def no_such_label(label: str, names: list[str]) -> str:
     """What to say of a label column the table lacks (a close name suggested)."""
     return f"label {no_such_column(label, names)} Set data.label=<column>"
 
 
-def _label_value(value: object) -> Value:
-    """Labels read as floats (a gap elsewhere in the file) are still the integers 0 and 1."""
-    value = native(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value  # type: ignore[return-value]
-
-
-def _levels(cells: pd.Series) -> tuple[Value, ...]:
-    """Distinct values as plain Python values: numbers in numeric order, the rest by text."""
-    unique = [_label_value(value) for value in pd.unique(cells)]
-    unique = list(dict.fromkeys(unique))
+def _levels(cells: pd.Series, label: bool = True) -> tuple[Value, ...]:
+    """Distinct values as plain Python values (a label's by :func:`label_value`, a feature's
+    text kept as text: :func:`cell_value`): numbers in numeric order, the rest by text."""
+    value = label_value if label else cell_value
+    unique = list(dict.fromkeys(value(v) for v in pd.unique(cells)))
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in unique):
         return tuple(sorted(unique))
     return tuple(sorted(unique, key=lambda v: (type(v).__name__ != "str", str(v))))
 
 
-def _date_bounds(dates: pd.Series, owners: np.ndarray | None = None) -> tuple[str, str]:
+def _date_bounds(
+    dates: pd.Series, owners: np.ndarray | None = None, zone: str | None = None
+) -> tuple[str, str]:
     low, high = private_date_range(dates, owners)
-    return date_text(low, dates), date_text(high, dates)
+    return date_text(low, zone), date_text(high, zone)

@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data import column_values as cv
-from wgangp.data.column_codes import bound_seconds, level_of, to_seconds
+from wgangp.data.column_codes import bound_seconds, to_seconds
 from wgangp.data.entities import identical_row_groups
 from wgangp.data.identifiers import find_identifiers
 from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
 from wgangp.data.numbers import short_number
-from wgangp.data.schema_inference import date_text, private_date_range
+from wgangp.data.schema_inference import date_text, private_date_range, zone_of
 from wgangp.data.table_schema import RARE, ColumnSchema, TableSchema
 from wgangp.errors import DataError
 
@@ -38,7 +38,9 @@ def match_table(
     each row's entity (None: rows identical in the schema's columns count once), which the
     range inference gives, and so the bounds check, counts."""
     names = [str(name) for name in frame.columns]
-    absent = [name for name in schema.names if name not in names]
+    check_header(names, source)
+    in_table, listed = set(names), set(schema.names)
+    absent = [name for name in schema.names if name not in in_table]
     editable = header is None
     if absent:
         fix = (
@@ -46,7 +48,7 @@ def match_table(
             if header
             else "fix the header, or delete their entries from data.schema"
         )
-        unlisted = [name for name in names if name not in schema.names]
+        unlisted = [name for name in names if name not in listed]
         renamed = f" (renamed? the table has {cv.shown(unlisted)})" if unlisted else ""
         raise DataError(
             f"{source}: column(s) {cv.shown(absent)} of the schema are not in the table"
@@ -72,16 +74,29 @@ def match_table(
             f"{source}: no row has {schema.label} = {schema.positive}, the class to synthesize; "
             f"{fix}"
         )
-    dropped = [name for name in names if name not in schema.names]
+    dropped = [name for name in names if name not in listed]
     return frame[list(schema.names)], dropped
+
+
+def check_header(names: list[str], source: str) -> None:
+    """Every column needs its own name: a repeated one is one line (found in one pass)."""
+    repeated = cv.repeated_names(names)
+    if repeated:
+        raise DataError(
+            f"{source}: column(s) {', '.join(repeated[:5])} appear more than once in the header; "
+            "rename or drop the copies, every column needs its own name"
+        )
 
 
 def label_counts(labels: pd.Series, schema: TableSchema) -> tuple[tuple, ...]:
     """The table's rows per level of the schema's label (levels no row holds: 0)."""
-    levels = schema.column(schema.label).levels or ()
-    named = cv.present(labels).map(lambda v: level_of(levels, v))
-    counts = named.value_counts()
-    return tuple((level, int(counts.get(level, 0))) for level in levels)
+    lookup = schema.column(schema.label).lookup
+    counts = [0] * len(lookup.levels)
+    for value, count in cv.present(labels).value_counts(sort=False).items():
+        index = lookup.index(value)
+        if index is not None:
+            counts[index] += int(count)
+    return tuple(zip(lookup.levels, counts, strict=True))
 
 
 def _check_column(
@@ -101,13 +116,13 @@ def _check_column(
             f"{fix}"
         )
     if column.kind == "categorical":
-        levels = column.levels or ()
+        levels = column.lookup
         if column.other is not None:
             return  # values not among the levels are the other level's
-        outside = cells.map(lambda v: level_of(levels, v) is None)
+        outside = cells.map(lambda v: levels.index(v) is None).astype(bool)
         if outside.any():
             examples = list(pd.unique(cells[outside]))
-            shown_levels = ", ".join(map(str, levels))
+            shown_levels = ", ".join(map(str, levels.levels))
             fix = (
                 "add them to its levels in data.schema, or fix those rows"
                 if editable
@@ -168,20 +183,24 @@ def _check_feature(
     if column.bounds is None:
         return
     if column.kind == "datetime":
-        dates = cv.checked_dates(cells, column.name, column.format, source)
-        values_ = to_seconds(pd.to_datetime(dates))
+        dates = pd.to_datetime(cv.checked_dates(cells, column.name, column.format, source))
+        values_ = to_seconds(dates, column.zone)
         low, high = (bound_seconds(bound) for bound in column.bounds)
-        inferred = private_date_range(dates, held)
-        shown = [date_text(second, dates) for second in inferred]
     else:
-        numbers = cv.as_numbers(cells, column.format)
-        values_ = numbers.to_numpy(np.float64)
+        values_ = cv.as_numbers(cells, column.format).to_numpy(np.float64)
         low, high = (float(bound) for bound in column.bounds)
+    outside = (values_ < low) | (values_ > high)
+    if not outside.any():
+        return
+    if column.kind == "datetime":
+        inferred = private_date_range(dates, held, column.zone)
+        zone = column.zone or zone_of(dates)
+        shown = [date_text(second, zone) for second in inferred]
+    else:
         whole = column.kind == "integer"
         inferred = private_range(values_, DEFAULT_MIN_ROWS, whole=whole, owners=held)
         shown = [short_number(bound) for bound in inferred]
-    outside = (values_ < low) | (values_ > high)
-    if not outside.any() or (low <= inferred[0] and high >= inferred[1]):
+    if low <= inferred[0] and high >= inferred[1]:
         return  # the inferred bounds leave out a few extreme rows too: that is by design
     rows = cells.index.to_numpy()[outside]
     rare_out, rare_all = int(rare[rows].sum()), int(rare.sum())

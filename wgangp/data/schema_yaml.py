@@ -2,7 +2,9 @@
 
 PyYAML follows YAML 1.1, where an unquoted ``Yes``, ``No``, ``on`` or ``off`` is a boolean and
 ``2021-01-01`` a date: a level ``Yes`` edited without quotes would become ``True`` and no longer
-match the table's ``"Yes"``. Here only ``true``/``false`` are booleans and dates stay text.
+match the table's ``"Yes"``. Here only ``true``/``false`` are booleans and dates stay text. The
+scanner and emitter are libyaml's when PyYAML has it (the same resolvers, the same text): the
+pure-Python ones take seconds for a column of 100,000 levels.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _DROPPED_TAGS = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp"}
 
 
-class SchemaLoader(yaml.SafeLoader):
+#: libyaml's parser and emitter when PyYAML was built with it, else the pure-Python ones.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class SchemaLoader(_SafeLoader):  # type: ignore[misc, valid-type]
     """SafeLoader with YAML 1.2 booleans and no implicit timestamps."""
 
 
@@ -27,7 +34,7 @@ SchemaLoader.yaml_implicit_resolvers = {
 SchemaLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL, list("tTfF"))
 
 
-class SchemaDumper(yaml.SafeDumper):
+class SchemaDumper(_SafeDumper):  # type: ignore[misc, valid-type]
     """SafeDumper writing mappings as blocks and lists of plain values on one line."""
 
 

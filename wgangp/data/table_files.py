@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from wgangp.data.column_values import repeated_names
 from wgangp.data.duckdb_scan import is_url, remote_columns, remote_files
 from wgangp.data.file_format import check_format_matches_name
 from wgangp.data.parquet_columns import parquet_schema, type_kind, type_name
@@ -155,7 +156,7 @@ def check_columns(files: TableFiles) -> list[str]:
             )
         if not files.parquet:
             check_separator(name, columns)
-        repeated = sorted({c for c in columns if columns.count(c) > 1})
+        repeated = repeated_names(columns)
         if repeated:
             raise DataError(
                 f"{name}: column(s) {', '.join(repeated[:5])} appear more than once in the "
@@ -169,8 +170,9 @@ def check_columns(files: TableFiles) -> list[str]:
         if first is None:
             first = columns
             continue
-        missing = [c for c in first if c not in columns]
-        extra = [c for c in columns if c not in first]
+        have, had = set(columns), set(first)
+        missing = [c for c in first if c not in have]
+        extra = [c for c in columns if c not in had]
         if missing or extra:
             differ = "; ".join(
                 f"{what} {', '.join(names[:5])}"

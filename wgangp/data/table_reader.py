@@ -20,6 +20,7 @@ from typing import IO
 
 import pandas as pd
 
+from wgangp.data.column_values import repeated_names
 from wgangp.data.file_format import check_format_matches_name, check_is_file
 from wgangp.data.parquet_columns import NESTED_LINE, read_parquet
 from wgangp.errors import DataError
@@ -78,7 +79,7 @@ def read_table(path: Path, advice: ReadAdvice = TABLE) -> pd.DataFrame:
             if len(names) == frame.shape[1]:  # as written, stripped: pandas renames copies
                 frame.columns = names
     check_separator(path, [str(name) for name in frame.columns])
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    repeated = repeated_names(names)
     if repeated:  # pandas would have renamed the copies (Age -> Age.1), a column never there
         shown = ", ".join(repeated[:5])
         raise DataError(

@@ -259,8 +259,8 @@ class TableTransform:
             if gaps is None:
                 return pd.Series(numbers.astype(np.int64))
             return pd.Series(pd.arrays.IntegerArray(numbers.astype(np.int64), gaps.copy()))
-        if column.kind == "datetime":
-            dates = from_seconds(numbers)
+        if column.kind == "datetime":  # in the column's zone: the table's wall-clock times
+            dates = from_seconds(numbers, column.schema.zone)
             return dates.mask(gaps) if gaps is not None else dates
         return pd.Series(np.where(gaps, np.nan, numbers) if gaps is not None else numbers)
 
@@ -374,8 +374,9 @@ def _bounds(column: ColumnSchema, low: float, high: float) -> tuple[Any, Any]:
     ``round`` step (rounded inward, so every value on the step stays within them)."""
     if column.kind == "integer":
         return int(low), int(high)
-    if column.kind == "datetime":
-        return tuple(from_seconds(np.array([low, high])).map(lambda t: t.isoformat()))
+    if column.kind == "datetime":  # with the zone's offset: read back as the same instants
+        dates = from_seconds(np.array([low, high]), column.zone)
+        return tuple(dates.map(lambda t: t.isoformat()))
     if column.round is not None:
         step = float(column.round)
         inward_low, inward_high = np.ceil(low / step) * step, np.floor(high / step) * step

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from wgangp.config import SCALINGS
 from wgangp.data.column_codes import bound_seconds, level_of
+from wgangp.data.column_values import repeated_names
 from wgangp.data.fitted_column import ALL_ROWS, FittedColumn
 from wgangp.data.numbers import short_number
 from wgangp.data.scales import QuantileScale, Scale, scale_from_dict
@@ -53,7 +54,7 @@ def checked_parts(raw: Any, source: str) -> dict[str, Any]:
     keys = {ALL_ROWS, *(str(c) for c in CLASSES)}
     columns = [_column(entry, i, keys, source) for i, entry in enumerate(entries)]
     names = [column.name for column in columns]
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    repeated = repeated_names(names)
     if repeated:
         _refuse(source, f"lists column(s) {', '.join(repeated)} twice")
     quantile = raw["quantile_columns"]

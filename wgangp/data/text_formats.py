@@ -9,6 +9,11 @@ column with it. When several formats read every cell and disagree (every day is 
 day-first and month-first both fit) or no one format reads them all (a mix of ``2024-03-01``,
 ``01/03/2024`` and ``1 Mar 2024``), the column needs a person's decision (a review line).
 
+ISO 8601 text with UTC offsets is read as instants in its zone: one offset (``+01:00``) is that
+fixed zone; offsets that change with the season (``+01:00`` in winter, ``+02:00`` in summer, as
+pandas writes a ``Europe/Paris`` column) are the first IANA zone whose offsets are the cells' at
+every instant, so generated rows come back with the table's wall-clock times.
+
 Numbers written as text (``1,000``, ``$1,000.00``, ``1,000.50€``) are read as numbers when every
 cell is a plain number or a number with comma thousands separators and, at most, one currency
 sign before or after it; the schema says so with ``format: 1,234.5`` (``$1,234.5``, ``1,234.5€``).
@@ -18,7 +23,10 @@ from __future__ import annotations
 
 import re
 import warnings
+import zoneinfo
 from dataclasses import dataclass
+from datetime import UTC, timedelta, timezone
+from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -48,6 +56,13 @@ _NUMBER_TEXT = re.compile(
 #: Text made only of what numbers are written with (digits, separators, signs, currencies).
 _NUMBER_LIKE = re.compile(rf"^[-+(]?[{CURRENCY_SIGNS}]?[-+]?\d[\d.,' ]*[{CURRENCY_SIGNS}%)]?$")
 _FORMATTED = re.compile(rf"[.,%{CURRENCY_SIGNS}]")
+#: A UTC offset ending ISO text after its time: ``10:00Z``, ``10:00:00+01:00``, ``10:00-0500``.
+_OFFSET = re.compile(
+    r"\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*"
+    r"(?:(?P<z>[zZ])|(?P<sign>[-+])(?P<h>\d{2}):?(?P<m>\d{2})?)$"
+)
+#: Zone names tried first when offsets name a zone (the continents', then the rest).
+_REGIONS = ("Europe/", "America/", "Asia/", "Australia/", "Africa/", "Pacific/", "Atlantic/")
 
 
 @dataclass(frozen=True)
@@ -157,6 +172,59 @@ def check_date_format(fmt: object) -> bool:
     return bool(back.notna().all())
 
 
+def check_zone(zone: object) -> bool:
+    """Whether ``zone`` is a time zone pandas localizes to: an IANA name (``Europe/Paris``),
+    ``UTC``, or a fixed offset (``UTC+01:00``, as pandas names one)."""
+    if not isinstance(zone, str) or not zone.strip():
+        return False
+    try:
+        pd.Timestamp(0).tz_localize("UTC").tz_convert(zone)
+    except (ValueError, TypeError, KeyError, OSError, AttributeError):
+        return False
+    return True
+
+
+def in_zone(stamp: pd.Timestamp, zone: str) -> pd.Timestamp:
+    """A timestamp in ``zone``: a naive one is a wall-clock time there (the hour repeated when
+    clocks go back is standard time; a skipped one moves forward), an aware one converted."""
+    if stamp.tz is not None:
+        return stamp.tz_convert(zone)
+    return stamp.tz_localize(zone, ambiguous=False, nonexistent="shift_forward")
+
+
+@cache
+def zones() -> tuple[str, ...]:
+    """The IANA zone names this machine knows, the continents' first (close names, guesses)."""
+
+    def order(name: str) -> tuple[int, str]:
+        region = next((i for i, r in enumerate(_REGIONS) if name.startswith(r)), len(_REGIONS))
+        return region, name
+
+    return tuple(sorted(zoneinfo.available_timezones(), key=order))
+
+
+def zone_of_offsets(instants: pd.Series, offsets: np.ndarray) -> str:
+    """The zone whose UTC offset (``offsets``, in minutes) is each of ``instants``' (UTC): the
+    first IANA zone that fits every one, else UTC (several zones' cells in one column)."""
+    distinct = np.unique(offsets)
+    if len(distinct) == 1:
+        return str(pd.Timestamp(0, tz=UTC).tz_convert(_fixed(int(distinct[0]))).tz)
+    # One instant per offset rules most zones out before any zone is checked on every cell.
+    probes = [
+        (instants.iloc[int(np.flatnonzero(offsets == m)[0])].floor("s").to_pydatetime(), m)
+        for m in distinct
+    ]
+    stamps = pd.DatetimeIndex(instants)
+    for name in zones():
+        zone = zoneinfo.ZoneInfo(name)
+        if any(dt.astimezone(zone).utcoffset() != timedelta(minutes=int(m)) for dt, m in probes):
+            continue
+        local = stamps.tz_convert(name).tz_localize(None) - stamps.tz_localize(None)
+        if np.array_equal(local // pd.Timedelta(minutes=1), offsets):
+            return name
+    return "UTC"
+
+
 def number_format(cells: pd.Series) -> str | None:
     """The format (``1,234.5``, ``$1,234.5``, ``1,234.5€``) that reads every text cell as a
     number, when at least one needs it (a separator or a sign); None otherwise."""
@@ -245,8 +313,37 @@ def _parse(unique: pd.Series, fmt: str) -> pd.Series | None:
             warnings.simplefilter("ignore")
             parsed = pd.to_datetime(unique, format=fmt, errors="coerce")
     except (ValueError, TypeError, OverflowError):
-        return None  # e.g. mixed time zones: no one reading of the column
+        return _offsets_parsed(unique) if fmt == ISO else None
     return pd.Series(parsed)
+
+
+def _offsets_parsed(unique: pd.Series) -> pd.Series | None:
+    """ISO text whose UTC offsets differ (summer and winter time) as instants in the zone those
+    offsets name (:func:`zone_of_offsets`); None when a cell has no offset (naive and zoned text
+    mixed: no one reading) or is no ISO date."""
+    offsets = np.empty(len(unique), dtype=np.int64)
+    for i, text in enumerate(unique):
+        found = _OFFSET.search(text.strip()) if isinstance(text, str) else None
+        if found is None:
+            return None
+        minutes = 0 if found["z"] else int(found["h"]) * 60 + int(found["m"] or 0)
+        offsets[i] = -minutes if found["sign"] == "-" else minutes
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            instants = pd.Series(pd.to_datetime(unique, format=ISO, errors="coerce", utc=True))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    read = instants.notna().to_numpy()
+    if not read.any():
+        return instants
+    zone = zone_of_offsets(instants[read].reset_index(drop=True), offsets[read])
+    return instants.dt.tz_convert(zone)
+
+
+def _fixed(minutes: int) -> timezone:
+    """The fixed zone ``minutes`` east of UTC (pandas names it ``UTC+01:00``)."""
+    return timezone(timedelta(minutes=minutes))
 
 
 def _equal(a: pd.Series, b: pd.Series) -> np.ndarray:

@@ -5,10 +5,10 @@ A GAN fed one NaN, inf or text cell produces NaN losses hours later, and one abs
 inf; here the same problem is one line naming the column, the count, the first row and the fix,
 before anything is built. What passes comes back in the form every later step works on: the
 schema's columns in its order, each cell in its kind's canonical type (a level as the schema spells
-it, a whole number as an integer, a date as a datetime, a gap as missing), the label holding the
-table's own values. Each row's class (1: the class to synthesize) is computed from the label by
-:meth:`~wgangp.data.table_schema.TableSchema.classes`, never stored as a column, so no column name
-of a table can collide with it.
+it, a whole number as an integer, a date as a datetime, in its column's zone when it has one, a
+gap as missing), the label holding the table's own values. Each row's class (1: the class to
+synthesize) is computed from the label by :meth:`~wgangp.data.table_schema.TableSchema.classes`,
+never stored as a column, so no column name of a table can collide with it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from wgangp.data.column_codes import column_codes, from_seconds
 from wgangp.data.column_values import no_such_column
 from wgangp.data.entities import entity_codes
 from wgangp.data.numbers import short_number
-from wgangp.data.schema_match import match_table
+from wgangp.data.schema_match import check_header, match_table
 from wgangp.data.table_schema import CLASSES, ColumnSchema, TableSchema
 from wgangp.errors import DataError
 
@@ -44,13 +44,7 @@ def validate_table(
     ``entity`` (``data.entity``) names the column whose rows belong together: it is kept beside
     the schema's columns as integer codes (:func:`~wgangp.data.entities.entity_codes`), never
     as the table's values."""
-    names = [str(name) for name in frame.columns]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise DataError(
-            f"{source}: column(s) {', '.join(repeated[:5])} appear more than once in the header; "
-            "rename or drop the copies, every column needs its own name"
-        )
+    check_header([str(name) for name in frame.columns], source)
     if len(frame) == 0:
         raise DataError(f"{source}: no rows; the table needs a header and at least one data row")
     owners = None if entity is None else validate_entity(frame, schema, entity, source)
@@ -77,9 +71,9 @@ def validate_entity(
     """The ``data.entity`` column's codes: a column of the table that the schema does not list
     (it groups rows; it is never a feature and never ships)."""
     names = [str(name) for name in frame.columns]
-    if entity not in names:
+    if entity not in set(names):
         raise DataError(f"{source}: data.entity={entity}: {no_such_column(entity, names)}")
-    if entity in schema.names:
+    if entity in set(schema.names):
         role = "the label" if entity == schema.label else "a feature of the schema"
         raise DataError(
             f"{source}: data.entity={entity} is {role}, but the entity column groups rows and "
@@ -99,7 +93,7 @@ def canonical(values: pd.Series, column: ColumnSchema, source: str) -> pd.Series
         out[gaps] = None
         return out.infer_objects()
     if column.kind == "datetime":
-        return from_seconds(codes).mask(gaps)
+        return from_seconds(codes, column.zone).mask(gaps)
     if column.kind == "integer":
         if gaps.any():
             return pd.Series(pd.arrays.IntegerArray(codes.astype(np.int64), gaps.copy()))

@@ -27,6 +27,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from wgangp.data.column_codes import bound_seconds, to_seconds
 from wgangp.data.table_schema import ColumnSchema, TableSchema
 
 #: Weight of a one-hot (or categorical gap indicator) column in the distance space.
@@ -35,10 +36,11 @@ NUMBER_KINDS = ("continuous", "integer", "datetime")
 
 
 def seconds(values: pd.Series) -> np.ndarray:
-    """A datetime column as float seconds since 1970 (gaps as NaN); numbers pass through."""
+    """A datetime column as float seconds since 1970 UTC (gaps as NaN), by the rule the
+    networks and the schema's bounds use (:func:`~wgangp.data.column_codes.to_seconds`);
+    numbers pass through."""
     if pd.api.types.is_datetime64_any_dtype(values):
-        stamps = values.dt.tz_localize(None) if values.dt.tz is not None else values
-        return ((stamps - pd.Timestamp(0)) / pd.Timedelta(seconds=1)).to_numpy(np.float64)
+        return to_seconds(values)
     return pd.to_numeric(values).to_numpy(np.float64)
 
 
@@ -163,14 +165,15 @@ class TableEncoding:
             values = np.round(values)
         if column.bounds is not None:
             if column.kind == "datetime":
-                low, high = (seconds(pd.Series(pd.to_datetime([b])))[0] for b in column.bounds)
+                low, high = (bound_seconds(b) for b in column.bounds)
             else:
                 low, high = (float(b) for b in column.bounds)
             values = np.clip(values, low, high)
         if gap is not None and gap.any():
             values[gap] = np.nan
         if column.kind == "datetime":
-            return pd.Series(pd.to_datetime(values, unit="s"))
+            dates = pd.Series(pd.to_datetime(values, unit="s"))
+            return dates.dt.tz_localize("UTC").dt.tz_convert(column.zone) if column.zone else dates
         if column.kind == "integer" and not np.isnan(values).any():
             return pd.Series(values.astype(np.int64))
         return pd.Series(values)

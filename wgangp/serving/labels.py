@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wgangp.data.column_codes import level_of
 from wgangp.data.table_schema import RARE, REST, TableSchema, Value
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import SCHEMA_FILE
@@ -20,11 +19,13 @@ class LabelError(WgangpError):
 
 def label_class(table: TableSchema, value: object) -> int:
     """1 (the rare class) or 0 (the rest) for a value of ``table``'s label (``label=bad``;
-    ``1`` for Kaggle's file, whose label ``Class`` holds 1 and 0)."""
-    levels = table.column(table.label).levels or ()
-    level = level_of(tuple(levels), value)
+    ``1`` or ``1.0`` for Kaggle's file, whose label ``Class`` holds 1 and 0), read by the one
+    rule validation reads the label's cells with
+    (:class:`~wgangp.data.column_values.LevelLookup`)."""
+    levels = table.column(table.label).lookup
+    level = levels.find(value)
     if level is None:
-        shown = ", ".join(map(str, levels))
+        shown = ", ".join(map(str, levels.levels))
         raise LabelError(f"label={value} is not a value of {table.label}; use one of: {shown}")
     if level == table.positive:
         return RARE
