@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig, EvaluateConfig
-from wgangp.data.creditcard import feature_names
+from wgangp.data.builtin.creditcard import feature_names
 from wgangp.data.prepare import PreparedData, prepare_data
 from wgangp.errors import WgangpError
 from wgangp.evaluation.detection import boosting_model, detection_metrics

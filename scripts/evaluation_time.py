@@ -17,8 +17,8 @@ import time
 import pandas as pd
 
 from wgangp.config import EvaluateConfig
-from wgangp.data.creditcard import creditcard_schema
-from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.builtin.creditcard import creditcard_schema
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.split import stratified_split
 from wgangp.evaluation.suite import run_evaluation
 

@@ -48,7 +48,7 @@ def _env() -> dict[str, str]:
 
 def write_table(rows: int, path: Path, seed: int = 0) -> Path:
     """A simulated credit-card table of ``rows`` rows as CSV (written in chunks)."""
-    from wgangp.data.simulated import simulate_creditcard
+    from wgangp.data.builtin.simulated import simulate_creditcard
 
     chunk = 250_000
     with path.open("w") as handle:

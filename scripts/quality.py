@@ -115,7 +115,7 @@ def score(
 
     from wgangp.config import DataConfig, EvaluateConfig, SelectConfig
     from wgangp.data.prepare import prepare_data
-    from wgangp.data.table_schema import RARE
+    from wgangp.data.schema.table_schema import RARE
     from wgangp.evaluation.detection import detection_metrics
     from wgangp.evaluation.privacy import near_copy_share
     from wgangp.serving.synthesizer import Synthesizer

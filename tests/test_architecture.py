@@ -236,11 +236,11 @@ def _named_files(page: str) -> list[tuple[str, str]]:
 
 def test_only_the_data_source_knows_kaggles_file() -> None:
     """Kaggle's file is one table among others: its shipped schema, its download and its
-    simulated stand-in are reached through ``wgangp.data.source`` alone (issue 49)."""
-    kaggles = {f"wgangp.data.{name}" for name in ("creditcard", "kaggle", "simulated")}
+    simulated stand-in are reached through ``wgangp.data.read.source`` alone (issue 49)."""
+    kaggles = {f"wgangp.data.builtin.{name}" for name in ("creditcard", "kaggle", "simulated")}
     knowing = {
         module
         for module, imported in _modules().items()
         if imported & kaggles and module not in kaggles
     }
-    assert knowing == {"wgangp.data.source"}, knowing
+    assert knowing == {"wgangp.data.read.source"}, knowing

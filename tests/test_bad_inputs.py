@@ -34,7 +34,7 @@ QUICK = [
 
 
 def valid_frame(normal: int = 200, fraud: int = 12) -> pd.DataFrame:
-    from wgangp.data.simulated import simulate_creditcard
+    from wgangp.data.builtin.simulated import simulate_creditcard
 
     sim = simulate_creditcard(n_rows=4000, seed=1)
     frauds = sim[sim[LABEL] == 1]

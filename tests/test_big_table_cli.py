@@ -12,7 +12,7 @@ from support.cli import run_train_cli
 from support.configs import TINY_NETWORKS
 from support.tables import fraud_team_table
 
-from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.builtin.simulated import simulate_creditcard
 
 QUICK = [
     *TINY_NETWORKS,

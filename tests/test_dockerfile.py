@@ -327,7 +327,8 @@ def test_dockerignore_excludes_local_state_and_data(path: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["wgangp/train.py", "wgangp/data/creditcard.py", "conf/config.yaml", "pyproject.toml"]
+    "path",
+    ["wgangp/train.py", "wgangp/data/builtin/creditcard.py", "conf/config.yaml", "pyproject.toml"],
 )
 def test_dockerignore_keeps_the_code(path: str) -> None:
     assert not _dockerignore_excludes(path, _ignore_patterns())

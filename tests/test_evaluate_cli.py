@@ -47,7 +47,7 @@ def test_unknown_run_is_one_line(tmp_path: Path, capsys) -> None:
 
 def test_a_table_edited_after_training_is_refused(tmp_path: Path, capsys, caplog) -> None:
     """The split would differ: the run's training rows would be scored as held out."""
-    from wgangp.data.simulated import simulate_creditcard
+    from wgangp.data.builtin.simulated import simulate_creditcard
     from wgangp.evaluate import check_same_table
 
     table = tmp_path / "table.csv"

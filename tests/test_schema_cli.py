@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from support.configs import REPO
 
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.schema.table_schema import TableSchema
 from wgangp.schema import main, parse_args
 
 TABLES = REPO.parent / "shared" / "data" / "tables"
@@ -155,7 +155,7 @@ def test_it_prints_the_schema_training_uses_for_kaggles_file(
     as training reads it; a path the user names without it is inferred, as training infers it."""
     from support.creditcard import SCHEMA
 
-    from wgangp.data.simulated import simulate_creditcard
+    from wgangp.data.builtin.simulated import simulate_creditcard
 
     (tmp_path / "data").mkdir()
     simulate_creditcard(n_rows=400, fraud_rate=0.05, seed=1).to_csv(

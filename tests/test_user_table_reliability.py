@@ -28,12 +28,12 @@ from support.tables import RARE_JOB, loans_table, write_table
 
 from wgangp.config import DataConfig
 from wgangp.data.prepare import prepare_data
-from wgangp.data.schema_inference import infer_schema, infer_table
-from wgangp.data.schema_match import match_table
-from wgangp.data.schema_review import ambiguities
-from wgangp.data.table_reader import read_table
-from wgangp.data.table_schema import TableSchema
-from wgangp.data.validation import validate_table
+from wgangp.data.read.table_reader import read_table
+from wgangp.data.schema.inference import infer_schema, infer_table
+from wgangp.data.schema.match import match_table
+from wgangp.data.schema.review import ambiguities
+from wgangp.data.schema.table_schema import TableSchema
+from wgangp.data.schema.validation import validate_table
 from wgangp.errors import ConfigError, DataError
 
 SOURCE = "loans.csv"
@@ -365,7 +365,7 @@ def test_identifier_and_free_text_columns_are_dropped_and_refused_when_kept(
 
 
 def test_a_level_fewer_than_5_rows_hold_is_read_as_other(tmp_path: Path) -> None:
-    from wgangp.data.table_transform import TableTransform
+    from wgangp.data.transform.table_transform import TableTransform
 
     frame = _features(loans_table(), "Age", "Job")
     assert (frame["Job"] == RARE_JOB).sum() == 3

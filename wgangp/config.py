@@ -121,8 +121,8 @@ class DataConfig:
 
 @dataclass
 class PreprocessConfig:
-    """Invertible feature transform (``wgangp.data.table_transform``); ``scaling=none`` keeps raw
-    units, the unscaled original setup."""
+    """Invertible feature transform (``wgangp.data.transform.table_transform``);
+    ``scaling=none`` keeps raw units, the unscaled original setup."""
 
     scaling: str = "standard"  # standard | quantile | gmm (to a normal) | none
     per_class: bool = True  # one scale per class

@@ -108,7 +108,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     from mlflow.tracking import MlflowClient
 
     from wgangp.data.prepare import prepare_data
-    from wgangp.data.table_schema import RARE
+    from wgangp.data.schema.table_schema import RARE
     from wgangp.serving.synthesizer import load_synthesizer
     from wgangp.synthesis.held_out import held_out_evaluation
     from wgangp.tracking.store import resolve_tracking_uri
@@ -165,7 +165,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
 def _still_there(origin: str) -> bool:
     """Whether the table a run read is still where it was: a file or folder, or a pattern or
     URL (whose files the reading checks)."""
-    from wgangp.data.big_tables import names_files
+    from wgangp.data.read.big_tables import names_files
 
     return bool(origin) and (Path(origin).exists() or names_files(origin))
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wgangp.cli import command_args, key_values, quiet_tensorflow
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
 from wgangp.serving.bundle import SCHEMA_FILE, local_bundle

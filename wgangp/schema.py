@@ -27,15 +27,15 @@ import pandas as pd
 
 from wgangp.cli import command_args, key_values
 from wgangp.config import DataConfig
-from wgangp.data.big_tables import read_big_table, table_files
-from wgangp.data.duckdb_scan import is_url
-from wgangp.data.schema_inference import infer_table
-from wgangp.data.schema_match import label_counts, match_table
-from wgangp.data.schema_review import ambiguities
-from wgangp.data.source import configured_schema
-from wgangp.data.table_reader import TABLE
-from wgangp.data.table_schema import TableSchema, Value
-from wgangp.data.validation import validate_entity
+from wgangp.data.read.big_tables import read_big_table, table_files
+from wgangp.data.read.duckdb_scan import is_url
+from wgangp.data.read.source import configured_schema
+from wgangp.data.read.table_reader import TABLE
+from wgangp.data.schema.inference import infer_table
+from wgangp.data.schema.match import label_counts, match_table
+from wgangp.data.schema.review import ambiguities
+from wgangp.data.schema.table_schema import TableSchema, Value
+from wgangp.data.schema.validation import validate_entity
 from wgangp.errors import ConfigError, WgangpError, report_error
 
 log = logging.getLogger("wgangp.schema")
@@ -90,7 +90,8 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
 
 def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
     """The schema to print and the lines to review (none for a given schema): the one training
-    would use (:func:`~wgangp.data.source.configured_schema`: shipped, edited, else inferred)."""
+    would use (:func:`~wgangp.data.read.source.configured_schema`: shipped, edited, else
+    inferred)."""
     data = request.data
     schema, header = configured_schema(data, Path.cwd())
     if schema is not None:

@@ -1,9 +1,9 @@
 """The main command against the rows of its table: time and peak memory per phase.
 
-Writes simulated tables (``wgangp.data.simulated``, Kaggle's 31 columns) as folders of Parquet
-files, one chunk of at most ``--chunk`` rows per file, each chunk simulated with its own seed,
-so no table is ever held whole; then runs ``python -m wgangp.train data.path=<folder>`` with few
-steps on each, one fresh process per table, and prints each phase's wall time (the run's
+Writes simulated tables (``wgangp.data.builtin.simulated``, Kaggle's 31 columns) as folders of
+Parquet files, one chunk of at most ``--chunk`` rows per file, each chunk simulated with its own
+seed, so no table is ever held whole; then runs ``python -m wgangp.train data.path=<folder>`` with
+few steps on each, one fresh process per table, and prints each phase's wall time (the run's
 ``phases.json``), the process's peak RSS (``wait4``) and their ratios to the smallest table.
 
     python -m scripts.bench.scale                                # 284,807, 3M and 30M rows
@@ -35,7 +35,7 @@ MARKER = "_rows"
 def write_table(folder: Path, rows: int, chunk: int, seed: int) -> Path:
     """``rows`` simulated rows as ``part-NNNNN.parquet`` files of at most ``chunk`` rows, chunk i
     simulated with seed ``seed * 100_000 + i``; kept when ``folder`` already holds them."""
-    from wgangp.data.simulated import simulate_creditcard
+    from wgangp.data.builtin.simulated import simulate_creditcard
 
     marker = folder / MARKER
     wanted = f"{rows} {chunk} {seed}"

@@ -15,7 +15,7 @@ import pandas as pd
 from imblearn.over_sampling import SMOTE, SMOTENC
 
 from scripts.tables_benchmark.codes import TableCodes
-from wgangp.data.table_schema import RARE
+from wgangp.data.schema.table_schema import RARE
 from wgangp.serving.copula import GaussianCopula
 
 #: Common-class rows SMOTE balances against (they do not change its rare rows; speed).

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from wgangp.data.table_schema import ColumnSchema, TableSchema
+from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 
 GAP_SUFFIX = "__gap"
 

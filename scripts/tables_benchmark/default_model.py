@@ -12,7 +12,7 @@ from omegaconf import DictConfig
 
 from scripts.tables_benchmark.tables import TableSpec
 from wgangp.config import CONF_DIR, register_configs
-from wgangp.data.table_schema import RARE
+from wgangp.data.schema.table_schema import RARE
 
 #: What --smoke changes besides the steps: a lighter end-of-run evaluation.
 SMOKE = [

@@ -214,7 +214,7 @@ def _shipped_as(
     would have shipped with those settings (its selected step, its transform)."""
     from wgangp.config import to_config
     from wgangp.data.entities import row_entities
-    from wgangp.data.table_schema import RARE
+    from wgangp.data.schema.table_schema import RARE
     from wgangp.serving.synthesizer import Synthesizer
     from wgangp.synthesis.assemble import assemble
 

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.schema.table_schema import TableSchema
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
 from wgangp.evaluation.privacy import near_copy_share_rows
 

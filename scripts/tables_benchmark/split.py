@@ -14,11 +14,11 @@ from omegaconf import DictConfig
 
 from scripts.tables_benchmark.tables import TableSpec
 from wgangp.config import to_config
-from wgangp.data.column_codes import level_of
 from wgangp.data.prepare import prepare_data
-from wgangp.data.table_reader import read_table
-from wgangp.data.table_schema import NUMERIC_KINDS, RARE, TableSchema
-from wgangp.data.validation import validate_table
+from wgangp.data.read.table_reader import read_table
+from wgangp.data.schema.column_codes import level_of
+from wgangp.data.schema.table_schema import NUMERIC_KINDS, RARE, TableSchema
+from wgangp.data.schema.validation import validate_table
 
 log = logging.getLogger("tables_benchmark")
 

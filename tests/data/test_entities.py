@@ -26,7 +26,7 @@ from support.tables import (
 from wgangp.config import DataConfig
 from wgangp.data.entities import entity_codes, row_entities
 from wgangp.data.prepare import prepare_data
-from wgangp.data.schema_inference import infer_table
+from wgangp.data.schema.inference import infer_table
 from wgangp.errors import ConfigError, DataError
 from wgangp.schema import main as schema_main
 

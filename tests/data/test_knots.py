@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from support.creditcard import SCHEMA
 
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.entities import identical_row_groups
 from wgangp.data.knots import (
     extreme_mean,
@@ -17,9 +18,8 @@ from wgangp.data.knots import (
     point_masses,
     private_range,
 )
-from wgangp.data.scales import QuantileScale
-from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.table_transform import TableTransform
+from wgangp.data.transform.scales import QuantileScale
+from wgangp.data.transform.table_transform import TableTransform
 
 K = 5
 

@@ -17,8 +17,8 @@ from support.tables import fraud_team_table, write_fraud_team_table
 
 from wgangp.config import CREDITCARD_PATH, DataConfig
 from wgangp.data.prepare import prepare_data
-from wgangp.data.schema_inference import infer_schema
-from wgangp.data.source import load_table
+from wgangp.data.read.source import load_table
+from wgangp.data.schema.inference import infer_schema
 from wgangp.errors import DataError
 from wgangp.serving.labels import LabelError, label_class, label_value
 
@@ -189,7 +189,7 @@ def test_quantile_columns_name_the_tables_own_number_columns() -> None:
     """Named columns must be numbers of the table (one line with a suggestion otherwise); the
     config takes any names, checked once the table is read."""
     from wgangp.config import Config, PreprocessConfig
-    from wgangp.data.table_transform import check_options
+    from wgangp.data.transform.table_transform import check_options
     from wgangp.errors import ConfigError
 
     table = infer_schema(fraud_team_table(), "is_fraud", source="test")

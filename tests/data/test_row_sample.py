@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from wgangp.config import DataConfig
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.prepare import PreparedData, prepare_data
 from wgangp.data.row_sample import RowBudget
-from wgangp.data.simulated import simulate_creditcard
 from wgangp.training.run_record import data_tags
 
 

@@ -8,7 +8,7 @@ import pytest
 import support.creditcard as schema
 from support.creditcard import SCHEMA
 
-from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.split import Split, identical_row_groups, rows_needed
 from wgangp.data.split import stratified_split as split_by_class
 from wgangp.errors import DataError
@@ -190,8 +190,8 @@ def test_row_groups_are_exact_even_on_a_hash_collision(monkeypatch: pytest.Monke
 
 def test_real_sample_repeated_three_times_leaks_no_test_fraud(real_sample) -> None:
     """The issue's measurement: row by row, 163 of 178 test frauds had a copy in training."""
-    from wgangp.data.table_reader import read_table
-    from wgangp.data.validation import validate_table
+    from wgangp.data.read.table_reader import read_table
+    from wgangp.data.schema.validation import validate_table
 
     rows = validate_table(read_table(real_sample), SCHEMA, source="s", min_rows_per_class=2)
     df = repeated(rows, 3)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from wgangp.config import EvaluateConfig
-from wgangp.data.table_schema import ColumnSchema, TableSchema
+from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.privacy import near_copy_share_rows
 from wgangp.evaluation.suite import EvaluationResult, run_evaluation

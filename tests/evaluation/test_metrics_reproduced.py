@@ -25,7 +25,7 @@ import pandas as pd
 from support.creditcard import AMOUNT, COLUMNS, FEATURES, LABEL, SCHEMA, TIME
 
 from wgangp.config import EvaluateConfig, SelectConfig
-from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.evaluation.suite import run_evaluation
 from wgangp.synthesis.selection import ValidationProbe
 

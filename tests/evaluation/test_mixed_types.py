@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from wgangp.config import EvaluateConfig, SelectConfig
-from wgangp.data.schema_inference import infer_schema
-from wgangp.data.table_schema import ColumnSchema, TableSchema
+from wgangp.data.schema.inference import infer_schema
+from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import baseline_rows
 from wgangp.evaluation.encoding import TableEncoding

@@ -9,7 +9,7 @@ import pytest
 from sklearn.neighbors import NearestNeighbors
 from support.creditcard import AMOUNT, COLUMNS, FEATURES, LABEL, PCA_FEATURES, SCHEMA, TIME
 
-from wgangp.data.table_schema import ColumnSchema, TableSchema
+from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.evaluation.privacy import (
     entity_weights,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from wgangp.data.table_layout import Block
+from wgangp.data.transform.layout import Block
 from wgangp.model.heads import OutputHeads, gumbel_softmax
 from wgangp.model.networks import build_generator
 

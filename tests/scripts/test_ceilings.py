@@ -10,7 +10,7 @@ import pytest
 
 from scripts.ceilings import augmented_frauds, jittered, main, utility_ceiling
 from wgangp.config import EvaluateConfig
-from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.builtin.simulated import simulate_creditcard
 
 
 def frauds_table(rng: np.random.Generator) -> np.ndarray:

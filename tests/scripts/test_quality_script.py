@@ -9,7 +9,7 @@ import pytest
 from support.configs import TINY_NETWORKS
 
 from scripts import quality
-from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.serving.synthesizer import Synthesizer
 
 #: A few steps of tiny networks, probed once by the quality loop.

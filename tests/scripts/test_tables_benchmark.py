@@ -15,7 +15,7 @@ from scripts.tables_benchmark.__main__ import main
 from scripts.tables_benchmark.codes import TableCodes
 from scripts.tables_benchmark.runner import METHODS, Settings, run_seed
 from scripts.tables_benchmark.tables import SHARED_VARIABLE, TABLES, TableSpec
-from wgangp.data.schema_inference import infer_schema
+from wgangp.data.schema.inference import infer_schema
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.training.interrupts import Interrupted
 

@@ -24,8 +24,8 @@ from support.creditcard import AMOUNT, FEATURES, FRAUD, LABEL
 from wgangp.config import DataConfig
 from wgangp.data.knots import SAME
 from wgangp.data.prepare import prepare_data
-from wgangp.data.scales import QuantileScale
-from wgangp.data.table_transform import TableTransform, _apply
+from wgangp.data.transform.scales import QuantileScale
+from wgangp.data.transform.table_transform import TableTransform, _apply
 
 K = 5  # ship.min_atom_rows, the default
 #: Keys whose numbers are no fitted values: ranks in [0, 1], the calibration's layout (slot

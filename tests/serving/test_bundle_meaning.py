@@ -22,7 +22,7 @@ import pytest
 from support.configs import TINY, compose
 from support.creditcard import FEATURES
 
-from wgangp.data.table_transform_check import RETRAIN
+from wgangp.data.transform.stored import RETRAIN
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import (
     BUNDLE,

@@ -17,7 +17,7 @@ import pytest
 from scipy.stats import ks_2samp
 from support.creditcard import CLASSES, FEATURES, SCHEMA
 
-from wgangp.data.table_layout import Block, table_layout
+from wgangp.data.transform.layout import Block, table_layout
 from wgangp.errors import DataError
 from wgangp.serving.calibration import MarginalCalibration
 

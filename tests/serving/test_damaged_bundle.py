@@ -14,8 +14,8 @@ import pytest
 from support.synthesizers import LATENT, creditcard_synthesizer, simulated_rows
 from support.tables import fraud_team_table
 
-from wgangp.data.schema_inference import infer_schema
-from wgangp.data.table_transform import TableTransform
+from wgangp.data.schema.inference import infer_schema
+from wgangp.data.transform.table_transform import TableTransform
 from wgangp.errors import DataError
 from wgangp.serving.bundle import (
     BUNDLE_FORMAT,

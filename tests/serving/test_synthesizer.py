@@ -20,7 +20,7 @@ from scipy.stats import ks_2samp
 from support.creditcard import AMOUNT, CLASSES, COLUMNS, FEATURES, FRAUD, LABEL, TIME
 from support.synthesizers import creditcard_synthesizer, simulated_rows
 
-from wgangp.data.table_transform_check import RETRAIN
+from wgangp.data.transform.stored import RETRAIN
 from wgangp.errors import DataError
 from wgangp.serving.bundle import (
     CALIBRATION_FILE,

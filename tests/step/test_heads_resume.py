@@ -12,7 +12,7 @@ import tensorflow as tf
 from support.configs import TINY, compose
 
 from wgangp.config import to_config
-from wgangp.data.table_layout import Block
+from wgangp.data.transform.layout import Block
 from wgangp.step.batch import ClassBalancedRows
 from wgangp.step.train_step import build_train_step
 

@@ -3,9 +3,9 @@ statement): the columns in file order, the features, the label and the class to 
 
 from __future__ import annotations
 
-from wgangp.data.creditcard import column_names, creditcard_schema, feature_names
+from wgangp.data.builtin.creditcard import column_names, creditcard_schema, feature_names
 from wgangp.data.numbers import MAX_ABS_VALUE
-from wgangp.data.table_schema import CLASSES, RARE
+from wgangp.data.schema.table_schema import CLASSES, RARE
 
 SCHEMA = creditcard_schema()
 COLUMNS = column_names()

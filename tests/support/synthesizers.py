@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from support.creditcard import FEATURES, LABEL, SCHEMA
-from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.table_transform import TableTransform
+from wgangp.data.builtin.simulated import simulate_creditcard
+from wgangp.data.transform.table_transform import TableTransform
 from wgangp.serving.synthesizer import Synthesizer
 
 #: The latent size of the untrained generators here.

@@ -10,8 +10,8 @@ from support.creditcard import FEATURES, FRAUD, LABEL, SCHEMA
 from support.synthesizers import creditcard_transform
 
 from wgangp.config import ShipConfig, to_config
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.prepare import PreparedData
-from wgangp.data.simulated import simulate_creditcard
 from wgangp.model.networks import build_generator
 from wgangp.synthesis.assemble import assemble
 from wgangp.synthesis.selection import step_selector

@@ -14,7 +14,7 @@ from support.creditcard import COLUMNS, FEATURES, LABEL, SCHEMA
 from support.probes import PROBED_RUN, script_probes
 
 from wgangp.config import SelectConfig, to_config
-from wgangp.data.simulated import simulate_creditcard
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.model.networks import build_generator
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.synthesis.selection import BestGenerator, StepSelector, ValidationProbe

@@ -19,9 +19,9 @@ from support.probes import LOOP_DATA, PROBED_RUN, script_probes
 
 from wgangp import evaluate
 from wgangp.config import to_config
+from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.prepare import PreparedData, prepare_data
-from wgangp.data.simulated import simulate_creditcard
-from wgangp.data.table_transform import TableTransform
+from wgangp.data.transform.table_transform import TableTransform
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.train import train
 from wgangp.training import fit as fit_module

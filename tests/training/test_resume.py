@@ -317,7 +317,7 @@ def test_a_damaged_latest_checkpoint_falls_back_and_an_edited_table_is_refused(
 ) -> None:
     """A truncated newest checkpoint: the one before is used. The table edited in place after
     the first launch: the resume is refused in one line (the split would differ)."""
-    from wgangp.data.simulated import simulate_creditcard
+    from wgangp.data.builtin.simulated import simulate_creditcard
     from wgangp.errors import DataError
     from wgangp.train import train
 

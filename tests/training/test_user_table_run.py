@@ -15,7 +15,7 @@ from support.configs import SHARED_TABLES, TINY, TINY_NETWORKS, compose, shared_
 from support.tables import MERCHANTS, fraud_team_table, write_fraud_team_table
 from support.tracked_runs import SMALL_EVALUATION
 
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import SCHEMA_FILE
 from wgangp.serving.pyfunc import SynthesizerModel

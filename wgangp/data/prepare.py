@@ -8,6 +8,7 @@ with every group of identical rows in one split (:mod:`wgangp.data.split`).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -16,17 +17,16 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig
-from wgangp.data.big_tables import TableRead
-from wgangp.data.digest import table_digest
 from wgangp.data.entities import row_entities
+from wgangp.data.read.big_tables import TableRead
+from wgangp.data.read.source import LoadedTable, load_table
 from wgangp.data.row_sample import RowBudget, sampled_rows
-from wgangp.data.schema_inference import infer_table
-from wgangp.data.schema_match import label_counts
-from wgangp.data.schema_review import require_unambiguous
-from wgangp.data.source import LoadedTable, load_table
+from wgangp.data.schema.inference import infer_table
+from wgangp.data.schema.match import label_counts
+from wgangp.data.schema.review import require_unambiguous
+from wgangp.data.schema.table_schema import RARE, TableSchema
+from wgangp.data.schema.validation import validate_table
 from wgangp.data.split import stratified_split
-from wgangp.data.table_schema import RARE, TableSchema
-from wgangp.data.validation import validate_table
 from wgangp.errors import DataError
 
 log = logging.getLogger("wgangp.data")
@@ -43,7 +43,7 @@ class Splits:
 
 @dataclass
 class PreparedData:
-    """The validated table's three splits, in canonical form (:mod:`wgangp.data.validation`),
+    """The validated table's three splits, in canonical form (:mod:`wgangp.data.schema.validation`),
     its schema, and where it came from."""
 
     source: str  # "file" | "kaggle" | "simulated"
@@ -245,7 +245,7 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
 
 def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bool]:
     """The schema of the loaded table, and whether it was inferred: the configured one (shipped
-    or ``data.schema``, :func:`~wgangp.data.source.configured_schema`), else inferred from the
+    or ``data.schema``, :func:`~wgangp.data.read.source.configured_schema`), else inferred from the
     rows and refused in one line when a column needs a person's decision."""
     if loaded.schema is not None:
         return loaded.schema, False
@@ -274,3 +274,10 @@ def check_batch_fits(data: PreparedData, batch_size: int) -> None:
             f"(trainer.batch_size={batch_size}); use a larger table or set "
             f"trainer.batch_size={max(2, rows // 2)}"
         )
+
+
+def table_digest(frame: pd.DataFrame) -> str:
+    """16 hex digits over the column names and every cell, in order (the index is ignored)."""
+    sha = hashlib.sha256("\x1f".join(map(str, frame.columns)).encode())
+    sha.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return sha.hexdigest()[:16]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from wgangp.data.table_schema import RARE
+from wgangp.data.schema.table_schema import RARE
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.entities import first_rows, identical_row_groups
-from wgangp.data.table_schema import CLASSES, RARE
+from wgangp.data.schema.table_schema import CLASSES, RARE
 from wgangp.errors import DataError
 
 #: Distinct rows of each class the training split needs (see the module docstring).

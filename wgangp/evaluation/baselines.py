@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from imblearn.over_sampling import SMOTE, SMOTEN, SMOTENC
 
-from wgangp.data.table_schema import RARE, TableSchema
+from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.serving.copula import GaussianCopula
 

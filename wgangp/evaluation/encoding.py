@@ -27,8 +27,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from wgangp.data.column_codes import bound_seconds, to_seconds
-from wgangp.data.table_schema import ColumnSchema, TableSchema
+from wgangp.data.schema.column_codes import bound_seconds, to_seconds
+from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 
 #: Weight of a one-hot (or categorical gap indicator) column in the distance space.
 ONE_HOT_SCALE = 1.0 / math.sqrt(2.0)
@@ -37,7 +37,7 @@ NUMBER_KINDS = ("continuous", "integer", "datetime")
 
 def seconds(values: pd.Series) -> np.ndarray:
     """A datetime column as float seconds since 1970 UTC (gaps as NaN), by the rule the
-    networks and the schema's bounds use (:func:`~wgangp.data.column_codes.to_seconds`);
+    networks and the schema's bounds use (:func:`~wgangp.data.schema.column_codes.to_seconds`);
     numbers pass through."""
     if pd.api.types.is_datetime64_any_dtype(values):
         return to_seconds(values)

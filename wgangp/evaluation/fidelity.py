@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp, wasserstein_distance
 
-from wgangp.data.table_schema import ColumnSchema, TableSchema
+from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.errors import ConfigError
 from wgangp.evaluation.encoding import NUMBER_KINDS, TableEncoding, level_codes, seconds
 

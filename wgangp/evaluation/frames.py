@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from wgangp.data.table_schema import RARE, TableSchema
+from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.encoding import NUMBER_KINDS, level_codes, seconds
 

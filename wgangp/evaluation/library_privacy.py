@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.entities import identical_row_groups
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.schema.table_schema import TableSchema
 from wgangp.evaluation.encoding import NUMBER_KINDS, seconds
 
 #: Bins per column of the disclosure attack (SDMetrics' default).

@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from wgangp.data.table_schema import ColumnSchema, TableSchema
+from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.evaluation.encoding import TableEncoding, level_codes, seconds
 from wgangp.evaluation.fidelity import correlation_matrix, numeric_names
 from wgangp.files import write_with

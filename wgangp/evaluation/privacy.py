@@ -38,7 +38,7 @@ import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
 from wgangp.data.entities import entity_count, identical_row_groups
-from wgangp.data.table_schema import TableSchema
+from wgangp.data.schema.table_schema import TableSchema
 from wgangp.evaluation.encoding import TableEncoding
 
 #: Percentile of the held-out rows' distances below which a row is a near copy.

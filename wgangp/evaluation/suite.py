@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from wgangp.config import EvaluateConfig
 from wgangp.data.entities import row_entities
-from wgangp.data.table_schema import RARE, TableSchema
+from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
 from wgangp.evaluation.detection import detection_metrics

@@ -33,7 +33,7 @@ import pandas as pd
 from imblearn.over_sampling import RandomOverSampler
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score
 
-from wgangp.data.table_schema import RARE, TableSchema
+from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rare, baseline_rows
 from wgangp.evaluation.detection import boosting_model, logistic_model

@@ -19,7 +19,7 @@ from typing import Any
 import keras
 import tensorflow as tf
 
-from wgangp.data.table_layout import Block, check_layout
+from wgangp.data.transform.layout import Block, check_layout
 
 #: CTGAN's Gumbel-softmax temperature: low enough for near one-hot rows, high enough for gradients.
 TAU = 0.2

@@ -17,7 +17,7 @@ import keras
 import tensorflow as tf
 
 from wgangp.config import CRITIC_OUTPUTS
-from wgangp.data.table_layout import Block, layout_width
+from wgangp.data.transform.layout import Block, layout_width
 from wgangp.model.heads import OutputHeads
 
 N_CLASSES = 2

@@ -14,7 +14,7 @@ networks' space:
 
 A number keeps its rank among the generated rows; a row's level probabilities keep their
 relation to its other columns up to one weight per level. The levels and gaps drawn afterwards
-(:func:`wgangp.data.table_layout.draw_discrete`) then reproduce the training shares. Stored as
+(:func:`wgangp.data.transform.layout.draw_discrete`) then reproduce the training shares. Stored as
 plain numbers (``calibration.json``): quantile knots, per-level weights and per-indicator
 shifts, no training row.
 """
@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from wgangp.data.knots import DEFAULT_MIN_ROWS
-from wgangp.data.scales import QuantileScale
-from wgangp.data.table_layout import MISSING, Block, slot_names
-from wgangp.data.table_transform_check import RETRAIN
+from wgangp.data.transform.layout import MISSING, Block, slot_names
+from wgangp.data.transform.scales import QuantileScale
+from wgangp.data.transform.stored import RETRAIN
 from wgangp.errors import DataError
 from wgangp.serving.stored_tables import checked_quantiles
 

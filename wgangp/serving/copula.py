@@ -2,16 +2,16 @@
 
 Per class and in the networks' space, each column (a number, a level's one-hot slot, a gap's
 indicator) goes through the training rows' empirical quantiles onto a normal (scikit-learn's
-``QuantileTransformer``, :class:`wgangp.data.scales.QuantileScale`); the copula keeps one
-covariance of those scores and draws correlated normals mapped back through the same quantiles
-(a one-hot slot comes back 0 or 1 at its share; levels and gaps are then drawn from them as from
-the generator's probabilities, :func:`wgangp.data.table_layout.draw_discrete`). It never copies a
-row: only per-column quantiles and a covariance per class are stored, as plain numbers (JSON)
-beside the generator; a synthesizer's quantiles are knots that are means of groups of training rows
-(:mod:`wgangp.data.knots`), so the file holds no training value (docs/privacy.md). A synthesizer
-draws a share of its rows from it (:mod:`wgangp.serving.mixture`); the evaluation draws it on its
-own, as a baseline, with every training row's value (as a user's own copula would).
-"""
+``QuantileTransformer``, :class:`wgangp.data.transform.scales.QuantileScale`); the copula keeps
+one covariance of those scores and draws correlated normals mapped back through the same
+quantiles (a one-hot slot comes back 0 or 1 at its share; levels and gaps are then drawn from
+them as from the generator's probabilities, :func:`wgangp.data.transform.layout.draw_discrete`).
+It never copies a row: only per-column quantiles and a covariance per class are stored, as plain
+numbers (JSON) beside the generator; a synthesizer's quantiles are knots that are means of groups
+of training rows (:mod:`wgangp.data.knots`), so the file holds no training value
+(docs/privacy.md). A synthesizer draws a share of its rows from it
+(:mod:`wgangp.serving.mixture`); the evaluation draws it on its own, as a baseline, with every
+training row's value (as a user's own copula would)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from wgangp.data.numbers import short_number
-from wgangp.data.scales import QuantileScale
+from wgangp.data.transform.scales import QuantileScale
 from wgangp.serving.stored_tables import checked_quantiles, load_per_class, per_class_json
 
 _FORMAT = "wgangp.copula/2"

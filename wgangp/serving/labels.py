@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wgangp.data.table_schema import RARE, REST, TableSchema, Value
+from wgangp.data.schema.table_schema import RARE, REST, TableSchema, Value
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import SCHEMA_FILE
 
@@ -21,7 +21,7 @@ def label_class(table: TableSchema, value: object) -> int:
     """1 (the rare class) or 0 (the rest) for a value of ``table``'s label (``label=bad``;
     ``1`` or ``1.0`` for Kaggle's file, whose label ``Class`` holds 1 and 0), read by the one
     rule validation reads the label's cells with
-    (:class:`~wgangp.data.column_values.LevelLookup`)."""
+    (:class:`~wgangp.data.schema.cells.LevelLookup`)."""
     levels = table.column(table.label).lookup
     level = levels.find(value)
     if level is None:

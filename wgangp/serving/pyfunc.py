@@ -21,7 +21,7 @@ import mlflow.pyfunc
 import numpy as np
 import pandas as pd
 
-from wgangp.data.table_schema import RARE, TableSchema
+from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import BUNDLE, MODEL_NAME, SCHEMA_FILE
 from wgangp.serving.labels import LabelError, label_class

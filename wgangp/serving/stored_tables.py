@@ -10,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from wgangp.data.scales import QuantileScale, scale_from_dict
-from wgangp.data.table_schema import CLASSES
-from wgangp.data.table_transform_check import RETRAIN
+from wgangp.data.schema.table_schema import CLASSES
+from wgangp.data.transform.scales import QuantileScale, scale_from_dict
+from wgangp.data.transform.stored import RETRAIN
 from wgangp.errors import DataError
 
 T = TypeVar("T")

@@ -25,10 +25,10 @@ import keras
 import numpy as np
 import pandas as pd
 
-from wgangp.data.table_layout import draw_discrete, slot_names
-from wgangp.data.table_schema import RARE, TableSchema
-from wgangp.data.table_transform import TableTransform
-from wgangp.data.table_transform_check import RETRAIN
+from wgangp.data.schema.table_schema import RARE, TableSchema
+from wgangp.data.transform.layout import draw_discrete, slot_names
+from wgangp.data.transform.stored import RETRAIN
+from wgangp.data.transform.table_transform import TableTransform
 from wgangp.errors import WgangpError
 from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from wgangp.config import TrainerConfig
-from wgangp.data.table_layout import Block
+from wgangp.data.transform.layout import Block
 from wgangp.model.networks import N_CLASSES
 from wgangp.step.random_streams import (
     CRITIC_SLOTS,

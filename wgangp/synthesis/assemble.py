@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import ShipConfig
-from wgangp.data.table_schema import CLASSES, TableSchema
-from wgangp.data.table_transform import TableTransform
+from wgangp.data.schema.table_schema import CLASSES, TableSchema
+from wgangp.data.transform.table_transform import TableTransform
 from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.mixture import CopulaMixture

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from wgangp.config import Config
-from wgangp.data.table_schema import RARE, REST
+from wgangp.data.schema.table_schema import RARE, REST
 from wgangp.files import write_with
 from wgangp.serving.bundle import BUNDLE
 from wgangp.serving.pyfunc import model_spec

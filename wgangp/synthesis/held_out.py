@@ -8,7 +8,7 @@ from pathlib import Path
 
 from wgangp.config import EvaluateConfig
 from wgangp.data.prepare import PreparedData
-from wgangp.data.table_schema import RARE
+from wgangp.data.schema.table_schema import RARE
 from wgangp.evaluation.frames import RareSampler
 from wgangp.evaluation.suite import EvaluationResult, run_evaluation
 from wgangp.serving.synthesizer import Synthesizer

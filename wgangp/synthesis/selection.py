@@ -38,8 +38,8 @@ from scipy.stats import ks_2samp
 
 from wgangp.config import Config, SelectConfig
 from wgangp.data.prepare import PreparedData
-from wgangp.data.table_schema import RARE, TableSchema
-from wgangp.data.table_transform import TableTransform
+from wgangp.data.schema.table_schema import RARE, TableSchema
+from wgangp.data.transform.table_transform import TableTransform
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.evaluation.fidelity import per_feature_table

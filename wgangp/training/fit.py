@@ -12,7 +12,7 @@ import keras
 
 from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
-from wgangp.data.table_transform import TableTransform
+from wgangp.data.transform.table_transform import TableTransform
 from wgangp.step.batch import ClassBalancedRows, rare_share
 from wgangp.step.train_step import build_train_step
 from wgangp.synthesis.selection import StepSelector, step_selector

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from wgangp.data.table_layout import Block, slot_names
+from wgangp.data.transform.layout import Block, slot_names
 from wgangp.files import write_text
 from wgangp.step.guard import NORM_GRADIENT
 from wgangp.step.train_step import TrainStep
@@ -29,7 +29,7 @@ def _nonfinite(t: tf.Tensor) -> int:
 
 def _feature_stats(x: np.ndarray, layout: Sequence[Block]) -> dict[str, dict[str, float]]:
     """Per column of the networks' space, named as the table names it
-    (:func:`~wgangp.data.table_layout.slot_names`)."""
+    (:func:`~wgangp.data.transform.layout.slot_names`)."""
     names = slot_names(layout)
     return {
         name: {

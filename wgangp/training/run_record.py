@@ -16,8 +16,8 @@ import urllib.parse
 from pathlib import Path
 
 from wgangp.config import Config
-from wgangp.data.duckdb_scan import is_url
 from wgangp.data.prepare import PreparedData
+from wgangp.data.read.duckdb_scan import is_url
 from wgangp.files import write_text
 from wgangp.tracking.note import TrainedOn
 

@@ -1,0 +1,1 @@
+"""Kaggle's credit-card file: its shipped schema, its download, the simulated stand-in."""

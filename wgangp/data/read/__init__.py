@@ -1,0 +1,1 @@
+"""From data.path to rows: files, folders, globs and URLs, read in bounded memory (one cap rule)."""

@@ -1,0 +1,233 @@
+"""Where a run's rows come from, and the schema they come with: the file ``data.path`` names, or
+for the ``creditcard`` preset's default path its download cache, a Kaggle download, or the
+embedded simulated stand-in.
+
+Kaggle's credit-card file is configured, not recognised: its schema is shipped in the package
+(:mod:`wgangp.data.builtin.creditcard`) and applies to the preset's default path
+(``data/creditcard.csv``, :data:`~wgangp.config.CREDITCARD_PATH`), to the download and to the
+simulated rows, or to any file with ``data.schema=creditcard``. Any other table is the user's: its
+schema is ``data.schema`` (an edited file) or inferred. From there on every table goes the same way.
+
+The policy when the default file is absent is explicit (``data.fallback``): fail, or fall back to
+Kaggle (when credentials exist) and then to simulated rows with a loud warning, so a run never
+trains on simulated rows without saying so. A path the user names is never replaced: absent, it is
+one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+from wgangp.config import CREDITCARD_PATH, SHIPPED_SCHEMAS, DataConfig
+from wgangp.data.builtin import kaggle
+from wgangp.data.builtin.creditcard import HEADER, creditcard_schema
+from wgangp.data.builtin.simulated import simulate_creditcard
+from wgangp.data.read.big_tables import (
+    TableRead,
+    cap_rows,
+    is_url,
+    names_files,
+    read_big_table,
+    table_files,
+)
+from wgangp.data.read.table_reader import CREDITCARD_FILE, TABLE, read_table
+from wgangp.data.schema.table_schema import TableSchema, Value
+from wgangp.errors import ConfigError, DataError
+
+logger = logging.getLogger("wgangp.data")
+
+KAGGLE_PAGE = "https://www.kaggle.com/datasets/mlg-ulb/creditcardfraud"
+
+
+@dataclass(frozen=True)
+class LoadedTable:
+    """A table as read (no value checked yet) and where it came from (recorded with the run)."""
+
+    frame: pd.DataFrame
+    source: str  # "file" | "kaggle" | "simulated"
+    origin: str  # path of the file read, or "simulated(seed=..., rows=...)"
+    #: Kaggle's shipped schema for its file, download and simulated rows; None for another table
+    #: (its schema is ``data.schema`` or inferred).
+    schema: TableSchema | None = None
+    #: How many rows of each class the files held and were kept (``data.max_rows``).
+    read: TableRead | None = None
+    #: The name of a folder's or a pattern's table (its folder); None: the file's stem.
+    table_name: str | None = None
+    #: Whether ``schema`` is a shipped one (Kaggle's), not the user's ``data.schema``.
+    shipped: bool = False
+
+    @property
+    def header(self) -> str | None:
+        """How validation's lines name the header a shipped schema needs (Kaggle's 31 columns);
+        None for a table whose schema the user can edit."""
+        return HEADER if self.shipped else None
+
+    @property
+    def name(self) -> str:
+        """The table's name in run names and MLflow's dataset: the file's stem (a folder's
+        name), or simulated."""
+        if self.source == "simulated":
+            return "simulated"
+        return self.table_name or Path(self.origin).name.split(".")[0]
+
+    @property
+    def positive(self) -> Value | None:
+        """The class to synthesize as the reader counted it when it sampled the rows (the
+        least frequent value of the whole table, which a sample may no longer show); None
+        otherwise."""
+        return self.read.positive if self.read is not None and self.read.sampled else None
+
+
+def load_table(
+    data: DataConfig,
+    *,
+    seed: int,
+    launch_dir: Path,
+    kaggle_download: Callable[[Path], Path] | None = None,
+    credentials_available: Callable[[], bool] | None = None,
+) -> LoadedTable:
+    """The table ``data`` names (relative paths from ``launch_dir``) with its configured schema
+    (:func:`configured_schema`), else the default path's fallback."""
+    if data.name == "simulated":
+        return load_simulated(seed=seed, rows=data.simulated_rows, max_rows=data.max_rows)
+    schema, header = configured_schema(data, launch_dir)
+    shipped = header is not None
+    wanted = resolve_path(data.path, launch_dir) if data.path else None
+    if wanted is not None and (wanted.exists() or names_files(str(data.path))):
+        files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
+        label, positive = (
+            (schema.label, schema.positive) if schema is not None else (data.label, data.positive)
+        )
+        read = read_big_table(
+            files,
+            CREDITCARD_FILE if shipped else TABLE,
+            label=label,
+            positive=positive,
+            max_rows=data.max_rows,
+            seed=seed,
+        )
+        return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name, shipped)
+    if wanted is not None and not at_default_path(data):
+        raise DataError(_absent(data, wanted))
+    return _creditcard_fallback(
+        data,
+        wanted,
+        seed=seed,
+        launch_dir=launch_dir,
+        download=kaggle_download or kaggle.download_creditcard,
+        has_credentials=credentials_available or kaggle.kaggle_credentials_available,
+    )
+
+
+def at_default_path(data: DataConfig) -> bool:
+    """Whether ``data.path`` is the ``creditcard`` preset's default file (Kaggle's), or none:
+    where its shipped schema and the fallback apply without being named."""
+    return data.name == "creditcard" and (
+        data.path is None or Path(data.path) == Path(CREDITCARD_PATH)
+    )
+
+
+def configured_schema(data: DataConfig, launch_dir: Path) -> tuple[TableSchema | None, str | None]:
+    """The schema the config gives the table, and for a shipped one how errors name the header
+    it needs (None for the user's): ``data.schema`` by name (``creditcard``) or as an edited
+    file (with ``data.positive``), Kaggle's at the default path, else None (inferred)."""
+    if data.schema in SHIPPED_SCHEMAS or (data.schema is None and at_default_path(data)):
+        return _with_label(creditcard_schema(), data, "the shipped schema creditcard"), HEADER
+    if data.schema is None:
+        return None, None
+    edited = _with_label(TableSchema.load(resolve_path(data.schema, launch_dir)), data, data.schema)
+    if data.positive is None:
+        return edited, None
+    try:
+        return replace(edited, positive=data.positive), None
+    except ConfigError as err:
+        raise ConfigError(f"data.positive={data.positive}: {err}") from None
+
+
+def _with_label(schema: TableSchema, data: DataConfig, named: str) -> TableSchema:
+    """``schema``, unless ``data.label`` names another label than its own."""
+    if data.label != DataConfig.label and data.label != schema.label:
+        raise DataError(
+            f"data.label={data.label} but {named} names label {schema.label}; drop data.label "
+            "or edit label: in the schema"
+        )
+    return schema
+
+
+def _absent(data: DataConfig, wanted: Path) -> str:
+    """The one line for a ``data.path`` the user named that is not there (a close name)."""
+    folder = wanted.parent
+    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    close = difflib.get_close_matches(wanted.name, names, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return (
+        f"data.path={data.path}: no such file or folder ({wanted}){hint}; check the path (the "
+        f"simulated fallback is for the default {CREDITCARD_PATH} only)"
+    )
+
+
+def load_simulated(*, seed: int, rows: int, max_rows: int | None = None) -> LoadedTable:
+    """The built-in simulated table (see :mod:`wgangp.data.builtin.simulated`), with Kaggle's
+    schema;
+    with ``max_rows``, the rows a file of them would keep (``data.max_rows``)."""
+    origin = f"simulated(seed={seed}, rows={rows})"
+    frame = simulate_creditcard(n_rows=rows, seed=seed)
+    schema = creditcard_schema()
+    if max_rows is None:
+        return LoadedTable(frame, "simulated", origin, schema, shipped=True)
+    read = cap_rows(frame, schema.label, schema.positive, max_rows, seed, files=0)
+    return LoadedTable(read.frame, "simulated", origin, schema, read.read, shipped=True)
+
+
+def resolve_path(path: str | Path, launch_dir: Path) -> Path:
+    """``path`` with ``~`` expanded, relative paths taken from where the user launched the run."""
+    resolved = Path(path).expanduser()
+    return resolved if resolved.is_absolute() else Path(launch_dir) / resolved
+
+
+def _creditcard_fallback(
+    data: DataConfig,
+    wanted: Path | None,
+    *,
+    seed: int,
+    launch_dir: Path,
+    download: Callable[[Path], Path],
+    has_credentials: Callable[[], bool],
+) -> LoadedTable:
+    """No credit-card file at ``wanted``: ``data.fallback=error`` refuses; ``simulated`` uses a
+    previously downloaded Kaggle file, else downloads it when Kaggle credentials exist, else
+    simulates rows and logs a WARNING on logger ``wgangp.data``."""
+    where = f"data file not found at {wanted}" if wanted else "no data file configured (data.path)"
+    if data.fallback == "error":
+        raise DataError(
+            f"{where}; put creditcard.csv there, set data.path=/path/to/creditcard.csv, "
+            "or use data=simulated"
+        )
+    cache_dir = resolve_path(Path(data.cache_dir).expanduser(), launch_dir)
+    cached = cache_dir / kaggle.CSV_NAME
+    if cached.is_file():
+        logger.info("%s; using the Kaggle file downloaded earlier: %s", where, cached)
+        return _kaggle_file(cached)
+    if has_credentials():
+        logger.info("%s; downloading %s from Kaggle into %s", where, kaggle.DATASET, cache_dir)
+        return _kaggle_file(download(cache_dir))
+    logger.warning(
+        "TRAINING ON SIMULATED DATA, NOT REAL TRANSACTIONS: %s and no Kaggle credentials found. "
+        "For the real data download creditcard.csv from %s and set data.path=/path/to/"
+        "creditcard.csv, or set KAGGLE_USERNAME and KAGGLE_KEY to download it automatically; "
+        "set data.fallback=error to fail instead.",
+        where,
+        KAGGLE_PAGE,
+    )
+    return load_simulated(seed=seed, rows=data.simulated_rows)
+
+
+def _kaggle_file(path: Path) -> LoadedTable:
+    frame = read_table(path, CREDITCARD_FILE)
+    return LoadedTable(frame, "kaggle", str(path), creditcard_schema(), shipped=True)

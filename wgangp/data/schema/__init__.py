@@ -1,0 +1,2 @@
+"""The schema: kinds, levels, bounds; inferred, reviewed, edited, matched to a table; cells and
+label values."""
