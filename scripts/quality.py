@@ -128,7 +128,7 @@ def score(
     ec = EvaluateConfig()  # the end-of-run evaluation's draw size and detector
     sc = SelectConfig(repeats=repeats, gbm_max_iter=ec.gbm_max_iter)
     # draws the loop never made
-    probe = ValidationProbe(split.rare(split.val), sc, seed + 10_000, split.table)
+    probe = ValidationProbe(split.rare(split.val), sc, seed + 10_000, split.schema)
     metrics = probe.score(lambda n, s: synthesizer.sample(n, label=RARE, seed=s), step=0)
 
     def features(frame: pd.DataFrame) -> np.ndarray:

@@ -48,18 +48,18 @@ def test_a_folder_of_parquet_files_over_the_cap_trains(tmp_path: Path) -> None:
         "data.path=transactions",
         "data.schema=creditcard",
         "data.max_rows=2000",
-        "data.rest_sample=1000",
+        "data.rest_subset=1000",
         *QUICK,
     ]
     proc = run_train_cli([*args, f"tracking.uri={uri}"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = proc.stdout + proc.stderr
     assert f"9000 rows ({frauds} with Class=1) in 3 files; kept every row with Class=1" in log
-    assert f"a uniform sample of 2000 of the {9000 - frauds} others" in log
-    assert "fits and scores use a uniform sample of 1000 of the 2000 rows with Class!=1" in log
+    assert f"a uniform subset of 2000 of the {9000 - frauds} others" in log
+    assert "fits and scores use a uniform subset of 1000 of the 2000 rows with Class!=1" in log
     tags = _tags(uri)
     assert (tags["data.read.rows"], tags["data.read.kept"]) == ("9000", str(2000 + frauds))
-    assert tags["data.read.files"] == "3" and tags["data.sample.rest_sample"] == "1000"
+    assert tags["data.read.files"] == "3" and tags["data.subset.rest_subset"] == "1000"
 
 
 @pytest.mark.slow
@@ -71,6 +71,6 @@ def test_a_csv_over_the_cap_trains_with_its_own_label(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = proc.stdout + proc.stderr
     assert "4000 rows (300 with is_fraud=yes); kept every row with is_fraud=yes and a " in log
-    assert "uniform sample of 1000 of the 3700 others" in log
+    assert "uniform subset of 1000 of the 3700 others" in log
     tags = _tags(uri)
     assert (tags["data.read.kept"], tags["data.read.kept_rare"]) == ("1300", "300")

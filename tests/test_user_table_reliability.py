@@ -560,7 +560,7 @@ class _GappySynthesizer:
     """A table model's rows with a gap in every column kind."""
 
     def __init__(self, table: TableSchema) -> None:
-        self.table = table
+        self.schema = table
 
     def sample(self, n: int, label: int = 1, seed: int = 0) -> pd.DataFrame:
         rows = pd.DataFrame(

@@ -65,6 +65,8 @@ RENAMED_KEYS = {
     "evaluate.val_gbm_max_iter": "select.gbm_max_iter",
     "model.calibrate_marginals": "ship.calibrate_marginals",
     "model.copula_share": "ship.copula_share",
+    "data.rest_sample": "data.rest_subset",
+    "data.rare_sample": "data.rare_subset",
 }
 
 #: An option name as ``group=option`` gives it (sweeps list several, separated by commas).

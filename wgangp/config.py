@@ -76,12 +76,12 @@ class DataConfig:
     # row is its own entity, exact duplicate rows counting once.
     entity: str | None = None
     # A table of any size (docs/performance.md): every rare-class row is read and at most
-    # max_rows of the rest (a uniform sample by seed beyond it); fits and scores use one sample
-    # of rest_sample rows of the rest, scores one of rare_sample rare-class rows, both drawn over
+    # max_rows of the rest (a uniform subset by seed beyond it); fits and scores use one subset
+    # of rest_subset rows of the rest, scores one of rare_subset rare-class rows, both drawn over
     # the table before the split. Training draws its batches from every row read.
     max_rows: int = 1_000_000
-    rest_sample: int = 300_000
-    rare_sample: int = 2_000
+    rest_subset: int = 300_000
+    rare_subset: int = 2_000
 
     def __post_init__(self) -> None:
         _require_choice(self.name, "data.name", DATA_NAMES)
@@ -114,7 +114,7 @@ class DataConfig:
         _require(0 <= self.val_fraction < 0.5, "data.val_fraction", "must be in [0, 0.5)")
         _require(0 < self.test_fraction < 0.5, "data.test_fraction", "must be in (0, 0.5)")
         _require(self.min_rows_per_class >= 3, "data.min_rows_per_class", "must be >= 3")
-        for key, low in (("max_rows", 100), ("rest_sample", 100), ("rare_sample", 20)):
+        for key, low in (("max_rows", 100), ("rest_subset", 100), ("rare_subset", 20)):
             value = getattr(self, key)
             _require(value >= low, f"data.{key}", f"{value} must be >= {low}")
 

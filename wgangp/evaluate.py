@@ -154,7 +154,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         for i in range(0, len(metrics), 500):
             client.log_batch(run_id, metrics=metrics[i : i + 500])
         client.log_artifacts(run_id, str(out), "evaluation")
-    rows = len(data.scored.test)  # the test split, or its sample (data.rest_sample, rare_sample)
+    rows = len(data.score_rows.test)  # the test split, or its subset (data.rest_subset, ...)
     print(f"evaluation of run {run_id} on {rows} held-out real rows -> {out}/report.md")
     for key in HEADLINE:
         if key in result.metrics:

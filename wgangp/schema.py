@@ -127,7 +127,7 @@ def _read(
     found = read_big_table(
         files, TABLE, label=label, positive=positive, max_rows=data.max_rows, seed=0
     )
-    if found.read.sampled:
+    if found.read.capped:
         log.info("%s", found.read.describe(files.spec, f"with {label}={found.read.positive}"))
         return found.frame, files.spec, found.read.positive
     return found.frame, files.spec, None

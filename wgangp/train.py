@@ -100,11 +100,11 @@ def train(
                     fit.generator,
                     fit.transformer,
                     cfg.model.latent_dim,
-                    data.table,
-                    data.sampled.train,
+                    data.schema,
+                    data.fit_rows.train,
                     cfg.ship,
                     cfg.seed,
-                    entities=data.entities(data.sampled.train),
+                    entities=data.entities(data.fit_rows.train),
                 )
             with clock.phase("export"):
                 bundle = export(synthesizer, output, tracker, cfg, selection)

@@ -71,7 +71,7 @@ class Outcome:
 
     def row(self) -> dict[str, object]:
         return {
-            "table": self.table, "seed": self.seed, "method": self.method,
+            "table": self.schema, "seed": self.seed, "method": self.method,
             "real_rows": self.real_rows, **self.figures, "note": self.note,
             "seed_total_s": self.seed_total_s,
         }  # fmt: skip
@@ -93,7 +93,7 @@ def run_seed(
     # confirms a choice made on the holdout.
     confirm = split.rare("test") if settings.judged_on == "holdout" else None
     n = len(test) if confirm is None else max(len(test), len(confirm))
-    codes = TableCodes.fit(split.table, split.train)
+    codes = TableCodes.fit(split.schema, split.train)
     log.info("%s seed %d: %d train rare rows, %d %s rare rows", spec.name, seed, len(rare), n,
              settings.judged_on)  # fmt: skip
     trained: dict[str, TrainedModel] = {}
@@ -124,7 +124,7 @@ def run_seed(
             lambda: _shipped_as(trained, split, [*chosen, *settings.variant, *ship], n, seed)
         )
         methods.insert(after + i, name)
-    encoding = TableEncoding(split.table, split.train)
+    encoding = TableEncoding(split.schema, split.train)
     real = encoding.model_matrix(test)
     confirming = None if confirm is None else encoding.model_matrix(confirm)
     train_all = encoding.distance_matrix(split.train)
@@ -162,15 +162,15 @@ def run_seed(
             if method == "control":
                 near = split.rare("test" if settings.judged_on != "test" else "val")
                 near_confirm = test
-            figures["near_copies"] = scores.near_copies(split.table, near, rare, test)
+            figures["near_copies"] = scores.near_copies(split.schema, near, rare, test)
             if confirm is not None:
                 figures["near_copies_test"] = scores.near_copies(
-                    split.table, near_confirm, rare, confirm
+                    split.schema, near_confirm, rare, confirm
                 )
             if method != "control":
                 copies = scores.exact_copies(encoding.distance_matrix(rows), train_all)
                 figures["exact_copies"] = float(copies)
-        figures |= scores.form(split.table, rows, rare)
+        figures |= scores.form(split.schema, rows, rare)
         outcome.figures = figures
         outcomes.append(outcome)
         log.info("%s seed %d: %s %s", spec.name, seed, method, _brief(figures))
@@ -226,11 +226,11 @@ def _shipped_as(
         shipped.generator,
         shipped.transformer,
         shipped.latent_dim,
-        shipped.table,
+        shipped.schema,
         split.train,
         cfg.ship,
         cfg.seed,
-        entities=row_entities(split.train, shipped.table.names),
+        entities=row_entities(split.train, shipped.schema.names),
     )
     return variant.sample(n, label=RARE, seed=seed).loc[:, split.features]
 

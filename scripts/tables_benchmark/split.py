@@ -30,7 +30,7 @@ HOLDOUT_FRACTION = 0.2
 class TableSplit:
     """A table's schema and its three splits in the run's form (features and the label)."""
 
-    table: TableSchema
+    schema: TableSchema
     train: pd.DataFrame
     val: pd.DataFrame
     test: pd.DataFrame
@@ -39,17 +39,17 @@ class TableSplit:
 
     @property
     def features(self) -> list[str]:
-        return [column.name for column in self.table.features]
+        return [column.name for column in self.schema.features]
 
     def rare(self, part: str) -> pd.DataFrame:
         """The rare-class rows of ``part`` (train | val | test), features only."""
         frame = getattr(self, part)
-        rare = self.table.classes(frame[self.table.label]) == RARE
+        rare = self.schema.classes(frame[self.schema.label]) == RARE
         return frame.loc[rare, self.features].reset_index(drop=True)
 
     def common(self, part: str) -> pd.DataFrame:
         frame = getattr(self, part)
-        rare = self.table.classes(frame[self.table.label]) == RARE
+        rare = self.schema.classes(frame[self.schema.label]) == RARE
         return frame.loc[~rare, self.features].reset_index(drop=True)
 
 
@@ -59,8 +59,8 @@ def table_split(
     """The split the run of ``cfg`` trains on, and the held-out rows (as read) in its form."""
     config = to_config(cfg)
     data = prepare_data(config.data, seed=config.seed, launch_dir=launch_dir)
-    held = None if holdout is None else _in_form(holdout, data.table)
-    return TableSplit(data.table, data.train, data.val, data.test, held)
+    held = None if holdout is None else _in_form(holdout, data.schema)
+    return TableSplit(data.schema, data.train, data.val, data.test, held)
 
 
 def carve_holdout(spec: TableSpec, path: Path, seed: int, out: Path) -> tuple[Path, pd.DataFrame]:

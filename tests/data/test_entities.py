@@ -94,9 +94,9 @@ def test_with_an_entity_each_customer_is_one_holder_and_in_one_split(table: Path
     assert not (owners["train"] & owners["val"] or owners["train"] & owners["test"])
     assert not owners["val"] & owners["test"]
     assert sum(len(o) for o in owners.values()) == raw["customer_id"].nunique()
-    merchant = data.table.column("merchant")
+    merchant = data.schema.column("merchant")
     assert ONE_CUSTOMERS_MERCHANT not in merchant.levels and merchant.other in merchant.levels
-    low, high = data.table.column("amount").bounds
+    low, high = data.schema.column("amount").bounds
     assert ONE_CUSTOMERS_AMOUNT not in (low, high) and REPEATED_AMOUNT not in (low, high)
     assert high < REPEATED_AMOUNT
 

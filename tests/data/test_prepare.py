@@ -66,7 +66,7 @@ def test_a_users_table_becomes_features_and_the_rare_class(tmp_path: Path) -> No
     frame = fraud_team_table()
     path = write_fraud_team_table(tmp_path)
     data = prepare_data(_data(path, label="is_fraud"), seed=0, launch_dir=tmp_path)
-    assert data.source == "file" and data.inferred and data.name == "transactions"
+    assert data.provenance == "file" and data.inferred and data.name == "transactions"
     assert data.features == ["merchant", "count", "amount", "day"]
     rows = pd.concat([data.train, data.val, data.test])
     assert list(rows.columns) == [*data.features, "is_fraud"]  # the label keeps its values
@@ -91,7 +91,7 @@ def test_an_edited_schema_drops_columns_and_sets_the_class(tmp_path: Path) -> No
         _data(path, schema=str(schema_file), positive="no"), seed=0, launch_dir=tmp_path
     )
     assert data.features == ["merchant", "count", "amount"]
-    assert data.table.positive == "no" and not data.inferred
+    assert data.schema.positive == "no" and not data.inferred
     assert int(data.classes(pd.concat([data.train, data.val, data.test])).sum()) == 340
 
 
@@ -151,8 +151,8 @@ def test_the_creditcard_file_is_a_table_with_its_shipped_schema() -> None:
     if not path.is_file():
         pytest.skip(f"real-rows sample not found at {path}")
     data = prepare_data(_data(path, schema="creditcard"), seed=0, launch_dir=path.parent)
-    assert data.source == "file" and data.table.columns == SCHEMA.columns and not data.inferred
-    assert dict(data.table.label_counts) == {0: 29_876, 1: 296}  # the table's own
+    assert data.provenance == "file" and data.schema.columns == SCHEMA.columns and not data.inferred
+    assert dict(data.schema.label_counts) == {0: 29_876, 1: 296}  # the table's own
     assert data.features == list(COLUMNS[:-1])
     assert data.name == "creditcard_real_sample"
 
@@ -163,7 +163,7 @@ def test_the_shared_tables_split_with_their_rare_class(name: str) -> None:
     _, label, positive = SHARED_TABLES[name]
     data = prepare_data(_data(path, label=label), seed=0, launch_dir=path.parent)
     real = pd.read_csv(path)
-    assert data.table.positive == positive  # the least frequent value by default
+    assert data.schema.positive == positive  # the least frequent value by default
     rows = pd.concat([data.train, data.val, data.test])
     rare = int(data.classes(rows).sum())
     assert len(rows) == len(real) and rare == int((real[label] == positive).sum())

@@ -77,7 +77,7 @@ def test_a_large_answer_trims_the_heap_afterwards(monkeypatch):
     monkeypatch.setattr(pyfunc, "LARGE_ANSWER_ROWS", 10)
 
     class Rows:
-        table = SCHEMA
+        schema = SCHEMA
 
         def sample(self, n, label, seed):
             return pd.DataFrame({c: [0.0] * n for c in COLUMNS})

@@ -20,7 +20,7 @@ from wgangp.config import DataConfig
 from wgangp.data.entities import row_entities
 from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
-from wgangp.data.row_sample import RowBudget, sampled_rows
+from wgangp.data.row_subset import RowBudget, subset_rows
 from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.match import label_counts
 from wgangp.data.schema.review import require_unambiguous
@@ -34,7 +34,7 @@ log = logging.getLogger("wgangp.data")
 
 @dataclass(frozen=True)
 class Splits:
-    """The three parts of a table, or of its sample."""
+    """The three parts of a table, or of its subset."""
 
     train: pd.DataFrame
     val: pd.DataFrame
@@ -46,11 +46,11 @@ class PreparedData:
     """The validated table's three splits, in canonical form (:mod:`wgangp.data.schema.validation`),
     its schema, and where it came from."""
 
-    source: str  # "file" | "kaggle" | "simulated"
+    provenance: str  # "file" | "kaggle" | "simulated"
     origin: str  # the file read, or "simulated(seed=..., rows=...)"
     #: The table's name in run names and MLflow (the file's stem, or simulated).
     name: str
-    table: TableSchema
+    schema: TableSchema
     train: pd.DataFrame
     val: pd.DataFrame
     test: pd.DataFrame
@@ -62,12 +62,12 @@ class PreparedData:
     digest: str = ""
     #: Whether the schema was inferred from the table (not shipped, not ``data.schema``).
     inferred: bool = False
-    #: Each split's rows that fits use (the sample of the rest, every rare-class row) and that
-    #: scores use (the samples of both classes), :mod:`wgangp.data.row_sample`; None: the
+    #: Each split's rows that fits use (the subset of the rest, every rare-class row) and that
+    #: scores use (the samples of both classes), :mod:`wgangp.data.row_subset`; None: the
     #: splits themselves (no row left out).
-    sampled_splits: Splits | None = None
-    scored_splits: Splits | None = None
-    #: The sample's sizes (``data.rest_sample``, ``data.rare_sample``) and seed.
+    fit_subsets: Splits | None = None
+    score_subsets: Splits | None = None
+    #: The sample's sizes (``data.rest_subset``, ``data.rare_subset``) and seed.
     budget: RowBudget | None = None
     #: How the table was read: rows of each class in the files and kept (``data.max_rows``).
     read: TableRead | None = None
@@ -76,29 +76,29 @@ class PreparedData:
     entity: str | None = None
 
     @property
-    def sampled(self) -> Splits:
-        """The rows fits use (and privacy's distances): each split's rows in the sample of the
-        rest (``data.rest_sample``) and every rare-class row; the splits when under it."""
-        return self.sampled_splits or Splits(self.train, self.val, self.test)
+    def fit_rows(self) -> Splits:
+        """The rows fits use (and privacy's distances): each split's rows in the subset of the
+        rest (``data.rest_subset``) and every rare-class row; the splits when under it."""
+        return self.fit_subsets or Splits(self.train, self.val, self.test)
 
     @property
-    def scored(self) -> Splits:
-        """The rows scores compare against: each split's rows in the samples of the rest and
-        of the rare class (``data.rare_sample``); :attr:`sampled` when under the latter."""
-        return self.scored_splits or self.sampled
+    def score_rows(self) -> Splits:
+        """The rows scores compare against: each split's rows in the subsets of the rest and
+        of the rare class (``data.rare_subset``); :attr:`fit_rows` when under the latter."""
+        return self.score_subsets or self.fit_rows
 
     @property
     def features(self) -> list[str]:
         """The feature columns, in the table's order (every column but the label)."""
-        return [column.name for column in self.table.features]
+        return [column.name for column in self.schema.features]
 
     def classes(self, frame: pd.DataFrame) -> np.ndarray:
         """Each row's class (1: the rare class, the one to synthesize; 0: the rest)."""
-        return self.table.classes(frame[self.table.label])
+        return self.schema.classes(frame[self.schema.label])
 
     def entities(self, frame: pd.DataFrame) -> np.ndarray:
         """Each row's entity (:mod:`wgangp.data.entities`): what every privacy rule counts."""
-        return row_entities(frame, self.table.names, self.entity)
+        return row_entities(frame, self.schema.names, self.entity)
 
     def rare(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The rows of ``frame`` of the rare class, with a fresh index."""
@@ -107,21 +107,21 @@ class PreparedData:
     @property
     def rare_rows(self) -> str:
         """How the log counts the rare class's rows: ``with Status=bad``."""
-        return f"with {self.table.class_names[RARE]}"
+        return f"with {self.schema.class_names[RARE]}"
 
     def describe(self) -> str:
         rare = f"{int(self.classes(self.train).sum())} {self.rare_rows}"
         return (
-            f"{self.source} ({self.origin}): train {len(self.train)} rows ({rare}), "
+            f"{self.provenance} ({self.origin}): train {len(self.train)} rows ({rare}), "
             f"val {len(self.val)}, test {len(self.test)}"
         )
 
-    def describe_sample(self) -> list[str]:
-        """What fits and scores use where it is not every row: a log line per sample."""
+    def describe_subsets(self) -> list[str]:
+        """What fits and scores use where it is not every row: a log line per subset."""
         lines = []
         for cls, parts, key, use in (
-            (0, self.sampled_splits, "rest_sample", "fits and scores use"),
-            (RARE, self.scored_splits, "rare_sample", "scores use"),
+            (0, self.fit_subsets, "rest_subset", "fits and scores use"),
+            (RARE, self.score_subsets, "rare_subset", "scores use"),
         ):
             if parts is None or self.budget is None:
                 continue
@@ -133,8 +133,8 @@ class PreparedData:
             named = zip(("train", "val", "test"), counts, strict=True)
             shown = ", ".join(f"{name} {count}" for name, count in named)
             lines.append(
-                f"{use} a uniform sample of {size} of the {total} rows with "
-                f"{self.table.class_names[cls]} ({shown}; data.{key}, seed {self.budget.seed})"
+                f"{use} a uniform subset of {size} of the {total} rows with "
+                f"{self.schema.class_names[cls]} ({shown}; data.{key}, seed {self.budget.seed})"
                 + ("; fits use every one" if cls == RARE else "")
             )
         return lines
@@ -157,8 +157,8 @@ class PreparedData:
             self,
             train=train,
             val=self.val.iloc[:0],
-            sampled_splits=joined(self.sampled_splits),
-            scored_splits=joined(self.scored_splits),
+            fit_subsets=joined(self.fit_subsets),
+            score_subsets=joined(self.score_subsets),
         )
 
     def describe_duplicates(self) -> str:
@@ -178,8 +178,8 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir)
     schema, inferred = table_schema(loaded, data)
-    source, origin, name, read = loaded.source, loaded.origin, loaded.name, loaded.read
-    if read is not None and (read.sampled or read.files > 1):
+    provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
+    if read is not None and (read.capped or read.files > 1):
         log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
     frame = validate_table(
         loaded.frame,
@@ -208,20 +208,20 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         entity=data.entity,
     )
     del frame
-    budget = RowBudget(data.rest_sample, data.rare_sample, seed)
-    sampled, scored = (
+    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    fit_subsets, score_subsets = (
         None
         if keep is None
         else Splits(
             *(
-                sampled_rows(getattr(split, part), keep[split.rows[part]])
+                subset_rows(getattr(split, part), keep[split.rows[part]])
                 for part in ("train", "val", "test")
             )
         )
         for keep in budget.masks(classes)
     )
     prepared = PreparedData(
-        source,
+        provenance,
         origin,
         name,
         schema,
@@ -232,13 +232,13 @@ def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedDa
         duplicate_rare=split.duplicate_rare,
         digest=digest,
         inferred=inferred,
-        sampled_splits=sampled,
-        scored_splits=scored,
+        fit_subsets=fit_subsets,
+        score_subsets=score_subsets,
         budget=budget,
         read=read,
         entity=data.entity,
     )
-    for line in prepared.describe_sample():
+    for line in prepared.describe_subsets():
         log.info("data: %s", line)
     return prepared
 
@@ -249,7 +249,7 @@ def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bo
     rows and refused in one line when a column needs a person's decision."""
     if loaded.schema is not None:
         return loaded.schema, False
-    # A sampled table's least frequent value may no longer be the table's: the reader's count.
+    # A capped table's least frequent value may no longer be the table's: the reader's count.
     positive = data.positive if data.positive is not None else loaded.positive
     inference = infer_table(
         loaded.frame, data.label, positive, source=loaded.origin, entity=data.entity

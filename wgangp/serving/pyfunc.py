@@ -117,7 +117,7 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
         self.synthesizer = Synthesizer.load(Path(context.artifacts[BUNDLE]))
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
-        requests = parse_requests(model_input, self.synthesizer.table)
+        requests = parse_requests(model_input, self.synthesizer.schema)
         try:
             frames = [
                 self.synthesizer.sample(n, label=label, seed=seed) for n, label, seed in requests

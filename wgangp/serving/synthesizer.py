@@ -70,7 +70,7 @@ class Synthesizer:
     transformer: TableTransform
     latent_dim: int
     #: The table's schema: rows come back in its columns, with its label's own values.
-    table: TableSchema
+    schema: TableSchema
     #: Where it was loaded from, for error lines ("" when built in-process by training).
     origin: str = ""
     #: Maps the generated columns onto the training marginals (None: rows as generated).
@@ -81,12 +81,12 @@ class Synthesizer:
     @property
     def columns(self) -> list[str]:
         """The columns of every sampled frame, in the table's order."""
-        return list(self.table.names)
+        return list(self.schema.names)
 
     def class_of(self, value: object) -> int:
         """The class (1: rare, 0: the rest) a user names by the label's own value: ``yes`` for a
         table labelled yes/no, ``1`` or ``0`` for Kaggle's file; WgangpError in one line."""
-        return label_class(self.table, value)
+        return label_class(self.schema, value)
 
     def sample(
         self, n: int, label: int = RARE, seed: int = 0, batch_size: int = 8192
@@ -99,7 +99,7 @@ class Synthesizer:
             raise WgangpError(f"label must be 0 or 1, got {label}")
         if n < 0:
             raise WgangpError(f"number of rows must be >= 0, got {n}")
-        value = label_value(self.table, label)  # a label of 3+ values has no single rest value
+        value = label_value(self.schema, label)  # a label of 3+ values has no single rest value
         x = self.generate(n, label, seed, batch_size)
         if self.calibration is not None and len(x):
             x = self.calibration.apply(x, label)
@@ -107,7 +107,7 @@ class Synthesizer:
             x = self.mixture.mix(x, label, seed)
         x = draw_discrete(x, self.transformer.layout, np.random.default_rng([seed, 1]))
         frame = self.transformer.inverse(x, label)
-        frame.insert(self.table.names.index(self.table.label), self.table.label, [value] * n)
+        frame.insert(self.schema.names.index(self.schema.label), self.schema.label, [value] * n)
         return frame.loc[:, self.columns]
 
     def generate(
@@ -169,14 +169,14 @@ class Synthesizer:
                 write_text(tmp / CALIBRATION_FILE, self.calibration.to_json())
             if self.mixture is not None:
                 write_text(tmp / COPULA_FILE, self.mixture.copula.to_json())
-            write_text(tmp / SCHEMA_FILE, self.table.to_yaml())
+            write_text(tmp / SCHEMA_FILE, self.schema.to_yaml())
             meta = {
                 "format": _FORMAT,
                 "latent_dim": self.latent_dim,
                 "calibrated": self.calibration is not None,
                 "copula_share": self.mixture.share if self.mixture else 0.0,
                 "columns": self.columns,
-                "label": [self.table.label, self.table.positive],
+                "label": [self.schema.label, self.schema.positive],
                 "keras_version": keras.__version__,
             }
             write_text(tmp / META_FILE, json.dumps(meta, indent=2))
@@ -231,7 +231,7 @@ class Synthesizer:
             generator=generator,
             transformer=transformer,
             latent_dim=int(meta["latent_dim"]),
-            table=table,
+            schema=table,
             origin=str(directory),
             calibration=calibration,
             mixture=mixture,

@@ -28,7 +28,7 @@ def evaluate_on_test(
     step: int,
 ) -> dict[str, float]:
     """Score the synthesizer's rare-class rows against the test split in the table's schema
-    (``data.table``); logged at ``step``."""
+    (``data.schema``); logged at ``step``."""
     started = time.perf_counter()
     result = held_out_evaluation(
         data,
@@ -47,18 +47,18 @@ def evaluate_on_test(
 def held_out_evaluation(
     data: PreparedData, sample_rare: RareSampler, ec: EvaluateConfig, *, seed: int
 ) -> EvaluationResult:
-    """The evaluation of ``sample_rare``'s rows on the rows scores use (``data.scored``: the
+    """The evaluation of ``sample_rare``'s rows on the rows scores use (``data.score_rows``: the
     samples of both classes), privacy's distances to every training row fits use
-    (``data.sampled``), privacy counting ``data.entity``'s entities; a run's and
+    (``data.fit_rows``), privacy counting ``data.entity``'s entities; a run's and
     ``python -m wgangp.evaluate``'s."""
-    scored = data.scored
+    scored = data.score_rows
     return run_evaluation(
         scored.train,
         scored.test,
         sample_rare,
         ec,
-        data.table,
+        data.schema,
         seed=seed,
-        privacy_train=data.sampled.train,
+        privacy_train=data.fit_rows.train,
         entity=data.entity,
     )

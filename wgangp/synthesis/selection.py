@@ -232,7 +232,7 @@ def step_selector(
     sc = cfg.select
     if sc.every == 0:
         return None
-    val_rare = data.rare(data.scored.val)
+    val_rare = data.rare(data.score_rows.val)
     if len(val_rare) < MIN_VAL_RARE:
         log.warning(
             "step selection off: the validation split has %d rare-class row(s), fewer than %d; the "
@@ -242,17 +242,22 @@ def step_selector(
         )
         return None
     # The training rows the shipped synthesizer is assembled from (train.py's assemble call).
-    latent_dim, table, train, ship = cfg.model.latent_dim, data.table, data.sampled.train, cfg.ship
+    latent_dim, schema, train, ship = (
+        cfg.model.latent_dim,
+        data.schema,
+        data.fit_rows.train,
+        cfg.ship,
+    )
     entities = data.entities(train)
 
     def probe_rows(n: int, sample_seed: int) -> pd.DataFrame:
         shipped = assemble(
-            generator, transformer, latent_dim, table, train, ship, cfg.seed, [RARE], entities
+            generator, transformer, latent_dim, schema, train, ship, cfg.seed, [RARE], entities
         )
         return shipped.sample(n, label=RARE, seed=sample_seed)
 
     return StepSelector(
-        ValidationProbe(val_rare, sc, cfg.seed, data.table),
+        ValidationProbe(val_rare, sc, cfg.seed, data.schema),
         BestGenerator(generator, checkpoint_dir),
         probe_rows,
         sc,

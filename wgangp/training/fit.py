@@ -38,13 +38,13 @@ class Fit:
 def fit_networks(
     cfg: Config, data: PreparedData, run: TrackedRun, loop_run: TrackedRun | RefitRun
 ) -> Fit:
-    """Fit the transform on ``data.train`` (its sample, ``data.sampled``) and train on every
+    """Fit the transform on ``data.train`` (its sample, ``data.fit_rows``) and train on every
     training row to ``trainer.steps``, logging through ``loop_run``; the step selection probes
     ``data.val`` when it has rare rows enough."""
-    fitted_on = data.sampled.train
+    fitted_on = data.fit_rows.train
     transformer = TableTransform.fit(
         fitted_on,
-        data.table,
+        data.schema,
         data.classes(fitted_on),
         scaling=cfg.preprocess.scaling,
         per_class=cfg.preprocess.per_class,

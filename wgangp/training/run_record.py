@@ -54,31 +54,31 @@ def url_table_name(url: str) -> str:
 
 def table_name(cfg: Config, data: PreparedData) -> str:
     """The name the run records for its table: the reader's, or for a URL its path's."""
-    url = data.source == "file" and is_url(str(cfg.data.path or ""))
+    url = data.provenance == "file" and is_url(str(cfg.data.path or ""))
     return planned_table_name(cfg) if url else data.name
 
 
 def data_tags(data: PreparedData) -> dict[str, str]:
     """MLflow tags of the table: where it came from, its digest and exact duplicates, the rows
     read and kept (``data.read.*``), and each split's rows in the samples fits and scores use
-    when there are samples (``data.sample.*``)."""
+    when there are samples (``data.subset.*``)."""
     tags = {
-        "data.source": data.source,
+        "data.source": data.provenance,
         "data.origin": data.origin,
         "data.digest": data.digest,
         "data.duplicate_rows": str(data.duplicate_rows),
     }
     if data.read is not None:
         tags |= data.read.tags()
-    if data.budget is None or (data.sampled_splits is None and data.scored_splits is None):
+    if data.budget is None or (data.fit_subsets is None and data.score_subsets is None):
         return tags
     tags |= {
-        "data.sample.rest_sample": str(data.budget.rest),
-        "data.sample.rare_sample": str(data.budget.rare),
+        "data.subset.rest_subset": str(data.budget.rest),
+        "data.subset.rare_subset": str(data.budget.rare),
     }
-    for what, parts in (("fits", data.sampled), ("scores", data.scored)):
+    for what, parts in (("fits", data.fit_rows), ("scores", data.score_rows)):
         for name in ("train", "val", "test"):
-            tags[f"data.sample.{what}.{name}"] = str(len(getattr(parts, name)))
+            tags[f"data.subset.{what}.{name}"] = str(len(getattr(parts, name)))
     return tags
 
 
@@ -87,14 +87,14 @@ def dataset_record(data: PreparedData, name: str) -> dict[str, str]:
     rows), so the run page's "Datasets" tells runs on different tables apart."""
     columns = [
         {"type": column.value_type, "name": column.name, "required": not column.nullable}
-        for column in data.table.columns
+        for column in data.schema.columns
     ]
     rows = len(data.train) + len(data.val) + len(data.test)
-    profile = {"num_rows": rows, "num_elements": rows * len(data.table.columns)}
+    profile = {"num_rows": rows, "num_elements": rows * len(data.schema.columns)}
     return {
         "name": name,
         "digest": data.digest,
-        "source_type": "code" if data.source == "simulated" else "local",
+        "source_type": "code" if data.provenance == "simulated" else "local",
         "source": json.dumps({"uri": data.origin}),
         "schema": json.dumps({"mlflow_colspec": columns}),
         "profile": json.dumps(profile),
@@ -105,7 +105,7 @@ def write_schema(data: PreparedData, cfg: Config, output_dir: Path) -> Path:
     """The table's schema as the run's ``schema.yaml`` (the file to edit and pass back as
     ``data.schema``); an inferred or given one in the log too (Kaggle's shipped one is known).
     It holds no identifier and no value fewer than k entities hold (docs/privacy.md)."""
-    text = data.table.to_yaml()
+    text = data.schema.to_yaml()
     if data.inferred or cfg.data.schema is not None:
         given = "the given" if cfg.data.schema is not None else "inferred"
         log.info("data: %s schema of %s:\n%s", given, data.origin, text)

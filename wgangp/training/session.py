@@ -271,7 +271,7 @@ class TrackedRun:
             self.tracker.set_tags({RUN_NAME_TAG: run_name})
         self.tracker.log_dataset(dataset_record(data, name))
         self.tracker.log_artifact(write_schema(data, cfg, self.dirs.output))
-        label = data_label(name, data.source, data.origin)
+        label = data_label(name, data.provenance, data.origin)
         self.note = RunNote(label, trained_on(data, cfg.trainer.steps))
         self.tracker.set_tags(self.note.tags())
         log.info("data: %s", data.describe_duplicates())

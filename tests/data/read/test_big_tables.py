@@ -58,14 +58,14 @@ def test_a_folder_over_the_cap_keeps_every_rare_row_and_a_sample_of_the_rest(
     assert (read.files, read.rows, read.rare, read.kept, read.kept_rare) == (
         3, len(whole), rare, 500 + rare, rare
     )  # fmt: skip
-    assert read.sampled and read.tags()["data.read.rows"] == str(len(whole))
+    assert read.capped and read.tags()["data.read.rows"] == str(len(whole))
     with caplog.at_level(logging.INFO, logger="wgangp.data"):
         prepare_data(
             DataConfig(path="tx", max_rows=500, schema="creditcard"), seed=0, launch_dir=tmp_path
         )
     line = next(r.getMessage() for r in caplog.records if "data: read" in r.getMessage())
     assert f"{len(whole)} rows ({rare} with Class=1) in 3 files" in line
-    assert f"kept every row with Class=1 and a uniform sample of 500 of the {rest} others" in line
+    assert f"kept every row with Class=1 and a uniform subset of 500 of the {rest} others" in line
 
 
 def test_the_sample_is_the_seeds_whatever_the_files_order(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_a_folder_within_the_cap_is_read_whole_in_file_order(tmp_path: Path) -> 
     whole = _parquet_folder(tmp_path / "tx", parts=2, rows=300)
     loaded = _load("tx", tmp_path)
     pd.testing.assert_frame_equal(loaded.frame, whole, check_dtype=False)
-    assert not loaded.read.sampled and loaded.read.kept == len(whole)
+    assert not loaded.read.capped and loaded.read.kept == len(whole)
 
 
 def test_a_csv_over_the_cap_keeps_its_cells_as_written(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_the_rare_class_is_counted_before_the_sample(tmp_path: Path) -> None:
     data = prepare_data(
         DataConfig(path="t.parquet", label="y", max_rows=300), seed=0, launch_dir=tmp_path
     )
-    assert data.table.positive == "b" and data.read.kept_rare == 300
+    assert data.schema.positive == "b" and data.read.kept_rare == 300
     assert int(data.classes(pd.concat([data.train, data.val, data.test])).sum()) == 300
 
 
@@ -130,14 +130,14 @@ def test_a_small_file_is_read_as_before(tmp_path: Path) -> None:
     frame.to_csv(tmp_path / "cc.csv", index=False)
     loaded = _load("cc.csv", tmp_path)
     pd.testing.assert_frame_equal(loaded.frame, read_table(tmp_path / "cc.csv", TABLE))
-    assert not loaded.read.sampled and loaded.positive is None
+    assert not loaded.read.capped and loaded.positive is None
 
 
 def test_a_zip_over_the_cap_is_capped_in_memory(tmp_path: Path) -> None:
     """DuckDB reads no zip: pandas reads it whole, and the same rule keeps its rows."""
     frame = _cards(2000, 0)
     read = cap_rows(frame, LABEL, 1, 500, seed=0, files=1)
-    assert read.read.sampled and read.read.kept == 500 + int(frame[LABEL].sum())
+    assert read.read.capped and read.read.kept == 500 + int(frame[LABEL].sum())
     assert int(read.frame[LABEL].sum()) == int(frame[LABEL].sum())
     assert cap_rows(frame, LABEL, 1, 5000, seed=0, files=1).frame is frame  # under: no copy
 
@@ -201,7 +201,7 @@ def test_files_of_one_pattern_have_one_format(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("key", ["max_rows", "rest_sample", "rare_sample"])
+@pytest.mark.parametrize("key", ["max_rows", "rest_subset", "rare_subset"])
 def test_the_caps_are_checked_in_one_line(key: str) -> None:
     with pytest.raises(ConfigError, match=rf"invalid config value data.{key}: 5 must be >= "):
         DataConfig(**{key: 5})

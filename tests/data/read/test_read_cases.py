@@ -102,8 +102,8 @@ def test_parquet_category_columns_read_as_their_text_values(
     pq.write_table(table, tmp_path / "spark.parquet")
     for given in ("pandas.parquet", "spark.parquet"):
         data = _prepare(given, tmp_path)
-        assert data.table.column("kind").levels == ("card", "cash")
-        assert data.table.column(LABEL).levels == ("bad", "good") and data.table.positive == "bad"
+        assert data.schema.column("kind").levels == ("card", "cash")
+        assert data.schema.column(LABEL).levels == ("bad", "good") and data.schema.positive == "bad"
 
 
 def _nested_table(rows: int, seed: int = 0) -> pa.Table:
@@ -128,7 +128,7 @@ def test_nested_parquet_columns_are_dropped_with_one_line(
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="wgangp.data"):
             data = _prepare(given, tmp_path, **extra)
-        assert data.table.names == ("amount", LABEL)
+        assert data.schema.names == ("amount", LABEL)
         lines = [r.getMessage() for r in caplog.records if "nested values" in r.getMessage()]
         assert lines == [
             f"{tmp_path / given}: column(s) tags, address hold lists, structs or maps "
@@ -180,9 +180,9 @@ def test_parquet_dates_read_as_datetimes_and_times_as_text(
         assert frame["at"].dropna().str.fullmatch(r"\d\d:30:00").all()
         assert frame["at"].isna().any()  # a gap stays a gap
         data = _prepare(given, tmp_path, **extra)
-        assert data.table.column("day").kind == "datetime"
-        assert data.table.column("at").kind == "categorical"
-        assert "12:30:00" in data.table.column("at").levels
+        assert data.schema.column("day").kind == "datetime"
+        assert data.schema.column("at").kind == "categorical"
+        assert "12:30:00" in data.schema.column("at").levels
     given = f"data.path={tmp_path / 'tx.parquet'}"
     code, columns, err = _schema_cli(capsys, given, f"data.label={LABEL}")
     assert code == 0, err
@@ -272,7 +272,7 @@ def test_quoted_and_non_ascii_paths_read_end_to_end(
     frame.to_parquet(path, index=False)
     cfg = to_config(compose([f'data.path="{path}"', f"data.label={LABEL}"]))
     data = prepare_data(cfg.data, seed=0, launch_dir=tmp_path)
-    assert data.name == "prêts [v1]" and data.table.names == ("amount", LABEL)
+    assert data.name == "prêts [v1]" and data.schema.names == ("amount", LABEL)
     # The schema command takes the same quoting (and the path unquoted: it has no grammar).
     for given in (f'data.path="{path}"', f"data.path={path}"):
         code, columns, err = _schema_cli(capsys, given, f"data.label={LABEL}")
@@ -309,7 +309,7 @@ def test_hive_partition_columns_are_read_as_columns(tmp_path: Path) -> None:
         assert list(loaded.frame.columns) == ["amount", "term", LABEL]
         assert (loaded.frame[LABEL] == "bad").sum() == 240 and loaded.read.files == 4
     data = _prepare(folder, tmp_path)
-    assert data.table.positive == "bad" and data.table.column(LABEL).levels == ("bad", "good")
+    assert data.schema.positive == "bad" and data.schema.column(LABEL).levels == ("bad", "good")
     assert len(_load(folder / "*" / "*.parquet", tmp_path).frame.columns) == 3
 
 
@@ -357,7 +357,7 @@ def test_a_file_url_is_read_as_a_local_path(tmp_path: Path) -> None:
     files = table_files(url)
     assert files.files == (str(folder / "part-0.parquet"),) and files.one_local_file
     assert len(_load(url, tmp_path).frame) == 3000
-    assert _load(folder.as_uri(), tmp_path, max_rows=500).read.sampled
+    assert _load(folder.as_uri(), tmp_path, max_rows=500).read.capped
     assert table_files(f"file://localhost{folder}").files == files.files
 
 
@@ -412,7 +412,7 @@ def test_a_zip_and_a_csv_of_one_table_keep_the_same_rows(tmp_path: Path) -> None
     for seed in (0, 1):
         from_csv = _load(tmp_path / "tx.csv", tmp_path, seed=seed, max_rows=1000)
         from_zip = _load(tmp_path / "tx.zip", tmp_path, seed=seed, max_rows=1000)
-        assert from_csv.read.sampled and from_zip.read.sampled
+        assert from_csv.read.capped and from_zip.read.capped
         assert from_csv.read == from_zip.read
         pd.testing.assert_frame_equal(from_csv.frame, from_zip.frame, check_dtype=False)
         # Exact copies are kept or left together.

@@ -304,7 +304,7 @@ def test_relative_path_resolves_against_launch_dir(
         kaggle_download=_no_download,
     )
 
-    assert loaded.source == "file"
+    assert loaded.provenance == "file"
     assert loaded.origin == str(launch / "data" / "cards.csv")
     assert_same_table(loaded.frame, frame)
 
@@ -361,7 +361,7 @@ def test_fallback_simulated_warns_loudly(tmp_path: Path, caplog: pytest.LogCaptu
             kaggle_download=_no_download,
             credentials_available=lambda: False,
         )
-    assert loaded.source == "simulated"
+    assert loaded.provenance == "simulated"
     assert loaded.origin == "simulated(seed=3, rows=500)"
     assert len(loaded.frame) == 500
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -391,7 +391,7 @@ def test_fallback_downloads_when_credentials_exist(
             credentials_available=lambda: True,
         )
     assert calls == [tmp_path / "cache"]
-    assert loaded.source == "kaggle"
+    assert loaded.provenance == "kaggle"
     assert loaded.origin == str(tmp_path / "cache" / "creditcard.csv")
     assert_same_table(loaded.frame, frame)
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
@@ -407,7 +407,7 @@ def test_earlier_download_is_used_without_credentials(tmp_path: Path, frame: pd.
         kaggle_download=_no_download,
         credentials_available=lambda: False,
     )
-    assert loaded.source == "kaggle"
+    assert loaded.provenance == "kaggle"
 
 
 def test_download_failure_is_not_hidden_by_simulation(tmp_path: Path) -> None:
@@ -427,7 +427,7 @@ def test_download_failure_is_not_hidden_by_simulation(tmp_path: Path) -> None:
 def test_load_simulated_has_kaggles_schema_and_is_deterministic(tmp_path: Path) -> None:
     first = load_simulated(seed=4, rows=1_000)
     assert isinstance(first, LoadedTable)
-    assert (first.source, first.origin) == ("simulated", "simulated(seed=4, rows=1000)")
+    assert (first.provenance, first.origin) == ("simulated", "simulated(seed=4, rows=1000)")
     assert first.schema == schema.SCHEMA and first.name == "simulated"
     pd.testing.assert_frame_equal(first.frame, load_simulated(seed=4, rows=1_000).frame)
     data = DataConfig(name="simulated", simulated_rows=1_000, min_rows_per_class=50)
@@ -440,7 +440,7 @@ def test_loads_the_real_sample(tmp_path: Path, real_sample: Path) -> None:
     loaded = load_creditcard(
         str(sample), launch_dir=tmp_path, fallback="error", cache_dir=tmp_path / "cache"
     )
-    assert loaded.source == "file" and loaded.schema == schema.SCHEMA
+    assert loaded.provenance == "file" and loaded.schema == schema.SCHEMA
     assert len(loaded.frame) == REAL_ROWS
     assert int(loaded.frame[schema.LABEL].sum()) == REAL_FRAUDS
     assert tuple(loaded.frame.columns) == schema.COLUMNS

@@ -7,7 +7,7 @@ the rest.
 (``SET memory_limit``): first it counts the label's values, which names the rare class when
 ``data.positive`` is null (the least frequent value); when the rest of the rows (every class but
 the rare one) fit in ``data.max_rows``, the table is read whole, else the rows kept are every
-rare-class row and a uniform sample of ``data.max_rows`` of the rest: the rows whose hash of
+rare-class row and a uniform subset of ``data.max_rows`` of the rest: the rows whose hash of
 (seed, every cell) is smallest (the rare class too, in the odd table where it alone exceeds the
 cap). The sample depends on the rows and the seed only, never on the files' order or the
 threads, so a run, its resume and ``python -m wgangp.evaluate`` read the same rows; exact copies
@@ -94,8 +94,8 @@ class TableRead:
     #: Rows kept, and of them of the rare class (the frame's).
     kept: int
     kept_rare: int | None
-    #: The rest sampled down to ``max_rows`` (the rare class too when it alone exceeds it).
-    sampled: bool
+    #: The rest capped down to ``max_rows`` (the rare class too when it alone exceeds it).
+    capped: bool
     max_rows: int
     seed: int
     #: The class to synthesize, as counted (None when the table was not counted).
@@ -107,19 +107,19 @@ class TableRead:
 
     def describe(self, origin: str, rare_rows: str) -> str:
         """One log line: ``read <origin>: 30000000 rows (51900 with Class=1) in 10 files; kept
-        every row with Class=1 and a uniform sample of 1000000 of the 29948100 others``."""
+        every row with Class=1 and a uniform subset of 1000000 of the 29948100 others``."""
         files = f" in {self.files} files" if self.files > 1 else ""
         counted = f"{self.rows} rows ({self.rare} {rare_rows})" if self.rows is not None else ""
-        if not self.sampled:
+        if not self.capped:
             return f"read {origin}: {counted or f'{self.kept} rows'}{files}, every row kept"
         kept_rest = self.kept - (self.kept_rare or 0)
         rare = (
             f"every row {rare_rows}"
             if self.kept_rare == self.rare
-            else f"a uniform sample of {self.kept_rare} of the {self.rare} rows {rare_rows}"
+            else f"a uniform subset of {self.kept_rare} of the {self.rare} rows {rare_rows}"
         )
         return (
-            f"read {origin}: {counted}{files}; kept {rare} and a uniform sample of {kept_rest} of "
+            f"read {origin}: {counted}{files}; kept {rare} and a uniform subset of {kept_rest} of "
             f"the {self.rest} others (data.max_rows={self.max_rows}, seed {self.seed})"
         )
 
@@ -128,16 +128,16 @@ class TableRead:
         found = {
             "data.read.files": str(self.files),
             "data.read.kept": str(self.kept),
-            "data.read.sampled": str(self.sampled).lower(),
+            "data.read.capped": str(self.capped).lower(),
             "data.read.max_rows": str(self.max_rows),
         }
         if self.rows is not None:
             found |= {"data.read.rows": str(self.rows), "data.read.rare": str(self.rare)}
         if self.kept_rare is not None:
             found["data.read.kept_rare"] = str(self.kept_rare)
-        if self.sampled:
+        if self.capped:
             found["data.read.how"] = (
-                f"every rare-class row up to {self.max_rows}, and a uniform sample of "
+                f"every rare-class row up to {self.max_rows}, and a uniform subset of "
                 f"{self.max_rows} of the rest (smallest hash of seed {self.seed} and each row)"
             )
         return found
@@ -192,16 +192,16 @@ def read_big_table(
             chosen, rare_texts = _rare_class(present, label, positive, files.spec)
             rows = sum(counts.values())
             rare = sum(present[text] for text in rare_texts)
-            sampled = rows - rare > max_rows or rare > max_rows
-            if gaps and sampled:  # rows the cap leaves out: read whole, the schema says so
+            capped = rows - rare > max_rows or rare > max_rows
+            if gaps and capped:  # rows the cap leaves out: read whole, the schema says so
                 first = scan.first_file(label, gaps) if len(files.files) > 1 else None
                 missing = sum(counts[text] for text in gaps)
                 raise DataError(_gaps_line(files.spec, label, missing, rows, first))
-            if files.one_local_file and not sampled:
+            if files.one_local_file and not capped:
                 kept = None  # read below by pandas, as every small file is
             else:
                 where = "true"
-                if sampled:
+                if capped:
                     where = scan.kept_where(columns, label, rare_texts, max_rows, seed)
                 kept = scan.kept_rows(columns, where)
     except DuckDBError as err:
@@ -218,7 +218,7 @@ def read_big_table(
     kept_rare = _count_rare(frame, label, chosen)
     read = TableRead(
         files=len(files.files), rows=rows, rare=rare, kept=len(frame), kept_rare=kept_rare,
-        sampled=sampled, max_rows=max_rows, seed=seed, positive=chosen,
+        capped=capped, max_rows=max_rows, seed=seed, positive=chosen,
     )  # fmt: skip
     return ReadTable(frame, read)
 
@@ -253,8 +253,8 @@ def cap_rows(
     except DataError:  # the schema's inference says the same of the whole table, with its name
         return unread
     rows, rare = len(frame), sum(present[text] for text in rare_texts)
-    sampled = rows - rare > max_rows or rare > max_rows
-    if sampled:
+    capped = rows - rare > max_rows or rare > max_rows
+    if capped:
         missing = sum(counted[text] for text in gaps)
         if missing:
             raise DataError(_gaps_line(source, label, missing, rows, None))
@@ -262,7 +262,7 @@ def cap_rows(
             where = scan.kept_where(list(frame.columns), label, rare_texts, max_rows, seed)
             frame = frame.iloc[scan.kept_positions(where)].reset_index(drop=True)
     kept_rare = _count_rare(frame, label, chosen)
-    read = TableRead(files, rows, rare, len(frame), kept_rare, sampled, max_rows, seed, chosen)
+    read = TableRead(files, rows, rare, len(frame), kept_rare, capped, max_rows, seed, chosen)
     return ReadTable(frame, read)
 
 

@@ -50,7 +50,7 @@ class LoadedTable:
     """A table as read (no value checked yet) and where it came from (recorded with the run)."""
 
     frame: pd.DataFrame
-    source: str  # "file" | "kaggle" | "simulated"
+    provenance: str  # "file" | "kaggle" | "simulated"
     origin: str  # path of the file read, or "simulated(seed=..., rows=...)"
     #: Kaggle's shipped schema for its file, download and simulated rows; None for another table
     #: (its schema is ``data.schema`` or inferred).
@@ -72,7 +72,7 @@ class LoadedTable:
     def name(self) -> str:
         """The table's name in run names and MLflow's dataset: the file's stem (a folder's
         name), or simulated."""
-        if self.source == "simulated":
+        if self.provenance == "simulated":
             return "simulated"
         return self.table_name or Path(self.origin).name.split(".")[0]
 
@@ -81,7 +81,7 @@ class LoadedTable:
         """The class to synthesize as the reader counted it when it sampled the rows (the
         least frequent value of the whole table, which a sample may no longer show); None
         otherwise."""
-        return self.read.positive if self.read is not None and self.read.sampled else None
+        return self.read.positive if self.read is not None and self.read.capped else None
 
 
 def load_table(

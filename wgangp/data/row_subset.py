@@ -6,8 +6,8 @@ probes, the evaluation's fidelity, detection, utility and privacy) would cost ti
 to the rows read. So ONE sample of the table is drawn before the split, uniform by seed, and each
 split's rows in it are that split's sample (each split holds about its share of it):
 
-- ``data.rest_sample`` rows of the rest (every class but the rare one): what fits and scores use;
-- ``data.rare_sample`` rare-class rows: what scores compare against (the probe's validation rows,
+- ``data.rest_subset`` rows of the rest (every class but the rare one): what fits and scores use;
+- ``data.rare_subset`` rare-class rows: what scores compare against (the probe's validation rows,
   the evaluation's training and test rows). Fits (scales, calibration, copula) and privacy's
   distances use every rare-class row: fitting on them costs little, and a copy of any training
   row of the class that ships must be found.
@@ -48,7 +48,7 @@ class RowBudget:
         return fits, (rest if rest is not None else classes != RARE) | rare
 
     def _sample(self, mask: np.ndarray, size: int, what: str) -> np.ndarray | None:
-        """A uniform sample of ``size`` of the rows in ``mask`` (by seed and ``what``); None
+        """A uniform subset of ``size`` of the rows in ``mask`` (by seed and ``what``); None
         when they are no more."""
         rows = np.flatnonzero(mask)
         if len(rows) <= size:
@@ -59,7 +59,7 @@ class RowBudget:
         return keep
 
 
-def sampled_rows(frame: pd.DataFrame, keep: np.ndarray | None) -> pd.DataFrame:
+def subset_rows(frame: pd.DataFrame, keep: np.ndarray | None) -> pd.DataFrame:
     """The rows of ``frame`` in the sample (``keep``: its mask); ``frame`` itself without one."""
     if keep is None or keep.all():
         return frame

@@ -13,7 +13,7 @@ import pytest
 from wgangp.config import DataConfig
 from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.prepare import PreparedData, prepare_data
-from wgangp.data.row_sample import RowBudget
+from wgangp.data.row_subset import RowBudget
 from wgangp.training.run_record import data_tags
 
 
@@ -49,9 +49,9 @@ def test_fits_and_scores_see_a_sample_of_each_split(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger="wgangp.data"):
-        data = _prepared(tmp_path, rest_sample=1000, rare_sample=100)
+        data = _prepared(tmp_path, rest_subset=1000, rare_subset=100)
     splits = (data.train, data.val, data.test)
-    fits, scores = data.sampled, data.scored
+    fits, scores = data.fit_rows, data.score_rows
     rest = [_counts(data, p)[0] for p in (fits.train, fits.val, fits.test)]
     rare = [_counts(data, p)[1] for p in (scores.train, scores.val, scores.test)]
     assert sum(rest) == 1000 and rest[0] > rest[2] > rest[1]  # each split its share
@@ -62,22 +62,22 @@ def test_fits_and_scores_see_a_sample_of_each_split(
         assert _counts(data, score)[0] == _counts(data, fit)[0]  # one sample of the rest
         assert len(fit.merge(whole, on=list(whole.columns))) == len(fit)  # rows of the split
         assert len(score.merge(fit, on=list(whole.columns))) == len(score)
-    assert "fits and scores use a uniform sample of 1000 of the 5700 rows with Class!=1" in (
+    assert "fits and scores use a uniform subset of 1000 of the 5700 rows with Class!=1" in (
         caplog.text
     )
-    assert "scores use a uniform sample of 100 of the 300 rows with Class=1" in caplog.text
+    assert "scores use a uniform subset of 100 of the 300 rows with Class=1" in caplog.text
     refit = data.with_validation_rows()
-    assert len(refit.scored.train) == len(scores.train) + len(scores.val)
-    assert len(refit.sampled.train) == len(fits.train) + len(fits.val)
+    assert len(refit.score_rows.train) == len(scores.train) + len(scores.val)
+    assert len(refit.fit_rows.train) == len(fits.train) + len(fits.val)
     tags = data_tags(data)
-    assert tags["data.sample.scores.test"] == str(len(scores.test))
-    again = _prepared(tmp_path, rest_sample=1000, rare_sample=100)
-    pd.testing.assert_frame_equal(again.scored.train, scores.train)
+    assert tags["data.subset.scores.test"] == str(len(scores.test))
+    again = _prepared(tmp_path, rest_subset=1000, rare_subset=100)
+    pd.testing.assert_frame_equal(again.score_rows.train, scores.train)
 
 
 def test_under_the_budgets_the_samples_are_the_splits(tmp_path: Path) -> None:
     data = _prepared(tmp_path)
-    assert data.sampled_splits is None and data.scored_splits is None
-    assert data.sampled.train is data.train and data.scored.test is data.test
-    assert not any(tag.startswith("data.sample.") for tag in data_tags(data))
-    assert data.read.tags().items() <= data_tags(data).items() and data.describe_sample() == []
+    assert data.fit_subsets is None and data.score_subsets is None
+    assert data.fit_rows.train is data.train and data.score_rows.test is data.test
+    assert not any(tag.startswith("data.subset.") for tag in data_tags(data))
+    assert data.read.tags().items() <= data_tags(data).items() and data.describe_subsets() == []
