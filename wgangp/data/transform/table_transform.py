@@ -34,8 +34,6 @@ import difflib
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
-from decimal import Decimal
 from typing import Any, NoReturn
 
 import numpy as np
@@ -43,22 +41,17 @@ import pandas as pd
 
 from wgangp.config import SCALINGS
 from wgangp.data.entities import entity_count
-from wgangp.data.knots import no_ones_value, point_masses, private_range
 from wgangp.data.numbers import MAX_ABS_VALUE, short_number
 from wgangp.data.schema.column_codes import column_codes, from_seconds
-from wgangp.data.schema.table_schema import CLASSES, ColumnSchema, TableSchema
-from wgangp.data.transform.fitted_column import ALL_ROWS, FittedColumn
+from wgangp.data.schema.table_schema import CLASSES, TableSchema
+from wgangp.data.transform.fitted_column import ALL_ROWS, FittedColumn, fit_column, on_step
 from wgangp.data.transform.layout import Block, layout_width, table_layout
-from wgangp.data.transform.scales import DEFAULT_MIN_ROWS, QuantileScale, Scale, fit_scale
+from wgangp.data.transform.scales import DEFAULT_MIN_ROWS
 from wgangp.data.transform.stored import FORMAT, checked_parts, parsed_json
 from wgangp.errors import ConfigError, DataError, NonFiniteError
 
 log = logging.getLogger("wgangp.data")
 
-#: A class with fewer present values in a column uses that column's scale of all rows.
-MIN_CLASS_ROWS = 10
-#: Datetime resolutions tried, coarsest first: a column of dates comes back as dates.
-DATETIME_STEPS = (86400.0, 3600.0, 60.0, 1.0)
 #: The largest log1p a log column's inverse takes (beyond, expm1 leaves every real value).
 _MAX_LOG = float(np.log1p(MAX_ABS_VALUE))
 
@@ -127,7 +120,7 @@ class TableTransform:
                     source, held, what, schema.class_names[c], min_rows,
                 )  # fmt: skip
         fitted = [
-            _fit_column(
+            fit_column(
                 frame[column.name],
                 column,
                 classes,
@@ -282,129 +275,6 @@ def check_options(schema: TableSchema, scaling: str, quantile_columns: Sequence[
             )
 
 
-def _fit_column(
-    values: pd.Series,
-    column: ColumnSchema,
-    classes: np.ndarray,
-    *,
-    scaling: str,
-    per_class: bool,
-    by_point_masses: bool,
-    quantile: bool,
-    source: str,
-    min_rows: int,
-    entities: np.ndarray | None,
-) -> FittedColumn:
-    codes, gaps = column_codes(values, column, source)
-    present = codes[~gaps]
-    owners = None if entities is None else np.asarray(entities, np.int64)[~gaps]
-    if present.size == 0:
-        raise DataError(
-            f"{source}: column {column.name} has no value in the {len(codes)} training row(s); "
-            "drop it from the schema or give rows that have it"
-        )
-    if column.kind == "categorical":
-        levels = column.levels or ()
-        counts = np.bincount(present.astype(np.int64), minlength=len(levels))
-        return FittedColumn(column, fill=levels[int(counts.argmax())])
-    present_classes = classes[~gaps]
-
-    def of_class(c: int) -> np.ndarray | None:
-        return None if owners is None else owners[present_classes == c]
-
-    step = _datetime_step(present) if column.kind == "datetime" else 0.0
-    whole = column.kind == "integer"
-    if column.bounds is None:
-        low, high = private_range(present, min_rows, whole=whole, owners=owners)
-        column = replace(column, bounds=_bounds(column, low, high))
-    raw = scaling == "none"
-    if by_point_masses and not raw and not quantile:
-        by_class = [(present[present_classes == c], of_class(c)) for c in CLASSES]
-        quantile = any(
-            len(point_masses(rows, min_rows, owners=who))
-            for rows, who in [(present, owners), *(by_class if per_class else [])]
-        )
-    fitted = FittedColumn(column, fill=0, step=step, quantile=quantile)
-    low, high = fitted.low_high()
-    # The median, unless fewer than min_rows entities hold it (an odd count's middle row): the
-    # fill ships in preprocessing.json.
-    median = float(np.median(present))
-    if column.kind == "datetime" and step > 0:  # in whole steps (days, ...): no one's date
-        median = step * no_ones_value(
-            median / step, present / step, min_rows, whole=True, up=True, owners=owners
-        )
-    else:
-        median = no_ones_value(median, present, min_rows, whole=whole, up=True, owners=owners)
-    fill = float(np.clip(_on_step(fitted, median), low, high))
-    fitted.fill = _native(column.kind, fill)
-    units = present
-    if column.log and not raw and not quantile:
-        units = np.log1p(present)
-
-    def scale_of(rows: np.ndarray, who: np.ndarray | None) -> Scale:
-        if quantile:
-            return QuantileScale.fit_grouped(rows[:, None], min_rows, who)
-        return fit_scale(scaling, rows[:, None], None, min_rows, who)
-
-    fitted.scales[ALL_ROWS] = scale_of(units, owners)
-    if per_class:
-        for c in CLASSES:
-            rows = units[present_classes == c]
-            if rows.size >= MIN_CLASS_ROWS:
-                fitted.scales[str(c)] = scale_of(rows, of_class(c))
-    for key, scale in fitted.scales.items():
-        if scale.nonfinite_columns():
-            raise DataError(
-                f"{source}: column {column.name} makes the fitted scale of class {key} "
-                "non-finite: its values are too large to scale; fix or drop the rows with "
-                f"extreme {column.name} values"
-            )
-    return fitted
-
-
-def _datetime_step(seconds: np.ndarray) -> float:
-    for step in DATETIME_STEPS:
-        if np.all(np.mod(seconds, step) == 0):
-            return step
-    return 0.0
-
-
-def _bounds(column: ColumnSchema, low: float, high: float) -> tuple[Any, Any]:
-    """Fitted bounds in the schema's terms: whole numbers, dates as ISO text, and on a
-    ``round`` step (rounded inward, so every value on the step stays within them)."""
-    if column.kind == "integer":
-        return int(low), int(high)
-    if column.kind == "datetime":  # with the zone's offset: read back as the same instants
-        dates = from_seconds(np.array([low, high]), column.zone)
-        return tuple(dates.map(lambda t: t.isoformat()))
-    if column.round is not None:
-        step = float(column.round)
-        inward_low, inward_high = np.ceil(low / step) * step, np.floor(high / step) * step
-        if inward_low <= inward_high:
-            low, high = _grid(inward_low, step), _grid(inward_high, step)
-    return float(low), float(high)
-
-
-def _on_step(column: FittedColumn, values: np.ndarray | float) -> Any:
-    """Values on the column's step: whole for integers, the datetime step, ``round``."""
-    if column.kind == "integer":
-        return np.round(values)
-    if column.kind == "datetime" and column.step > 0:
-        return np.round(np.asarray(values) / column.step) * column.step
-    if column.schema.round is not None:
-        step = float(column.schema.round)
-        return _grid(np.round(np.asarray(values, np.float64) / step) * step, step)
-    return values
-
-
-def _grid(values: Any, step: float) -> Any:
-    """Multiples of ``step`` as the nearest floats of their decimal text (0.29, not
-    0.29000000000000004): rounded to the step's decimals."""
-    exponent = Decimal(repr(step)).normalize().as_tuple().exponent
-    decimals = max(0, -int(exponent)) if isinstance(exponent, int) else 0
-    return np.round(values, decimals)
-
-
 def _shaped(column: FittedColumn, numbers: np.ndarray, *, logged: bool) -> np.ndarray:
     """Inverse-scaled numbers in the column's units: out of log1p, into the bounds (``clip``),
     on the step, finite."""
@@ -417,16 +287,8 @@ def _shaped(column: FittedColumn, numbers: np.ndarray, *, logged: bool) -> np.nd
         numbers = np.clip(numbers, low, high)
     else:
         numbers = np.clip(numbers, -MAX_ABS_VALUE, MAX_ABS_VALUE)
-    numbers = _on_step(column, numbers)
+    numbers = on_step(column, numbers)
     return np.clip(numbers, low, high) if clip else numbers
-
-
-def _native(kind: str, value: float) -> Any:
-    if kind == "integer":
-        return int(value)
-    if kind == "datetime":
-        return from_seconds(np.array([value]))[0].isoformat()
-    return value
 
 
 def _apply(
