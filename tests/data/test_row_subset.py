@@ -14,7 +14,7 @@ from wgangp.config import DataConfig
 from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.prepare import PreparedData, prepare_data
 from wgangp.data.row_subset import RowBudget
-from wgangp.training.run_record import data_tags
+from wgangp.training.run_record import data_tags, read_tags
 
 
 def test_the_samples_of_each_class() -> None:
@@ -80,4 +80,4 @@ def test_under_the_budgets_the_samples_are_the_splits(tmp_path: Path) -> None:
     assert data.fit_subsets is None and data.score_subsets is None
     assert data.fit_rows.train is data.train and data.score_rows.test is data.test
     assert not any(tag.startswith("data.subset.") for tag in data_tags(data))
-    assert data.read.tags().items() <= data_tags(data).items() and data.describe_subsets() == []
+    assert read_tags(data.read).items() <= data_tags(data).items() and data.describe_subsets() == []

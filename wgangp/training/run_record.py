@@ -17,6 +17,7 @@ from pathlib import Path
 
 from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
+from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.duckdb_scan import is_url
 from wgangp.files import write_text
 from wgangp.tracking.note import TrainedOn
@@ -69,7 +70,7 @@ def data_tags(data: PreparedData) -> dict[str, str]:
         "data.duplicate_rows": str(data.duplicate_rows),
     }
     if data.read is not None:
-        tags |= data.read.tags()
+        tags |= read_tags(data.read)
     if data.budget is None or (data.fit_subsets is None and data.score_subsets is None):
         return tags
     tags |= {
@@ -80,6 +81,26 @@ def data_tags(data: PreparedData) -> dict[str, str]:
         for name in ("train", "val", "test"):
             tags[f"data.subset.{what}.{name}"] = str(len(getattr(parts, name)))
     return tags
+
+
+def read_tags(read: TableRead) -> dict[str, str]:
+    """MLflow tags of what the reader read and kept (``data.read.*``)."""
+    found = {
+        "data.read.files": str(read.files),
+        "data.read.kept": str(read.kept),
+        "data.read.capped": str(read.capped).lower(),
+        "data.read.max_rows": str(read.max_rows),
+    }
+    if read.rows is not None:
+        found |= {"data.read.rows": str(read.rows), "data.read.rare": str(read.rare)}
+    if read.kept_rare is not None:
+        found["data.read.kept_rare"] = str(read.kept_rare)
+    if read.capped:
+        found["data.read.how"] = (
+            f"every rare-class row up to {read.max_rows}, and a uniform subset of "
+            f"{read.max_rows} of the rest (smallest hash of seed {read.seed} and each row)"
+        )
+    return found
 
 
 def dataset_record(data: PreparedData, name: str) -> dict[str, str]:

@@ -20,6 +20,7 @@ from wgangp.data.read.big_tables import TableFiles, cap_rows, read_big_table, ta
 from wgangp.data.read.source import load_table
 from wgangp.data.read.table_reader import TABLE, read_table
 from wgangp.errors import ConfigError, DataError
+from wgangp.training.run_record import read_tags
 
 
 def _cards(rows: int, seed: int) -> pd.DataFrame:
@@ -58,7 +59,7 @@ def test_a_folder_over_the_cap_keeps_every_rare_row_and_a_sample_of_the_rest(
     assert (read.files, read.rows, read.rare, read.kept, read.kept_rare) == (
         3, len(whole), rare, 500 + rare, rare
     )  # fmt: skip
-    assert read.capped and read.tags()["data.read.rows"] == str(len(whole))
+    assert read.capped and read_tags(read)["data.read.rows"] == str(len(whole))
     with caplog.at_level(logging.INFO, logger="wgangp.data"):
         prepare_data(
             DataConfig(path="tx", max_rows=500, schema="creditcard"), seed=0, launch_dir=tmp_path

@@ -123,25 +123,6 @@ class TableRead:
             f"the {self.rest} others (data.max_rows={self.max_rows}, seed {self.seed})"
         )
 
-    def tags(self) -> dict[str, str]:
-        """MLflow tags: what was read and kept (``data.read.*``)."""
-        found = {
-            "data.read.files": str(self.files),
-            "data.read.kept": str(self.kept),
-            "data.read.capped": str(self.capped).lower(),
-            "data.read.max_rows": str(self.max_rows),
-        }
-        if self.rows is not None:
-            found |= {"data.read.rows": str(self.rows), "data.read.rare": str(self.rare)}
-        if self.kept_rare is not None:
-            found["data.read.kept_rare"] = str(self.kept_rare)
-        if self.capped:
-            found["data.read.how"] = (
-                f"every rare-class row up to {self.max_rows}, and a uniform subset of "
-                f"{self.max_rows} of the rest (smallest hash of seed {self.seed} and each row)"
-            )
-        return found
-
 
 @dataclass(frozen=True)
 class ReadTable:
