@@ -4,7 +4,9 @@ Follows ``prepare_data`` (what ``python -m wgangp.train`` calls first) on a user
 ``data.path`` to the split, and counts the files of ``wgangp/data/`` the first call of each of its
 functions lands in: a *stop* is a call landing in another file than the one before, a *return* a
 stop in a file already visited. One function called a thousand times (per cell, per column) is
-one call: the figures measure how the code is laid out, not how much work it does. The table is
+one call: the figures measure how the code is laid out, not how much work it does. By room, the
+stops count crossings between ``read/``, ``schema/``, ``transform/``, ``builtin/`` and the modules
+at the top. The table is
 the tests' fraud-team table (a categorical with gaps, an integer, an amount, a date, a text label).
 """
 
@@ -17,8 +19,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def walk() -> tuple[int, int, int]:
-    """``(stops, files, returns)`` of one ``prepare_data`` call (imports warmed first)."""
+def walk(rooms: bool = False) -> tuple[int, int, int]:
+    """``(stops, files, returns)`` of one ``prepare_data`` call (imports warmed first); with
+    ``rooms``, of the rooms (``read/``, ``schema/``, ...; a top-level module is its own)."""
     sys.path.insert(0, str(REPO / "tests"))
     from support.tables import fraud_team_table
 
@@ -41,8 +44,10 @@ def walk() -> tuple[int, int, int]:
         if (code.co_filename, code.co_firstlineno) in called:
             return
         called.add((code.co_filename, code.co_firstlineno))
-        if not files or files[-1] != code.co_filename:
-            files.append(code.co_filename)
+        where = code.co_filename[len(package) + 1 :]
+        where = where.split("/")[0] if rooms else where
+        if not files or files[-1] != where:
+            files.append(where)
 
     sys.setprofile(profile)
     try:
@@ -56,6 +61,8 @@ def walk() -> tuple[int, int, int]:
 def main() -> None:
     stops, files, returns = walk()
     print(f"data.path to the split: {stops} stops in {files} files, {returns} returns")
+    stops, rooms, returns = walk(rooms=True)
+    print(f"by room (read/, schema/, ...): {stops} stops in {rooms} rooms, {returns} returns")
 
 
 if __name__ == "__main__":
