@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from support.configs import REPO, compose
+from support.docs import documented, one_line
 
 from wgangp.cli import RENAMED_KEYS, _schema_keys, check_overrides, config_groups
 from wgangp.config import (
@@ -215,3 +219,50 @@ def test_cli_unknown_key_exits_with_one_line() -> None:
     lines = proc.stderr.strip().splitlines()
     assert lines[-1].startswith("wgangp: error: unknown config key 'trainer.stepz'")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "fix"),
+    [
+        ("tracking.register_as=o'brien", 'tracking.register_as=\\"o\\\'brien\\"'),
+        ("data.path=/data/it's.csv", 'data.path=\\"/data/it\\\'s.csv\\"'),
+    ],
+)
+def test_an_unquoted_apostrophe_is_one_line_with_the_quoting(
+    tmp_path: Path, override: str, fix: str
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, "-m", "wgangp.train", override], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    line = (
+        f"wgangp: error: override '{override}' holds an unmatched ' (Hydra reads a quote as the "
+        f"start of a quoted value); quote the value for Hydra and escape it for the shell: {fix}"
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [line]
+    if override.startswith("data.path"):
+        documented(line.removeprefix("wgangp: error: "))
+    # the quoting it names reaches Hydra as one quoted value
+    typed = subprocess.run(
+        ["bash", "-c", f"printf '%s' {fix}"], capture_output=True, text=True, check=True
+    ).stdout
+
+    value = OverridesParser.create().parse_overrides([typed])[0].value()
+    assert value == override.split("=", 1)[1]
+
+
+@pytest.mark.parametrize("value", ["2", "0", "yes", "on", "1.0"])
+def test_a_switch_takes_only_true_or_false(value: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        check_overrides([f"trainer.refit={value}"])
+    line = one_line(err)
+    shown = repr(value) if value in ("yes", "on") else value
+    assert line == (
+        f"invalid config value in override 'trainer.refit={value}': trainer.refit is true or "
+        f"false, got {shown}"
+    )
+    if value == "2":
+        documented(line)
+    check_overrides(["trainer.refit=true", "trainer.refit=False", "evaluate.enabled=TRUE"])

@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 from support.configs import REPO, TINY, compose
 from support.creditcard import COLUMNS, LABEL, TIME
+from support.tables import loans_features, loans_table
 
+from wgangp.data.schema.inference import infer_schema
 from wgangp.sample import (
     SampleArgumentError,
     check_writable,
@@ -21,7 +23,7 @@ from wgangp.sample import (
     output_format,
     parse_args,
 )
-from wgangp.serving.bundle import ModelUriError, artifact_uri_for
+from wgangp.serving.bundle import META_FILE, SCHEMA_FILE, ModelUriError, artifact_uri_for
 from wgangp.serving.labels import LabelError, bundle_label_class
 
 # --- arguments: each mistake is one line naming the fix, before any model is loaded ---------
@@ -288,3 +290,30 @@ def test_a_reader_that_stops_early_is_no_error(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(300) == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, monkeypatch) -> None:
+    from wgangp.serving import synthesizer as synthesizer_module
+
+    bundle = tmp_path / "synthesizer"
+    bundle.mkdir()
+    frame = loans_features(loans_table(), "Age")
+    schema = infer_schema(frame, "Status")
+    (bundle / SCHEMA_FILE).write_text(schema.to_yaml())
+    (bundle / META_FILE).write_text("{}")
+    asked = []
+
+    class Loaded:
+        def sample(self, n: int, label: int, seed: int) -> pd.DataFrame:
+            asked.append(label)
+            return pd.DataFrame({"Status": ["bad" if label == 1 else "good"] * n, "Age": [30] * n})
+
+    monkeypatch.setattr(
+        synthesizer_module.Synthesizer, "load", classmethod(lambda cls, p: Loaded())
+    )
+    out = tmp_path / "rows.csv"
+    assert main([f"model_uri={bundle}", "n=5", f"output={out}"]) == 0
+    assert asked == [1]
+    assert set(pd.read_csv(out)["Status"]) == {"bad"}
+    assert main([f"model_uri={bundle}", "n=5", f"output={out}", "label=good"]) == 0
+    assert asked == [1, 0]

@@ -10,7 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from support.configs import REPO
+from support.tables import loans_features, loans_table, write_table
 
+from wgangp.data.schema.inference import infer_schema
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.schema import main, parse_args
 
@@ -173,3 +175,24 @@ def test_it_prints_the_schema_training_uses_for_kaggles_file(
     assert main(["data.path=kaggle.csv"]) == 0  # named elsewhere: a table like any other
     inferred = TableSchema.from_yaml(capsys.readouterr().out)
     assert inferred.columns != SCHEMA.columns and inferred.names == SCHEMA.names
+
+
+def test_the_schema_check_prints_the_tables_label_counts(tmp_path: Path, capsys, caplog) -> None:
+    frame = loans_features(loans_table(), "Age")
+    path = write_table(frame, tmp_path)
+    schema = infer_schema(frame, "Status", source=str(path))
+    counts = frame["Status"].value_counts()
+    raw = schema.to_dict()
+    raw["label_counts"] = {"bad": 5, "good": 7}  # edited, or from another table
+    raw["rows"] = 12
+    edited = tmp_path / "schema.yaml"
+    edited.write_text(TableSchema.from_dict(raw).to_yaml())
+    caplog.set_level("INFO", logger="wgangp.schema")
+    assert main([f"data.path={path}", f"data.schema={edited}"]) == 0
+    printed = TableSchema.from_yaml(capsys.readouterr().out)
+    assert dict(printed.label_counts) == {"bad": counts["bad"], "good": counts["good"]}
+    assert printed.rows == len(frame)
+    assert f"label Status (bad: {counts['bad']}, good: {counts['good']})" in caplog.text
+    caplog.clear()
+    assert main([f"data.schema={edited}"]) == 0  # the file alone: its own counts, said so
+    assert "as the schema file gives them: bad: 5, good: 7" in caplog.text

@@ -4,6 +4,7 @@ served by ``mlflow models serve --env-manager local`` and called over REST."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
@@ -15,15 +16,25 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from mlflow.exceptions import MlflowException
+from mlflow.pyfunc.scoring_server import predictions_to_json
 from support.configs import TINY, compose
 from support.creditcard import COLUMNS, LABEL, SCHEMA
+from support.tables import loans_features, loans_table
 
+from wgangp.data.schema.inference import infer_schema
+from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import META_FILE, SCHEMA_FILE, find_bundle
-from wgangp.serving.pyfunc import model_signature, model_spec, parse_requests
+from wgangp.serving.pyfunc import (
+    SynthesizerModel,
+    model_signature,
+    model_spec,
+    parse_requests,
+)
 
 # --- request parsing and bundle lookup (no TensorFlow) ----------------------------------------
 
@@ -123,6 +134,43 @@ def test_signature_makes_label_and_seed_optional():
     assert signature.outputs.input_names() == list(COLUMNS)
     types = {spec.name: spec.type.name for spec in signature.outputs.inputs}
     assert types[LABEL] == "long" and types["Amount"] == "double"
+
+
+class _GappySynthesizer:
+    """A table model's rows with a gap in every column kind."""
+
+    def __init__(self, table: TableSchema) -> None:
+        self.schema = table
+
+    def sample(self, n: int, label: int = 1, seed: int = 0) -> pd.DataFrame:
+        rows = pd.DataFrame(
+            {
+                "Status": ["bad"] * n,
+                "Age": pd.array([30 + i if i % 2 else None for i in range(n)], dtype="Int64"),
+                "Job": pd.Series(["fixed" if i % 2 else np.nan for i in range(n)], dtype=object),
+                "Fee": [1.5 if i % 2 else np.nan for i in range(n)],
+                "opened": pd.to_datetime(["2023-01-01" if i % 2 else None for i in range(n)]),
+            }
+        )
+        return rows
+
+
+def test_the_served_answer_writes_every_gap_as_null() -> None:
+    frame = loans_features(loans_table(), "Age", "Job", "Fee", "opened")
+    model = SynthesizerModel()
+    model.synthesizer = _GappySynthesizer(infer_schema(frame, "Status"))
+    answer = model.predict(None, pd.DataFrame({"n": [4, 6]}))
+    buffer = io.StringIO()
+    predictions_to_json(answer, buffer)  # what `mlflow models serve` writes
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not JSON: {constant}")
+
+    rows = json.loads(buffer.getvalue(), parse_constant=refuse)["predictions"]
+    assert len(rows) == 10
+    for row in rows[::2]:
+        assert {row[c] for c in ("Age", "Job", "Fee", "opened")} == {None}
+    assert rows[1]["Job"] == "fixed" and rows[1]["Age"] == 31 and rows[1]["Fee"] == 1.5
 
 
 # --- a real run's model, loaded in-process and served over REST -------------------------------

@@ -22,3 +22,12 @@ def run_train_cli(args: list[str], cwd: Path, timeout: float = 900) -> subproces
         text=True,
         timeout=timeout,
     )
+
+
+def run_schema_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m wgangp.schema ARGS`` in a subprocess."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "wgangp.schema", *args], cwd=cwd, env=env, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip

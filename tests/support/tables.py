@@ -84,6 +84,17 @@ def write_table(frame: pd.DataFrame, folder: Path, name: str = "loans.csv") -> P
     return path
 
 
+def loans_features(frame: pd.DataFrame, *names: str) -> pd.DataFrame:
+    """The loans table's label ``Status`` and the named columns."""
+    return frame[["Status", *names]]
+
+
+def day_first_loans(rows: int = 1200, seed: int = 0) -> tuple[pd.DataFrame, pd.Series]:
+    """The loans table's ``Status``, ``Age`` and day-first ``opened``, and those dates read."""
+    frame = loans_features(loans_table(rows, seed), "Age", "opened")
+    return frame, pd.to_datetime(frame["opened"], format="%d/%m/%Y")
+
+
 # --- a card-transactions table: several rows per customer, their identifiers beside them -------
 
 #: What one fraud customer's rows alone hold (a merchant and an amount), and what one fraud row

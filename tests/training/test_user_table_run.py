@@ -3,7 +3,10 @@ what the schema promises (valid levels, whole integers, bounds, dates, the label
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,8 +14,16 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
-from support.configs import SHARED_TABLES, TINY, TINY_NETWORKS, compose, shared_table
-from support.tables import MERCHANTS, fraud_team_table, write_fraud_team_table
+from mlflow.pyfunc.scoring_server import predictions_to_json
+from support.configs import REPO, SHARED_TABLES, TINY, TINY_NETWORKS, compose, shared_table
+from support.tables import (
+    MERCHANTS,
+    RARE_JOB,
+    fraud_team_table,
+    loans_table,
+    write_fraud_team_table,
+    write_table,
+)
 from support.tracked_runs import SMALL_EVALUATION
 
 from wgangp.data.schema.table_schema import TableSchema
@@ -208,3 +219,60 @@ def test_a_run_on_a_users_table_speaks_of_its_rare_class_not_the_showcases(
     for text in [log, *(report.read_text() for report in reports)]:
         said = [line for line in text.splitlines() if "fraud" in line.lower()]
         assert not said, said[:3]
+
+
+@pytest.mark.slow
+def test_a_loans_run_ships_no_rare_level_no_extreme_date_and_samples_right(tmp_path: Path) -> None:
+    """Trains a tiny model on the loans table (day-first dates, text numbers, a rare job, gaps)
+    in a subprocess, then reads everything that ships and samples it without ``label=``."""
+    frame = loans_table().drop(columns=["Name", "Email", "Notes"])
+    frame.loc[0, "opened"] = "01/01/2019"
+    frame.loc[1, "opened"] = "31/12/2025"
+    path = write_table(frame, tmp_path)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    args = [o for o in TINY if not o.startswith("data")] + [
+        f"data.path={path}", "data.label=Status", "data.val_fraction=0.2",
+        f"tracking.uri={uri}", f"hydra.run.dir={tmp_path / 'out'}",
+    ]  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "wgangp.train", *args], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    bundle = tmp_path / "out" / "synthesizer"
+
+    client = mlflow.MlflowClient(uri)
+    (run,) = client.search_runs(client.get_experiment_by_name("wgangp").experiment_id)
+    assert run.info.status == "FINISHED"
+    downloaded = Path(
+        mlflow.artifacts.download_artifacts(
+            run_id=run.info.run_id, tracking_uri=uri, dst_path=str(tmp_path / "artifacts")
+        )
+    )
+    texts = [p.read_text(errors="ignore") for p in downloaded.rglob("*") if p.is_file()]
+    texts += [p.read_text(errors="ignore") for p in bundle.rglob("*") if p.is_file()]
+    for text in texts:
+        assert RARE_JOB not in text
+        assert "2019-01-01" not in text and "2025-12-31" not in text
+    # sampling without label=: the positive class, dates within the real ones
+    out = tmp_path / "rows.csv"
+    sampled = subprocess.run(
+        [sys.executable, "-m", "wgangp.sample", f"model_uri={bundle}", "n=300", f"output={out}"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert sampled.returncode == 0, sampled.stderr[-2000:]
+    rows = pd.read_csv(out)
+    assert set(rows["Status"]) == {"bad"}
+    assert RARE_JOB not in set(rows["Job"].dropna())
+    dates = pd.to_datetime(rows["opened"].dropna())
+    real = pd.to_datetime(frame["opened"], format="%d/%m/%Y")
+    assert dates.max() <= real.max() and dates.min() >= real.min()
+    # the served answer is JSON with null gaps
+    model = SynthesizerModel()
+    model.synthesizer = Synthesizer.load(bundle)
+    buffer = io.StringIO()
+    predictions_to_json(model.predict(None, pd.DataFrame({"n": [200]})), buffer)
+    assert "NaN" not in buffer.getvalue()
+    json.loads(buffer.getvalue())
