@@ -18,19 +18,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from support.cli import run_train_cli
+from support.configs import QUICK
 from support.creditcard import COLUMNS, LABEL
 from support.mlflow_server import free_port
-
-#: Small but valid: passes validation and the split, trains with a batch of 32.
-QUICK = [
-    "trainer.batch_size=32",
-    "trainer.steps=2",
-    "trainer.progress=false",
-    "evaluate.enabled=false",
-    "model.generator.hidden=[8]",
-    "model.critic.hidden=[8]",
-    "model.latent_dim=4",
-]
 
 
 def valid_frame(normal: int = 200, fraud: int = 12) -> pd.DataFrame:

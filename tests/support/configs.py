@@ -34,6 +34,17 @@ SMALL_MODEL = [
     "model.critic.hidden=[32,32]",
     "trainer.batch_size=64",
 ]
+#: The least a CLI run can train: two steps of 8-wide networks, no evaluation (a test of what
+#: the command does around training, not of training).
+QUICK = [
+    "trainer.batch_size=32",
+    "trainer.steps=2",
+    "trainer.progress=false",
+    "evaluate.enabled=false",
+    "model.generator.hidden=[8]",
+    "model.critic.hidden=[8]",
+    "model.latent_dim=4",
+]
 #: A whole tiny run: 6 steps in two calls, two checkpoints, no evaluation.
 TINY = [
     *TINY_MODEL,

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from support.configs import REPO, compose
+from support.configs import QUICK, REPO, compose
 from support.docs import documented
 
 from wgangp.cli import check_overrides
@@ -500,17 +500,8 @@ def test_a_quoted_hive_path_trains_from_the_command_line(tmp_path: Path) -> None
     folder.mkdir(parents=True)
     path = folder / "prêts [v1].parquet"
     pd.DataFrame({"amount": _amounts(600), LABEL: _labels(600)}).to_parquet(path, index=False)
-    quick = [
-        "trainer.batch_size=32",
-        "trainer.steps=2",
-        "trainer.progress=false",
-        "evaluate.enabled=false",
-        "model.generator.hidden=[8]",
-        "model.critic.hidden=[8]",
-        "model.latent_dim=4",
-    ]
-    proc = run_train_cli([f'data.path="{path}"', f"data.label={LABEL}", *quick], cwd=tmp_path)
+    proc = run_train_cli([f'data.path="{path}"', f"data.label={LABEL}", *QUICK], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    unquoted = run_train_cli([f"data.path={path}", f"data.label={LABEL}", *quick], cwd=tmp_path)
+    unquoted = run_train_cli([f"data.path={path}", f"data.label={LABEL}", *QUICK], cwd=tmp_path)
     assert unquoted.returncode == 2
     assert unquoted.stderr.strip().splitlines()[-1].startswith("wgangp: error: override 'data")
