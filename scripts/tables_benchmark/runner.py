@@ -71,7 +71,7 @@ class Outcome:
 
     def row(self) -> dict[str, object]:
         return {
-            "table": self.schema, "seed": self.seed, "method": self.method,
+            "table": self.table, "seed": self.seed, "method": self.method,
             "real_rows": self.real_rows, **self.figures, "note": self.note,
             "seed_total_s": self.seed_total_s,
         }  # fmt: skip
