@@ -101,7 +101,9 @@ print(result.version, result.champion)
 @pytest.mark.slow
 def test_runs_registering_at_the_same_instant_leave_the_best_as_champion(registered) -> None:
     """No compare-and-set in the registry: each registrar (a process of its own, as two training
-    runs are) re-reads until the alias is stable; the best score ends as champion."""
+    runs are) re-reads until the alias is stable; the best score ends as champion. What a
+    registrar is told is the alias when it finished: a worse run that finished before the better
+    ones registered was champion then, as it is when runs register one after another."""
     import subprocess
     import sys
     import time
@@ -125,14 +127,14 @@ def test_runs_registering_at_the_same_instant_leave_the_best_as_champion(registe
         )
         for run_id, score in zip(runs, scores, strict=True)
     ]
-    told = []
+    versions = []
     for registrar in registrars:
         out, err = registrar.communicate(timeout=300)
         assert registrar.returncode == 0, err[-2000:]
-        told.append(out.split()[-1] == "True")
+        versions.append(out.split()[0])
+    assert sorted(versions) == ["1", "2", "3", "4"]  # one version each, none lost to the race
     champion = client.get_model_version_by_alias("race", CHAMPION)
     assert champion.run_id == runs[1]  # the 0.40
-    assert told[1] and not told[3]  # the worst is never told it is champion
 
 
 def test_a_champion_selected_by_another_metric_stays(registered, caplog) -> None:
