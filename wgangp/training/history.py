@@ -116,13 +116,15 @@ class MetricHistory:
         return write_with(Path(path), lambda tmp: frame.to_csv(tmp, index=False))
 
     def plot(self, path: Path) -> Path:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        """The loss curves as a PNG, on an explicit Agg canvas: pyplot's state and the user's
+        backend (a notebook's inline one) are left alone."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
 
         frame = self.frame()
-        fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+        fig = Figure(figsize=(15, 4))
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, 3)
         for name in ("critic_loss", "generator_loss"):
             axes[0].plot(frame["step"], frame[name], label=name, linewidth=0.8)
         axes[0].set_title("losses")
@@ -135,8 +137,5 @@ class MetricHistory:
             ax.grid(alpha=0.3)
         axes[0].legend()
         fig.tight_layout()
-        try:
-            write_with(Path(path), lambda tmp: fig.savefig(tmp, dpi=100))
-        finally:
-            plt.close(fig)
+        write_with(Path(path), lambda tmp: fig.savefig(tmp, dpi=100))
         return path
