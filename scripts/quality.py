@@ -129,7 +129,7 @@ def score(
     sc = SelectConfig(repeats=repeats, gbm_max_iter=ec.gbm_max_iter)
     # draws the loop never made
     probe = ValidationProbe(split.rare(split.val), sc, seed + 10_000, split.schema)
-    metrics = probe.score(lambda n, s: synthesizer.sample(n, label=RARE, seed=s), step=0)
+    metrics = probe.score(lambda n, s: synthesizer.sample_class(n, RARE, seed=s), step=0)
 
     def features(frame: pd.DataFrame) -> np.ndarray:
         return probe.encoding.model_matrix(frame)
@@ -141,7 +141,7 @@ def score(
     for k in range(draws):
         offset = DRAW_SEED_STEP * k
         drawn = features(
-            synthesizer.sample(ec.n_synthetic, label=RARE, seed=seed + 20_000 + offset)
+            synthesizer.sample_class(ec.n_synthetic, RARE, seed=seed + 20_000 + offset)
         )
         if k == 0:
             metrics[metric(VAL, "near_copies")] = near_copy_share(drawn, train_frauds, real)

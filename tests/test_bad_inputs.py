@@ -446,7 +446,7 @@ def _broken_bundle(directory: Path, problem: str) -> Path:
 
 SAMPLE_CASES = {
     "nan_generator": "synthesizer {bundle}: the generator returned NaN or inf in 5 of 5 row(s) "
-    "(label 1, seed 0, first in column Time); a broken model returns no rows: retrain it",
+    "(class 1, seed 0, first in column Time); a broken model returns no rows: retrain it",
     "infinite_scale": "{bundle}/preprocessing.json column V3: its scale of all is non-finite "
     "(mean ",
 }

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from support.configs import REPO, TINY, compose
 from support.creditcard import COLUMNS, LABEL, TIME
+from support.docs import documented
 from support.tables import loans_features, loans_table
 
 from wgangp.data.schema.inference import infer_schema
@@ -24,7 +25,7 @@ from wgangp.sample import (
     parse_args,
 )
 from wgangp.serving.bundle import META_FILE, SCHEMA_FILE, ModelUriError, artifact_uri_for
-from wgangp.serving.labels import LabelError, bundle_label_class
+from wgangp.serving.labels import LabelError, label_class
 
 # --- arguments: each mistake is one line naming the fix, before any model is loaded ---------
 
@@ -43,6 +44,21 @@ def test_parse_args_reads_every_key():
     assert request.output == Path("out/fraud.parquet")
     assert request.file_format == "parquet"
     assert request.tracking_uri == "http://127.0.0.1:5000"
+
+
+def test_a_where_that_is_no_map_is_the_documented_line():
+    with pytest.raises(SampleArgumentError) as info:
+        parse_args(["model_uri=runs:/a", "where=[1,2]"])
+    documented(str(info.value))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{Amount:[null,100],Time:[1000,null]}", '{"Amount": [null, 100], "Time": [1000, null]}'],
+)
+def test_where_is_read_in_hydras_grammar_or_as_json(text):
+    request = parse_args(["model_uri=runs:/abc", f"where={text}"])
+    assert request.where == {"Amount": [None, 100], "Time": [1000, None]}
 
 
 def test_parse_args_defaults():
@@ -64,6 +80,8 @@ def test_parse_args_defaults():
         (["modl_uri=runs:/a", "output=x.csv"], "did you mean 'model_uri'?"),
         (["output=x.csv"], "missing model_uri=..."),
         (["model_uri=runs:/a", "output=x.csv", "10"], "argument '10' is not key=value"),
+        (["model_uri=runs:/a", "where={Amount:[1,2]"], "where={Amount:[1,2] is not a map of"),
+        (["model_uri=runs:/a", "where=[1,2]"], "where=[1,2] is not a map of conditions; write"),
     ],
 )
 def test_parse_args_rejects_with_one_line(argv, expected):
@@ -74,16 +92,15 @@ def test_parse_args_rejects_with_one_line(argv, expected):
 
 
 @pytest.mark.parametrize("value", ["2", "fraud"])
-def test_a_label_of_no_class_of_a_creditcard_bundle_is_one_line(tmp_path, value):
+def test_a_label_of_no_class_of_a_creditcard_bundle_is_one_line(value):
     """Kaggle's bundle carries its schema.yaml like any table's: its label's values are 1 and 0,
-    checked before the model loads (a folder with the schema alone stands for the bundle)."""
+    checked before the model loads."""
     from support.creditcard import SCHEMA
 
-    (tmp_path / "schema.yaml").write_text(SCHEMA.to_yaml())
     with pytest.raises(LabelError) as err:
-        bundle_label_class(tmp_path, value)
+        label_class(SCHEMA, value)
     assert str(err.value) == f"label={value} is not a value of Class; use one of: 0, 1"
-    assert (bundle_label_class(tmp_path, "0"), bundle_label_class(tmp_path, 1)) == (0, 1)
+    assert (label_class(SCHEMA, "0"), label_class(SCHEMA, 1)) == (0, 1)
 
 
 @pytest.mark.parametrize(
@@ -212,6 +229,20 @@ def test_sample_model_uri_to_csv_matches_run_uri(trained, tmp_path, monkeypatch)
     pd.testing.assert_frame_equal(rows, pd.read_csv(by_run))
 
 
+def test_sample_with_where_meets_it_and_refuses_a_bad_column(trained, tmp_path, capsys):
+    uri, run_id, _, _ = trained
+    out = tmp_path / "cheap.csv"
+    argv = [f"model_uri=runs:/{run_id}", "n=50", f"output={out}", f"tracking_uri={uri}"]
+    assert main([*argv, "where={Amount:[null,100],Time:[50000,null]}"]) == 0
+    rows = pd.read_csv(out)
+    assert len(rows) == 50 and (rows["Amount"] <= 100).all() and (rows[TIME] >= 50000).all()
+    capsys.readouterr()
+    assert main([*argv, "where={Amunt:[null,100]}"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "wgangp: error: where: 'Amunt' is not a column of the samples; did you mean 'Amount'?"
+    )
+
+
 def test_sample_directory_seed_changes_rows(trained, tmp_path):
     bundle = trained[3]
     a, b, c = (tmp_path / f"{name}.csv" for name in "abc")
@@ -303,17 +334,18 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
     (bundle / META_FILE).write_text("{}")
     asked = []
 
-    class Loaded:
-        def sample(self, n: int, label: int, seed: int) -> pd.DataFrame:
+    class Loaded:  # None: the class the model synthesizes (Synthesizer.sample's default)
+        def sample(self, n: int, label: object, seed: int, where=None) -> pd.DataFrame:
             asked.append(label)
-            return pd.DataFrame({"Status": ["bad" if label == 1 else "good"] * n, "Age": [30] * n})
+            status = "good" if label == "good" else "bad"
+            return pd.DataFrame({"Status": [status] * n, "Age": [30] * n})
 
     monkeypatch.setattr(
         synthesizer_module.Synthesizer, "load", classmethod(lambda cls, p: Loaded())
     )
     out = tmp_path / "rows.csv"
     assert main([f"model_uri={bundle}", "n=5", f"output={out}"]) == 0
-    assert asked == [1]
+    assert asked == [None]
     assert set(pd.read_csv(out)["Status"]) == {"bad"}
     assert main([f"model_uri={bundle}", "n=5", f"output={out}", "label=good"]) == 0
-    assert asked == [1, 0]
+    assert asked == [None, "good"]

@@ -137,7 +137,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         data = data.with_validation_rows()
     synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
     result = held_out_evaluation(
-        data, lambda n, s: synthesizer.sample(n, label=RARE, seed=s), settings, seed=seed
+        data, lambda n, s: synthesizer.sample_class(n, RARE, seed=s), settings, seed=seed
     )
     out = args.out or Path(tempfile.mkdtemp(prefix=f"wgangp-eval-{run_id[:8]}-"))
     result.write(out)

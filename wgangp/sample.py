@@ -3,6 +3,7 @@
     python -m wgangp.sample model_uri=runs:/<run_id> n=10000 label=1 output=fraud.parquet seed=0
     python -m wgangp.sample model_uri=models:/<name>@champion n=1000 label=1 > fraud.csv
     python -m wgangp.sample model_uri=runs:/<run_id> n=500 label=yes output=rows.csv  # own table
+    python -m wgangp.sample model_uri=runs:/<id> n=200 'where={merchant:[online],amount:[500,null]}'
 
 Arguments are Hydra-style ``key=value`` pairs. ``model_uri`` is a run (``runs:/<id>``, the run's
 ``synthesizer`` bundle), a logged model (``models:/<model_id>``, ``models:/<name>/<version>``,
@@ -12,7 +13,8 @@ bundle or a downloaded pyfunc model). Rows come back in the original units and c
 (1, or a table's positive value, as the served model's default); without ``output=`` (or with
 ``output=-``) they go to stdout as CSV, and the log stays on stderr. The store is
 ``tracking_uri=``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///<cwd>/mlflow.db``, as for
-training.
+training. ``where=`` keeps rows that meet conditions (:mod:`wgangp.serving.conditions`), written
+in Hydra's grammar as above or as JSON.
 
 Every argument is checked before TensorFlow is imported, so a typo fails in a second.
 """
@@ -32,7 +34,8 @@ from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
 from wgangp.serving.bundle import SCHEMA_FILE, local_bundle
-from wgangp.serving.labels import bundle_label_class
+from wgangp.serving.conditions import parse_where
+from wgangp.serving.labels import label_class
 from wgangp.tracking.store import existing_store
 
 log = logging.getLogger("wgangp.sample")
@@ -47,7 +50,7 @@ BYTES_PER_ROW = 1_300
 USAGE = (
     "usage: python -m wgangp.sample model_uri=<runs:/ID | models:/ID | models:/NAME@ALIAS | dir> "
     "[output=<file.csv|.parquet|->] [n=1000] [label=<value; default: the class the model "
-    "synthesizes>] [seed=0] [tracking_uri=URI]"
+    "synthesizes>] [where={column:[levels] | [low,high], ...}] [seed=0] [tracking_uri=URI]"
 )
 
 
@@ -67,13 +70,15 @@ class SampleRequest:
     label: str | None = None
     seed: int = 0
     tracking_uri: str | None = None
+    #: Conditions every row meets: a column's levels or ``[low, high]`` range; None: no condition.
+    where: dict | None = None
 
     @property
     def file_format(self) -> str:
         return output_format(self.output) if self.output is not None else "csv"
 
 
-_KEYS = ("model_uri", "output", "n", "label", "seed", "tracking_uri")
+_KEYS = ("model_uri", "output", "n", "label", "seed", "tracking_uri", "where")
 
 
 def output_format(path: Path) -> str:
@@ -105,6 +110,28 @@ def _label(text: str) -> str:
     return text.strip()
 
 
+def where_value(text: str) -> dict:
+    """``where=``'s conditions: JSON or Hydra grammar (``{merchant:[online],amount:[9,null]}``)."""
+    import json
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = OverridesParser.create().parse_override(f"where={text}").value()
+        except HydraException:
+            value = None
+    if not isinstance(value, dict) or not value:
+        raise SampleArgumentError(
+            f"where={text} is not a map of conditions; write "
+            "'where={merchant:[online],amount:[500,null]}' (quoted for the shell) or JSON"
+        )
+    return value
+
+
 def parse_args(argv: Sequence[str]) -> SampleRequest:
     """``key=value`` arguments -> a checked :class:`SampleRequest` (one-line errors)."""
     values = key_values(argv, _KEYS, USAGE, SampleArgumentError)
@@ -118,6 +145,7 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
         label=_label(values["label"]) if "label" in values else None,
         seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
         tracking_uri=values.get("tracking_uri") or None,
+        where=where_value(values["where"]) if "where" in values else None,
     )
     request.file_format  # noqa: B018 - validates the extension early
     return request
@@ -207,16 +235,19 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     tracking_uri = None if is_dir else existing_store(request.tracking_uri, launch_dir)
     started = time.perf_counter()
     bundle = local_bundle(request.model_uri, tracking_uri)  # a wrong id fails here, in a second
-    if request.label is None:  # the class the model synthesizes, as the served model's default
-        label, shown = 1, _positive(bundle)
-    else:
-        label = bundle_label_class(bundle, request.label)  # a wrong label too, before Keras
-        shown = request.label
+    schema_file = Path(bundle) / SCHEMA_FILE  # absent: the load below names the damage
+    schema = TableSchema.load(schema_file) if schema_file.is_file() else None
+    shown = request.label or (str(schema.positive) if schema else "1")
+    if schema is not None:  # a wrong label, column or level fails here too, before Keras
+        if request.label is not None:
+            label_class(schema, request.label)
+        if request.where:
+            parse_where(request.where, schema)
     # Importing TensorFlow takes seconds: only once the arguments, store and bundle are good.
     from wgangp.serving.synthesizer import Synthesizer
 
     synthesizer = Synthesizer.load(bundle)
-    frame = synthesizer.sample(request.n, label=label, seed=request.seed)
+    frame = synthesizer.sample(request.n, request.label, request.seed, where=request.where)
     if request.output is None:
         write_stdout(frame)
     else:
@@ -227,12 +258,6 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         time.perf_counter() - started,
     )  # fmt: skip
     return request.output
-
-
-def _positive(bundle: Path) -> str:
-    """How the log names the class a model synthesizes: its table's positive value, or 1."""
-    schema_file = Path(bundle) / SCHEMA_FILE
-    return str(TableSchema.load(schema_file).positive) if schema_file.is_file() else "1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

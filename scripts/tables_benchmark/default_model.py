@@ -40,7 +40,7 @@ class TrainedModel:
     def sample(self, n: int, seed: int, features: list[str]) -> pd.DataFrame:
         from wgangp.serving.synthesizer import Synthesizer
 
-        rows = Synthesizer.load(self.synthesizer_dir).sample(n, label=RARE, seed=seed)
+        rows = Synthesizer.load(self.synthesizer_dir).sample_class(n, RARE, seed=seed)
         return rows.loc[:, features].reset_index(drop=True)
 
 

@@ -232,7 +232,7 @@ def _shipped_as(
         cfg.seed,
         entities=row_entities(split.train, shipped.schema.names),
     )
-    return variant.sample(n, label=RARE, seed=seed).loc[:, split.features]
+    return variant.sample_class(n, RARE, seed=seed).loc[:, split.features]
 
 
 #: The run's own end-of-run figures kept beside the benchmark's (results.csv only).

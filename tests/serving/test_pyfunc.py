@@ -90,7 +90,7 @@ def test_a_large_answer_trims_the_heap_afterwards(monkeypatch):
     class Rows:
         schema = SCHEMA
 
-        def sample(self, n, label, seed):
+        def sample_class(self, n, klass, seed):
             return pd.DataFrame({c: [0.0] * n for c in COLUMNS})
 
     model = SynthesizerModel()
@@ -142,7 +142,7 @@ class _GappySynthesizer:
     def __init__(self, table: TableSchema) -> None:
         self.schema = table
 
-    def sample(self, n: int, label: int = 1, seed: int = 0) -> pd.DataFrame:
+    def sample_class(self, n: int, klass: int = 1, seed: int = 0) -> pd.DataFrame:
         rows = pd.DataFrame(
             {
                 "Status": ["bad"] * n,
@@ -298,3 +298,32 @@ def test_rest_optional_columns_and_bad_request(served):
     assert status == 400 and "n must be an integer, got 2.5" in body["message"]
     status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 2**63}]})
     assert status == 400 and "9223372036854775808 rows requested" in body["message"]
+
+
+def test_logged_model_takes_where_as_a_param(logged_model, monkeypatch):
+    import mlflow.pyfunc
+
+    uri, model_uri = logged_model
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    model = mlflow.pyfunc.load_model(model_uri)
+    where = json.dumps({"Amount": [None, 100], "Time": [50_000, None]})
+    rows = model.predict(pd.DataFrame({"n": [30, 5], "label": [1, 0]}), params={"where": where})
+    assert rows[LABEL].tolist() == [1] * 30 + [0] * 5
+    assert (rows["Amount"] <= 100).all() and (rows["Time"] >= 50_000).all()
+    with pytest.raises(Exception, match="where: 'Amunt' is not a column of the samples"):
+        model.predict(pd.DataFrame({"n": [3]}), params={"where": '{"Amunt": [1, 2]}'})
+    with pytest.raises(Exception, match="params where=\\{Amount is not JSON"):
+        model.predict(pd.DataFrame({"n": [3]}), params={"where": "{Amount"})
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_rest_where_param(served):
+    where = json.dumps({"Amount": [None, 100]})
+    payload = {"dataframe_records": [{"n": 6}], "params": {"where": where}}
+    status, body = _post(f"{served}/invocations", payload)
+    assert status == 200, body
+    assert [row["Amount"] <= 100 for row in body["predictions"]] == [True] * 6
+    payload["params"] = {"where": json.dumps({"Amount": [1e9, None]})}
+    status, body = _post(f"{served}/invocations", payload)
+    assert status == 400 and "where: Amount in [1000000000, null] lies outside" in body["message"]

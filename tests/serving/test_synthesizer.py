@@ -63,7 +63,7 @@ def test_non_finite_generator_output_is_refused_in_one_line(weights: str) -> Non
     message = str(err.value)
     assert "\n" not in message
     assert message.startswith(
-        "the synthesizer: the generator returned NaN or inf in 10 of 10 row(s) (label 1, seed 7, "
+        "the synthesizer: the generator returned NaN or inf in 10 of 10 row(s) (class 1, seed 7, "
         "first in column Time); a broken model returns no rows: retrain it"
     )
     assert err.value.reason == "nan"
@@ -75,7 +75,7 @@ def test_a_calibrated_model_saves_loads_and_samples_the_training_marginals(tmp_p
     model = creditcard_synthesizer()
     train = simulated_rows()
     real = {c: model.transformer.transform(train[train[LABEL] == c], c) for c in CLASSES}
-    generated = {c: model.generate(5000, label=c, seed=9) for c in CLASSES}
+    generated = {c: model.generate(5000, klass=c, seed=9) for c in CLASSES}
     layout = model.transformer.layout
     calibrated = replace(model, calibration=MarginalCalibration.fit(layout, generated, real))
     bundle = calibrated.save(tmp_path / "synthesizer")
@@ -105,7 +105,7 @@ def test_a_calibrated_bundle_without_its_calibration_never_samples(tmp_path: Pat
     model = creditcard_synthesizer()
     train = simulated_rows()
     real = {c: model.transformer.transform(train[train[LABEL] == c], c) for c in CLASSES}
-    generated = {c: model.generate(2000, label=c, seed=9) for c in CLASSES}
+    generated = {c: model.generate(2000, klass=c, seed=9) for c in CLASSES}
     layout = model.transformer.layout
     full = replace(
         model,

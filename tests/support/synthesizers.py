@@ -60,3 +60,19 @@ def creditcard_synthesizer(
     transformer = creditcard_transform(train)
     generator = untrained_generator(latent, width or transformer.width, hidden, weights)
     return Synthesizer(generator, transformer, latent, SCHEMA)
+
+
+def fraud_team_synthesizer(rows: int = 2000, seed: int = 0, hidden: Sequence[int] = (8,)):
+    """An untrained synthesizer of a fraud team's table (``support.tables``: a merchant level
+    with gaps, a count, an amount, a day, the label ``is_fraud``): its schema inferred and its
+    transform fitted on ``rows`` rows, as a run would."""
+    from support.tables import fraud_team_table
+    from wgangp.data.schema.inference import infer_schema
+    from wgangp.data.schema.validation import validate_table
+
+    frame = fraud_team_table(rows, frauds=rows // 5, seed=seed)
+    schema = infer_schema(frame, "is_fraud")
+    table = validate_table(frame, schema, source="fraud team table", min_rows_per_class=1)
+    transformer = TableTransform.fit(table, schema, schema.classes(table[schema.label]))
+    generator = untrained_generator(LATENT, transformer.width, hidden)
+    return Synthesizer(generator, transformer, LATENT, schema)

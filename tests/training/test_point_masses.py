@@ -57,7 +57,7 @@ def test_each_point_mass_comes_back_exactly_at_its_training_share(lender_run) ->
     assert result.status == "FINISHED"
     data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=root)
     real = data.rare(data.train)
-    rows = Synthesizer.load(result.synthesizer_dir).sample(SAMPLED, label=1, seed=7)
+    rows = Synthesizer.load(result.synthesizer_dir).sample(SAMPLED, seed=7)
     for column, values in POINT_MASSES.items():
         for value in values:
             share, made = (

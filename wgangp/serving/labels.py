@@ -4,11 +4,8 @@ model load)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from wgangp.data.schema.table_schema import RARE, REST, TableSchema, Value
 from wgangp.errors import WgangpError
-from wgangp.serving.bundle import SCHEMA_FILE
 
 
 class LabelError(WgangpError):
@@ -46,8 +43,3 @@ def label_value(table: TableSchema, cls: int) -> Value:
             f"the rest, so it samples only label={table.positive}"
         )
     return others[0]
-
-
-def bundle_label_class(bundle: Path, value: object) -> int:
-    """:func:`label_class` for the bundle in ``bundle`` (its ``schema.yaml``)."""
-    return label_class(TableSchema.load(Path(bundle) / SCHEMA_FILE), value)

@@ -9,11 +9,13 @@ Each input row is one request: ``n`` rows of class ``label`` (a value of the lab
 the rare class: 1, fraud, for Kaggle's file) drawn with
 ``seed`` (default: the row's position). The answer is the requested rows stacked in input order,
 in original units with the original column names; a gap (a user's table's empty cell) is None,
-JSON ``null`` on the wire.
+JSON ``null`` on the wire. The param ``where`` (JSON text: ``{"amount": [500, null]}``) asks
+every request for rows that meet its conditions (:mod:`wgangp.serving.conditions`).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,8 @@ import pandas as pd
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import BUNDLE, MODEL_NAME, SCHEMA_FILE
-from wgangp.serving.labels import LabelError, label_class
+from wgangp.serving.conditions import ConditionError, parse_where
+from wgangp.serving.labels import LabelError, label_class, label_value
 from wgangp.serving.memory import release_after_large_answer
 from wgangp.serving.synthesizer import Synthesizer
 
@@ -118,18 +121,41 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
         requests = parse_requests(model_input, self.synthesizer.schema)
+        where = self._where((params or {}).get("where"))
         try:
-            frames = [
-                self.synthesizer.sample(n, label=label, seed=seed) for n, label, seed in requests
-            ]
+            frames = [self._rows(n, klass, seed, where) for n, klass, seed in requests]
+        except ConditionError as err:  # conditions the model rarely meets: the request's
+            raise _bad_request(str(err)) from None
         except WgangpError as err:  # a broken model (NaN rows): the server's fault, a 500
             raise _server_error(str(err)) from None
         if sum(n for n, _, _ in requests) >= LARGE_ANSWER_ROWS:
             release_after_large_answer()
         frames = [f for f in frames if len(f)]
         if not frames:
-            return self.synthesizer.sample(0, seed=0)  # the table's columns and dtypes
+            return self.synthesizer.sample_class(0, seed=0)  # the table's columns and dtypes
         return null_gaps(pd.concat(frames, ignore_index=True))
+
+    def _where(self, text: object) -> dict | None:
+        """The ``where`` param: JSON text of a map (or the map itself, from Python), checked
+        against the schema; a bad one is a 400."""
+        if text is None or text == "":
+            return None
+        try:
+            where = json.loads(text) if isinstance(text, str) else text
+            parse_where(where, self.synthesizer.schema, self.synthesizer.bounds)
+        except ValueError:
+            raise _bad_request(
+                f'params where={text} is not JSON; e.g. {{"amount": [500, null]}}'
+            ) from None
+        except ConditionError as err:
+            raise _bad_request(str(err)) from None
+        return where
+
+    def _rows(self, n: int, klass: int, seed: int, where: dict | None) -> pd.DataFrame:
+        if not where:
+            return self.synthesizer.sample_class(n, klass, seed)
+        value = label_value(self.synthesizer.schema, klass)
+        return self.synthesizer.sample(n, value, seed, where=where)
 
 
 def null_gaps(frame: pd.DataFrame) -> pd.DataFrame:
@@ -148,10 +174,10 @@ def null_gaps(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def model_signature(table: TableSchema):
-    """Input: n (required), label and seed (optional); output: the table's columns with their
-    types."""
+    """Input: n (required), label and seed (optional); the param ``where`` (JSON text);
+    output: the table's columns with their types."""
     from mlflow.models import ModelSignature
-    from mlflow.types import ColSpec, Schema
+    from mlflow.types import ColSpec, DataType, ParamSchema, ParamSpec, Schema
     from mlflow.types.schema import AnyType
 
     # "any": a "long" column makes the server cast the JSON first (2.5 -> 2, 2**63 -> a negative
@@ -164,7 +190,8 @@ def model_signature(table: TableSchema):
         ]
     )
     outputs = Schema([ColSpec(c.value_type, c.name) for c in table.columns])
-    return ModelSignature(inputs=inputs, outputs=outputs)
+    params = ParamSchema([ParamSpec("where", DataType.string, "")])
+    return ModelSignature(inputs=inputs, outputs=outputs, params=params)
 
 
 def _requirements() -> list[str]:

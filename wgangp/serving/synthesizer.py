@@ -18,8 +18,10 @@ all sample through here.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import keras
 import numpy as np
@@ -49,6 +51,7 @@ from wgangp.serving.bundle import (
     write_manifest,
 )
 from wgangp.serving.calibration import MarginalCalibration
+from wgangp.serving.conditions import parse_where, sample_where
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.labels import label_class, label_value
 from wgangp.serving.mixture import CopulaMixture
@@ -77,6 +80,10 @@ class Synthesizer:
     calibration: MarginalCalibration | None = None
     #: Draws a share of each sample's rows (None: every row from the generator).
     mixture: CopulaMixture | None = None
+    #: The MLflow run that trained it and its model's URI (``runs:/ID/synthesizer``), when
+    #: :func:`wgangp.fit` or :func:`wgangp.load` made it; None otherwise.
+    run_id: str | None = None
+    model_uri: str | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -89,31 +96,64 @@ class Synthesizer:
         return label_class(self.schema, value)
 
     def sample(
-        self, n: int, label: int = RARE, seed: int = 0, batch_size: int = 8192
+        self,
+        n: int,
+        label: object = None,
+        seed: int | None = None,
+        batch_size: int = 8192,
+        *,
+        where: Mapping[str, Any] | None = None,
     ) -> pd.DataFrame:
-        """``n`` rows of class ``label`` (1: the rare class, 0: the rest) with the table's column
-        names and units; the label column holds the table's own value for that class. Each
-        level and gap is drawn from the heads' probabilities (a stream of its own, after the
-        noise's)."""
-        if label not in (0, 1):
-            raise WgangpError(f"label must be 0 or 1, got {label}")
+        """``n`` rows with the table's column names and units, of the class a value of the label
+        names (``label="yes"``; 1 or 0 for Kaggle's file; None: the class the model
+        synthesizes), each meeting every condition of ``where`` (:mod:`.conditions`:
+        ``{"merchant": ["online"], "amount": [500, None]}``). ``seed`` None: a fresh one."""
+        klass = RARE if label is None else self.class_of(label)
+        seed = _checked_seed(seed)
+        conditions = parse_where(where, self.schema, self.bounds) if where else ()
+        if not conditions:
+            return self.sample_class(n, klass, seed, batch_size)
         if n < 0:
             raise WgangpError(f"number of rows must be >= 0, got {n}")
-        value = label_value(self.schema, label)  # a label of 3+ values has no single rest value
-        x = self.generate(n, label, seed, batch_size)
+        return sample_where(
+            lambda rows, s: self.sample_class(rows, klass, s, batch_size), n, conditions, seed
+        )
+
+    def sample_class(
+        self, n: int, klass: int = RARE, seed: int = 0, batch_size: int = 8192
+    ) -> pd.DataFrame:
+        """``n`` rows of class ``klass`` (1: the rare class, 0: the rest); the label column holds
+        the table's own value for that class. Each level and gap is drawn from the heads'
+        probabilities (a stream of its own, after the noise's)."""
+        if klass not in (0, 1):
+            raise WgangpError(f"class must be 0 or 1, got {klass}")
+        if n < 0:
+            raise WgangpError(f"number of rows must be >= 0, got {n}")
+        value = label_value(self.schema, klass)  # a label of 3+ values has no single rest value
+        x = self.generate(n, klass, seed, batch_size)
         if self.calibration is not None and len(x):
-            x = self.calibration.apply(x, label)
+            x = self.calibration.apply(x, klass)
         if self.mixture is not None and len(x):
-            x = self.mixture.mix(x, label, seed)
+            x = self.mixture.mix(x, klass, seed)
         x = draw_discrete(x, self.transformer.layout, np.random.default_rng([seed, 1]))
-        frame = self.transformer.inverse(x, label)
+        frame = self.transformer.inverse(x, klass)
         frame.insert(self.schema.names.index(self.schema.label), self.schema.label, [value] * n)
         return frame.loc[:, self.columns]
 
+    @property
+    def bounds(self) -> dict[str, tuple[float, float]]:
+        """Each non-categorical feature's fitted bounds in its units (datetimes in seconds):
+        the values generated rows stay within when the column is clipped."""
+        return {
+            column.name: column.low_high()
+            for column in self.transformer.columns
+            if column.kind != "categorical" and column.schema.bounds is not None
+        }
+
     def generate(
-        self, n: int, label: int = RARE, seed: int = 0, batch_size: int = 8192
+        self, n: int, klass: int = RARE, seed: int = 0, batch_size: int = 8192
     ) -> np.ndarray:
-        """``n`` rows of class ``label`` in the networks' space, as the generator puts them out
+        """``n`` rows of class ``klass`` in the networks' space, as the generator puts them out
         (before calibration and the inverse transform); refused when not finite."""
         rng = np.random.default_rng(seed)
         chunks = []
@@ -121,13 +161,13 @@ class Synthesizer:
             rows = min(batch_size, n - start)
             z = rng.standard_normal((rows, self.latent_dim)).astype(np.float32)
             onehot = np.zeros((rows, N_CLASSES), np.float32)
-            onehot[:, label] = 1.0
+            onehot[:, klass] = 1.0
             chunks.append(np.asarray(self.generator([z, onehot], training=False), np.float32))
         x = np.concatenate(chunks) if chunks else np.zeros((0, self.width), np.float32)
-        self._check_finite(x, label, seed)  # before the inverse, whose clipping hides an inf
+        self._check_finite(x, klass, seed)  # before the inverse, whose clipping hides an inf
         return x
 
-    def _check_finite(self, x: np.ndarray, label: int, seed: int) -> None:
+    def _check_finite(self, x: np.ndarray, klass: int, seed: int) -> None:
         finite = np.isfinite(x)
         if finite.all():
             return
@@ -136,7 +176,7 @@ class Synthesizer:
         where = f"synthesizer {self.origin}" if self.origin else "the synthesizer"
         raise NonFiniteSamplesError(
             f"{where}: the generator returned NaN or inf in {bad_rows} of {len(x)} row(s) "
-            f"(label {label}, seed {seed}, first in column {column}); a broken model returns no "
+            f"(class {klass}, seed {seed}, first in column {column}); a broken model returns no "
             "rows: retrain it (the default trainer.on_nan=raise stops at the first non-finite "
             "step and writes nan_forensics.json)"
         )
@@ -327,3 +367,12 @@ def load_synthesizer(model_uri: str, tracking_uri: str | None = None) -> Synthes
     The artifacts are downloaded before Keras loads anything, so a wrong id fails fast.
     """
     return Synthesizer.load(local_bundle(model_uri, tracking_uri))
+
+
+def _checked_seed(seed: int | None) -> int:
+    """A sampling seed: an integer in [0, 2**32 - 1], or a fresh one for None."""
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
+        raise WgangpError(f"seed must be an integer in [0, {2**32 - 1}], got {seed!r}")
+    return int(seed)

@@ -38,8 +38,8 @@ def export(
     value to sample it as.
     """
     _tag_what_ships(synthesizer, tracker)
-    synthesizer.generate(PROBE_ROWS, label=REST, seed=cfg.seed)
-    rare = synthesizer.sample(max(cfg.trainer.sample_rows, PROBE_ROWS), label=RARE, seed=cfg.seed)
+    synthesizer.generate(PROBE_ROWS, klass=REST, seed=cfg.seed)
+    rare = synthesizer.sample_class(max(cfg.trainer.sample_rows, PROBE_ROWS), RARE, seed=cfg.seed)
     bundle = synthesizer.save(output_dir / BUNDLE)
     if cfg.tracking.log_model and tracker.run_id:
         tracker.log_artifact(bundle, BUNDLE)

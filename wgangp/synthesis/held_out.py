@@ -32,7 +32,7 @@ def evaluate_on_test(
     started = time.perf_counter()
     result = held_out_evaluation(
         data,
-        lambda n, sample_seed: synthesizer.sample(n, label=RARE, seed=sample_seed),
+        lambda n, sample_seed: synthesizer.sample_class(n, RARE, seed=sample_seed),
         ec,
         seed=seed,
     )

@@ -254,7 +254,7 @@ def step_selector(
         shipped = assemble(
             generator, transformer, latent_dim, schema, train, ship, cfg.seed, [RARE], entities
         )
-        return shipped.sample(n, label=RARE, seed=sample_seed)
+        return shipped.sample_class(n, RARE, seed=sample_seed)
 
     return StepSelector(
         ValidationProbe(val_rare, sc, cfg.seed, data.schema),

@@ -1,0 +1,133 @@
+"""``Synthesizer.sample(where=...)``: rows that meet every condition, drawn from the model's own
+conditional distribution (a column not conditioned on is distributed as in unconditional rows
+filtered by the same conditions), and one line for a condition the model cannot meet."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import ks_2samp
+from support.docs import documented, one_line
+from support.synthesizers import creditcard_synthesizer, fraud_team_synthesizer
+
+from wgangp.serving.conditions import MAX_DRAWN, Condition, ConditionError, sample_where
+
+
+@pytest.fixture(scope="module")
+def model():
+    return fraud_team_synthesizer()
+
+
+def test_every_row_meets_every_condition(model) -> None:
+    where = {"merchant": ["online", "travel"], "amount": [300, None], "day": ["2024-02-01", None]}
+    rows = model.sample(500, where=where, seed=4)
+    assert len(rows) == 500
+    assert set(rows["merchant"]) <= {"online", "travel"}
+    assert (rows["amount"] >= 300).all()
+    assert (rows["day"] >= pd.Timestamp("2024-02-01")).all()
+    assert (rows["is_fraud"] == "yes").all()
+    rest = model.sample(50, label="no", where={"count": [0, 2]}, seed=4)
+    assert (rest["is_fraud"] == "no").all() and rest["count"].between(0, 2).all()
+
+
+def test_a_column_not_conditioned_on_keeps_its_conditional_distribution(model) -> None:
+    """Rejection, not overwriting: the conditioned rows' amounts and counts are distributed as
+    the unconditional rows' among those that meet the conditions (two independent draws)."""
+    where = {"merchant": ["online"], "day": [None, "2024-02-15"]}
+    conditioned = model.sample(3000, where=where, seed=11)
+    unconditional = model.sample(60_000, seed=12)
+    met = unconditional["merchant"].eq("online") & (
+        unconditional["day"] <= pd.Timestamp("2024-02-15")
+    )
+    filtered = unconditional[met]
+    assert len(filtered) > 2000
+    for column in ("amount", "count"):
+        a, b = conditioned[column].dropna(), filtered[column].dropna()
+        assert ks_2samp(a, b).pvalue > 1e-3, column
+    gaps = conditioned["amount"].isna().mean() - filtered["amount"].isna().mean()
+    assert abs(gaps) < 0.03
+
+
+def test_no_condition_returns_the_unconditional_rows(model) -> None:
+    plain = model.sample(200, seed=5)
+    pd.testing.assert_frame_equal(model.sample(200, seed=5, where={}), plain)
+    pd.testing.assert_frame_equal(plain, model.sample_class(200, 1, seed=5))
+    assert len(model.sample(200, seed=5, where={"count": [None, None]})) == 200
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ({"merchnt": ["online"]}, "where: 'merchnt' is not a column of the samples; did you mean "
+         "'merchant'?"),
+        ({"merchant": ["bakery"]}, "where: bakery is not a level of merchant the model makes; "
+         "its levels are grocery, online, travel"),
+        ({"merchant": []}, "where: merchant lists no level; give at least one"),
+        ({"amount": [5000, None]}, "where: amount in [5000, null] lies outside the values the "
+         "model makes (1.588 to 1824.908)"),
+        ({"amount": [10, 5]}, "where: amount's range [10, 5] is empty (low > high)"),
+        ({"amount": 300}, "where: amount is a continuous column: give a range [low, high] (null "
+         "for an open end), got 300"),
+        ({"amount": ["cheap", None]}, "where: amount is a number column: give finite numbers or "
+         "null, got cheap"),
+        ({"day": ["last week", None]}, "where: day is a datetime column: give ISO dates "
+         "(2024-03-01 or 2024-03-01T23:00), got last week"),
+        ({"day": ["2030-01-01", None]}, "where: day in [2030-01-01, null] lies outside the "
+         "values the model makes (2024-01-01T00:00:00 to 2024-03-30T00:00:00)"),
+        ({"is_fraud": ["yes"]}, "where: is_fraud is the label; ask for its class with label= "
+         "(one class a call)"),
+        (["merchant"], "where must map columns to levels or [low, high] ranges, got "
+         "['merchant']; e.g. where={merchant: [online], amount: [500, null]}"),
+    ],
+)  # fmt: skip
+def test_a_condition_the_schema_refuses_is_one_line(model, where, expected) -> None:
+    with pytest.raises(ConditionError) as err:
+        model.sample(10, where=where, seed=0)
+    assert one_line(err) == expected
+    if not isinstance(where, list):
+        documented(expected)
+
+
+def test_a_condition_too_rare_fails_in_one_line_within_the_budget() -> None:
+    """Kaggle's 31 columns: a window of Amount and Time few generated rows fall in. The search
+    stops once the share met cannot reach n within MAX_DRAWN rows, and names the rarest."""
+    model = creditcard_synthesizer()
+    where = {"Amount": [None, 5], "Time": [80_000, 80_002], "V1": [0.0, 10.0]}
+    started = time.perf_counter()
+    with pytest.raises(ConditionError) as err:
+        model.sample(1000, where=where, seed=0)
+    elapsed = time.perf_counter() - started
+    line = str(err.value)
+    assert "\n" not in line and line.startswith("where: 0 of ")
+    assert (
+        "met every condition and 1000 are asked for; the rarest is Time in [80000, 80002]" in line
+    )
+    assert elapsed < 60  # bounded: well under MAX_DRAWN rows' time on a slow machine
+
+
+def test_the_rounds_stop_at_the_budget_and_name_the_share() -> None:
+    """A fake draw where 1 row in 1,000 meets the condition: 50 rows are found, 10,000 cannot
+    be within the budget, and the line gives the share met."""
+    drawn = []
+
+    def draw(rows: int, seed: int) -> pd.DataFrame:
+        drawn.append(rows)
+        values = np.random.default_rng(seed).random(rows)
+        return pd.DataFrame({"x": values})
+
+    condition = Condition("x", "continuous", low=None, high=0.001, text="x in [null, 0.001]")
+    rows = sample_where(draw, 50, (condition,), seed=1)
+    assert len(rows) == 50 and (rows["x"] <= 0.001).all()
+    drawn.clear()
+    with pytest.raises(ConditionError) as err:
+        sample_where(draw, 10_000, (condition,), seed=1)
+    assert sum(drawn) <= MAX_DRAWN
+    assert "met every condition and 10000 are asked for; the rarest is x in [null, 0.001]" in str(
+        err.value
+    )
+    assert re.match(r"where: \d+ of 20,000 generated rows \(0\.0\d+%\) met", str(err.value))
+    documented(one_line(err))
