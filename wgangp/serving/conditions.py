@@ -30,9 +30,9 @@ from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.data.schema.text_formats import in_zone
 from wgangp.errors import WgangpError
 
-#: The most rows one conditional call draws before it gives up (a condition met by 1 row in
-#: 10^5 fails within them; docs/api.md measures the time).
-MAX_DRAWN = 2_000_000
+#: The most rows one conditional call draws before it gives up: a condition met by 1 row in 10^5
+#: yields about 10 rows within them (docs/api.md measures the time).
+MAX_DRAWN = 1_000_000
 #: Rows drawn in the first round, at least; later rounds aim at what is still missing.
 FIRST_ROUND = 20_000
 #: The largest round (memory: a round's rows are one frame).
