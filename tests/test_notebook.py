@@ -1,5 +1,6 @@
-"""``notebooks/compare_runs.ipynb``: committed without outputs (an nbstripout-style check), and
-executed end to end with nbclient against real training runs on a real MLflow server."""
+"""The notebooks: committed without outputs (an nbstripout-style check), and executed end to end
+with nbclient: ``compare_runs.ipynb`` against real training runs on a real MLflow server,
+``quickstart.ipynb`` fitting, sampling and plotting through ``wgangp.fit``."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 ARTIFACTS_DIR = REPO / "test-artifacts"
 
 
-def test_there_is_a_notebook():
-    assert REPO / "notebooks" / "compare_runs.ipynb" in NOTEBOOKS
+def test_there_are_the_notebooks():
+    assert {REPO / "notebooks" / n for n in ("compare_runs.ipynb", "quickstart.ipynb")} <= set(
+        NOTEBOOKS
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -78,3 +81,43 @@ def test_notebook_runs_against_tracked_runs(server_runs: ServerRuns, monkeypatch
         output for cell in code for output in cell.outputs if "image/png" in output.get("data", {})
     ]
     assert len(figures) == 2  # the curves and the feature histograms
+
+
+@pytest.mark.slow
+def test_the_quickstart_fits_samples_under_conditions_and_plots(tmp_path, monkeypatch):
+    """``notebooks/quickstart.ipynb`` end to end, shrunk to a few steps, in a scratch folder
+    (its outputs, checkpoints and ``mlflow.db`` land there)."""
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    monkeypatch.setenv("WGANGP_QUICKSTART_STEPS", "20")
+    monkeypatch.setenv("WGANGP_QUICKSTART_OVERRIDES", " ".join(QUICKSTART_SIZE))
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "2")
+    notebook = nbformat.read(REPO / "notebooks" / "quickstart.ipynb", as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    client.execute()
+    ARTIFACTS_DIR.mkdir(exist_ok=True)
+    nbformat.write(notebook, ARTIFACTS_DIR / "quickstart.executed.ipynb")
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    text = "\n".join(_text(cell) for cell in code)
+    assert "runs:/" in _text(code[2])
+    assert "where: " in text and "the rarest is" in text
+    figures = [o for c in code for o in c.outputs if "image/png" in o.get("data", {})]
+    assert len(figures) == 1
+
+
+#: The quickstart at a test's size: tiny networks, no end-of-run evaluation.
+QUICKSTART_SIZE = [
+    "model.latent_dim=8",
+    "model.generator.hidden=[16]",
+    "model.critic.hidden=[16]",
+    "trainer.batch_size=64",
+    "trainer.steps_per_call=5",
+    "trainer.progress=false",
+    "evaluate.enabled=false",
+]

@@ -120,6 +120,11 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     cfg, tags = load_run_config(client, run_id)
     if args.data:
         cfg.data.name, cfg.data.path = "creditcard", args.data
+    elif tags.get("data.source") == "dataframe":
+        raise DataError(
+            f"run {run_id} trained on a DataFrame given in Python: write its rows to a file and "
+            "pass it with --data FILE"
+        )
     elif tags.get("data.source") == "file" and _still_there(tags.get("data.origin", "")):
         cfg.data.path = tags["data.origin"]  # absolute: independent of where we run from
     if args.data or tags.get("data.source") == "file":

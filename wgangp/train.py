@@ -23,6 +23,8 @@ from wgangp.training.interrupts import Interrupted
 from wgangp.training.sweep_outcomes import SweepFailed, close_ledger, open_ledger, record_job
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from wgangp.training.loop import LoopOutcome
     from wgangp.training.session import TrackedRun, TrainResult
 
@@ -37,11 +39,13 @@ def train(
     *,
     output_dir: Path | None = None,
     launch_dir: Path | None = None,
+    frame: pd.DataFrame | None = None,
 ) -> TrainResult:
     """Train a conditional WGAN-GP as configured; returns the run's id, outputs and metrics.
 
     ``output_dir`` defaults to Hydra's run directory (or a fresh ``outputs/`` folder outside Hydra);
-    ``launch_dir``, against which relative paths resolve, to the user's directory. Data flows one
+    ``launch_dir``, against which relative paths resolve, to the user's directory; ``frame``: a
+    DataFrame given in Python (:func:`wgangp.fit`) instead of ``data.path``. Data flows one
     way, for every table: load -> schema -> validate -> split -> fit the transform on the training
     split -> train -> select a step -> (``trainer.refit``: train again on training + validation rows
     for that many steps) -> assemble what ships (calibrated marginals; ``ship.copula_share``, a
@@ -67,7 +71,7 @@ def train(
     clock = PhaseClock()
     with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir)) as run:
         with clock.phase("read"):
-            data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch)
+            data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch, frame=frame)
         log.info("data: %s", data.describe())
         check_batch_fits(data, cfg.trainer.batch_size)
         run.log_data(data)

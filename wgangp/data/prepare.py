@@ -46,7 +46,7 @@ class PreparedData:
     """The validated table's three splits, in canonical form (:mod:`wgangp.data.schema.validation`),
     its schema, and where it came from."""
 
-    provenance: str  # "file" | "kaggle" | "simulated"
+    provenance: str  # "file" | "kaggle" | "simulated" | "dataframe"
     origin: str  # the file read, or "simulated(seed=..., rows=...)"
     #: The table's name in run names and MLflow (the file's stem, or simulated).
     name: str
@@ -168,15 +168,17 @@ class PreparedData:
         )
 
 
-def prepare_data(data: DataConfig, *, seed: int, launch_dir: Path) -> PreparedData:
-    """Load the configured table (relative paths from ``launch_dir``), give it its schema,
-    validate it, split it.
+def prepare_data(
+    data: DataConfig, *, seed: int, launch_dir: Path, frame: pd.DataFrame | None = None
+) -> PreparedData:
+    """Load the configured table (relative paths from ``launch_dir``; ``frame``, a DataFrame
+    given in Python, instead of ``data.path``), give it its schema, validate it, split it.
 
     Each class needs ``data.min_rows_per_class`` rows (validation), and distinct rows enough for
     every split (the split's own check, :func:`~wgangp.data.split.rows_needed`); each shortfall is
     one line with the number really needed.
     """
-    loaded = load_table(data, seed=seed, launch_dir=launch_dir)
+    loaded = load_table(data, seed=seed, launch_dir=launch_dir, frame=frame)
     schema, inferred = table_schema(loaded, data)
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
     if read is not None and (read.capped or read.files > 1):

@@ -115,7 +115,7 @@ def dataset_record(data: PreparedData, name: str) -> dict[str, str]:
     return {
         "name": name,
         "digest": data.digest,
-        "source_type": "code" if data.provenance == "simulated" else "local",
+        "source_type": "code" if data.provenance in ("simulated", "dataframe") else "local",
         "source": json.dumps({"uri": data.origin}),
         "schema": json.dumps({"mlflow_colspec": columns}),
         "profile": json.dumps(profile),

@@ -42,14 +42,14 @@ def nested_columns(schema: pa.Schema | None) -> list[str]:
     """The columns holding lists, structs or maps."""
     if schema is None:
         return []
-    return [field.name for field in schema if pa.types.is_nested(_values_type(field.type))]
+    return [field.name for field in schema if pa.types.is_nested(values_type(field.type))]
 
 
 def type_kind(kind: pa.DataType) -> str:
     """What a column of this type holds, as far as files of one table must agree: ``number``,
     ``text``, ``boolean``, ``date`` (dates and timestamps), ``time``, ``binary``, ``nested``,
     ``null`` (a column of gaps only: any kind), else the type's own name."""
-    kind = _values_type(kind)
+    kind = values_type(kind)
     types = pa.types
     checks = (
         ("number", (types.is_integer, types.is_floating, types.is_decimal)),
@@ -67,7 +67,7 @@ def type_kind(kind: pa.DataType) -> str:
 def type_name(kind: pa.DataType) -> str:
     """A type as the lines name it: a dictionary's values' type (``string``, ``int64``); text
     is ``string`` however it is stored (``large_string`` as pandas writes it)."""
-    kind = _values_type(kind)
+    kind = values_type(kind)
     return "string" if type_kind(kind) == "text" else str(kind)
 
 
@@ -80,7 +80,7 @@ def read_parquet(path: Path) -> tuple[pd.DataFrame, list[str]]:
     nested = nested_columns(schema)
     kept = [name for name in schema.names if name not in nested] if nested else None
     frame = pd.read_parquet(path, columns=kept)
-    types = {field.name: _values_type(field.type) for field in schema}
+    types = {field.name: values_type(field.type) for field in schema}
     for name in frame.columns:
         frame[name] = plain_cells(frame[name], types.get(name))
     return frame, nested
@@ -114,5 +114,6 @@ def _time_text(value: object) -> object:
     return value.strftime("%H:%M:%S") if isinstance(value, dt.time) else value
 
 
-def _values_type(kind: pa.DataType) -> pa.DataType:
+def values_type(kind: pa.DataType) -> pa.DataType:
+    """The type of a column's values: a dictionary's (a category's) values' type."""
     return kind.value_type if pa.types.is_dictionary(kind) else kind

@@ -36,6 +36,7 @@ from wgangp.data.read.big_tables import (
     read_big_table,
     table_files,
 )
+from wgangp.data.read.data_frame import ORIGIN, read_data_frame
 from wgangp.data.read.table_reader import CREDITCARD_FILE, TABLE, read_table
 from wgangp.data.schema.table_schema import TableSchema, Value
 from wgangp.errors import ConfigError, DataError
@@ -50,8 +51,8 @@ class LoadedTable:
     """A table as read (no value checked yet) and where it came from (recorded with the run)."""
 
     frame: pd.DataFrame
-    provenance: str  # "file" | "kaggle" | "simulated"
-    origin: str  # path of the file read, or "simulated(seed=..., rows=...)"
+    provenance: str  # "file" | "kaggle" | "simulated" | "dataframe"
+    origin: str  # path of the file read, "DataFrame(... rows)" or "simulated(seed=..., rows=...)"
     #: Kaggle's shipped schema for its file, download and simulated rows; None for another table
     #: (its schema is ``data.schema`` or inferred).
     schema: TableSchema | None = None
@@ -91,9 +92,13 @@ def load_table(
     launch_dir: Path,
     kaggle_download: Callable[[Path], Path] | None = None,
     credentials_available: Callable[[], bool] | None = None,
+    frame: pd.DataFrame | None = None,
 ) -> LoadedTable:
-    """The table ``data`` names (relative paths from ``launch_dir``) with its configured schema
-    (:func:`configured_schema`), else the default path's fallback."""
+    """The table ``data`` names (relative paths from ``launch_dir``), or ``frame`` (a DataFrame
+    given in Python), with its configured schema (:func:`configured_schema`), else the default
+    path's fallback."""
+    if frame is not None:
+        return _data_frame(frame, data, seed, launch_dir)
     if data.name == "simulated":
         return load_simulated(seed=seed, rows=data.simulated_rows, max_rows=data.max_rows)
     schema, header = configured_schema(data, launch_dir)
@@ -122,6 +127,20 @@ def load_table(
         launch_dir=launch_dir,
         download=kaggle_download or kaggle.download_creditcard,
         has_credentials=credentials_available or kaggle.kaggle_credentials_available,
+    )
+
+
+def _data_frame(frame: pd.DataFrame, data: DataConfig, seed: int, launch_dir: Path) -> LoadedTable:
+    """A DataFrame's rows, with ``data.schema`` when one is given (``creditcard`` too): a frame
+    is never at the default path."""
+    schema, header = configured_schema(data, launch_dir) if data.schema else (None, None)
+    label, positive = (
+        (schema.label, schema.positive) if schema is not None else (data.label, data.positive)
+    )
+    read = read_data_frame(frame, label=label, positive=positive, max_rows=data.max_rows, seed=seed)
+    origin = f"{ORIGIN}({read.read.rows or len(read.frame)} rows)"
+    return LoadedTable(
+        read.frame, "dataframe", origin, schema, read.read, "dataframe", header is not None
     )
 
 

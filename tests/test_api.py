@@ -1,0 +1,155 @@
+"""``wgangp.fit`` and ``wgangp.load``: the training command's pipeline in Python. For one seed a
+DataFrame's run logs what the command's run on the same table's file logs (metrics, digest,
+schema); a mistake is a WgangpError of one line and leaves no MLflow run RUNNING."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from mlflow import MlflowClient
+from support.cli import run_train_cli
+from support.configs import TINY_NETWORKS
+from support.tables import write_fraud_team_table
+
+import wgangp
+from wgangp.errors import ConfigError, DataError, WgangpError
+
+pytestmark = pytest.mark.slow
+
+#: A tiny run with the quality loop on, so the selection's metrics are compared too.
+OVERRIDES = [
+    *TINY_NETWORKS,
+    "trainer.steps=20",
+    "trainer.steps_per_call=5",
+    "trainer.batch_size=32",
+    "trainer.progress=false",
+    "trainer.sample_rows=50",
+    "select.every=10",
+    "select.repeats=1",
+    "evaluate.enabled=false",
+]
+
+
+@pytest.fixture(scope="module")
+def both_runs(tmp_path_factory) -> tuple[str, str, str, wgangp.Synthesizer, Path]:
+    """(tracking URI, the command's run id, fit's run id, fit's synthesizer, the table's CSV)."""
+    root = tmp_path_factory.mktemp("api")
+    table = write_fraud_team_table(root, rows=800, frauds=160)
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    done = run_train_cli(
+        [f"data.path={table}", "data.label=is_fraud", f"tracking.uri={uri}", *OVERRIDES], root
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    client = MlflowClient(uri)
+    (cli_run,) = client.search_runs(client.get_experiment_by_name("wgangp").experiment_id)
+    frame = pd.read_csv(table)
+    synthesizer = wgangp.fit(
+        frame, label="is_fraud", overrides=OVERRIDES, tracking_uri=uri, output_dir=root / "fit"
+    )
+    return uri, cli_run.info.run_id, synthesizer.run_id, synthesizer, table
+
+
+def test_fit_logs_what_the_command_logs_for_one_seed(both_runs) -> None:
+    uri, cli_id, fit_id, _, _ = both_runs
+    client = MlflowClient(uri)
+    cli_run, fit_run = client.get_run(cli_id), client.get_run(fit_id)
+    assert cli_run.info.status == fit_run.info.status == "FINISHED"
+    cli_metrics, fit_metrics = cli_run.data.metrics, fit_run.data.metrics
+    compared = {k for k in cli_metrics if not _timing(k)}
+    assert "val/score" in compared and len(compared) > 10
+    for key in sorted(compared):
+        assert fit_metrics[key] == pytest.approx(cli_metrics[key], rel=1e-3, abs=1e-4), key
+    # the same table, so the same digest and schema; the frame is recorded as a frame
+    assert fit_run.data.tags["data.digest"] == cli_run.data.tags["data.digest"]
+    assert fit_run.data.tags["data.source"] == "dataframe"
+    assert fit_run.data.tags["data.origin"] == "DataFrame(800 rows)"
+    (cli_set,), (fit_set,) = cli_run.inputs.dataset_inputs, fit_run.inputs.dataset_inputs
+    assert fit_set.dataset.digest == cli_set.dataset.digest
+    assert fit_set.dataset.schema == cli_set.dataset.schema
+    artifacts = {a.path for a in client.list_artifacts(fit_id)}
+    assert {"schema.yaml", "synthesizer"} <= artifacts
+
+
+def _timing(metric: str) -> bool:
+    """Times, rates and memory: the machine's, not the run's."""
+    return metric.startswith("phase/") or metric.endswith(("_s", "per_sec", "_mb"))
+
+
+def test_the_synthesizer_samples_under_conditions_and_loads_back(both_runs) -> None:
+    uri, _, fit_id, synthesizer, _ = both_runs
+    assert synthesizer.model_uri == f"runs:/{fit_id}"
+    rows = synthesizer.sample(40, where={"merchant": ["online", "travel"]}, seed=3)
+    assert len(rows) == 40 and set(rows["merchant"]) <= {"online", "travel"}
+    assert (rows["is_fraud"] == "yes").all()
+    assert (synthesizer.sample(5, label="no", seed=3)["is_fraud"] == "no").all()
+    loaded = wgangp.load(synthesizer.model_uri, tracking_uri=uri)
+    assert loaded.run_id == fit_id
+    pd.testing.assert_frame_equal(loaded.sample(30, seed=8), synthesizer.sample(30, seed=8))
+
+
+def test_fit_of_a_path_trains_the_file(both_runs, tmp_path) -> None:
+    uri, cli_id, _, _, table = both_runs
+    synthesizer = wgangp.fit(
+        table, label="is_fraud", overrides=[*OVERRIDES, "trainer.steps=5", "select.every=0"],
+        tracking_uri=uri, output_dir=tmp_path / "out",
+    )  # fmt: skip
+    run = MlflowClient(uri).get_run(synthesizer.run_id)
+    assert run.data.tags["data.source"] == "file"
+    assert (
+        run.data.tags["data.digest"] == MlflowClient(uri).get_run(cli_id).data.tags["data.digest"]
+    )
+    assert (tmp_path / "out" / "train.log").is_file()
+
+
+@pytest.mark.parametrize(
+    ("call", "kind", "line"),
+    [
+        (
+            lambda frame, uri: wgangp.fit(frame, label="is_fraud", overrides=["trainer.stepz=5"]),
+            ConfigError,
+            "unknown config key 'trainer.stepz' in override 'trainer.stepz=5'; did you mean "
+            "'trainer.steps'?",
+        ),
+        (
+            lambda frame, uri: wgangp.fit(frame, label="fraud", tracking_uri=uri),
+            DataError,
+            "DataFrame(800 rows): label column 'fraud' is not in the table; did you mean "
+            "'is_fraud'?",
+        ),
+        (
+            lambda frame, uri: wgangp.fit([1, 2], label="is_fraud", tracking_uri=uri),
+            DataError,
+            "data must be a pandas DataFrame or a path, got list",
+        ),
+        (
+            lambda frame, uri: wgangp.fit(
+                frame, label="is_fraud", overrides=["data.label=x"], tracking_uri=uri
+            ),
+            ConfigError,
+            "override data.label=... is fit()'s own argument: pass it to fit()",
+        ),
+        (
+            lambda frame, uri: wgangp.fit(
+                frame, label="is_fraud", positive="maybe", tracking_uri=uri
+            ),
+            DataError,
+            "maybe",
+        ),
+    ],
+    ids=["unknown key", "no such label", "not a frame", "label as override", "no such class"],
+)
+def test_a_mistake_is_one_line_and_leaves_no_run_running(
+    both_runs, tmp_path, monkeypatch, call, kind, line
+) -> None:
+    uri = both_runs[0]
+    monkeypatch.chdir(tmp_path)
+    frame = pd.read_csv(both_runs[4])
+    with pytest.raises(WgangpError) as err:
+        call(frame, uri)
+    assert isinstance(err.value, kind)
+    assert line in str(err.value) and "\n" not in str(err.value)
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("wgangp").experiment_id
+    assert not client.search_runs(experiment, "attributes.status = 'RUNNING'")

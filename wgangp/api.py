@@ -1,0 +1,167 @@
+"""wgangp in Python, for notebooks: fit a table (a DataFrame or a path), load a trained model,
+sample rows that meet conditions.
+
+    import wgangp
+    synthesizer = wgangp.fit(frame, label="is_fraud", overrides=["trainer.steps=2000"])
+    frauds = synthesizer.sample(500, where={"merchant": ["online"], "amount": [500, None]})
+    same = wgangp.load(synthesizer.model_uri)
+
+:func:`fit` runs what ``python -m wgangp.train`` runs (schema, split, train, select, assemble,
+evaluate, one MLflow run) in this process, with the command line's config, checks and progress
+bar; a mistake is raised as :class:`~wgangp.errors.WgangpError`, whose message is the one line
+the command line prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wgangp.cli import check_no_credentials, check_overrides, quiet_tensorflow
+from wgangp.config import CONF_DIR, register_configs, to_config
+from wgangp.errors import ConfigError, WgangpError
+from wgangp.redaction import redact
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from wgangp.serving.synthesizer import Synthesizer
+
+#: The file the run's log goes to in its output folder, as under the command line.
+LOG_FILE = "train.log"
+
+
+def fit(
+    data: pd.DataFrame | str | Path,
+    *,
+    label: str,
+    positive: object = None,
+    overrides: Sequence[str] = (),
+    tracking_uri: str | None = None,
+    output_dir: str | Path | None = None,
+) -> Synthesizer:
+    """Train on ``data`` (a DataFrame, or a path as ``data.path`` takes it) to synthesize the
+    rows whose ``label`` column holds ``positive`` (None: its least frequent value).
+
+    ``overrides`` are the command line's ``key=value`` strings (``+experiment=stable_gp``,
+    ``trainer.steps=500``); ``tracking_uri`` the MLflow store (default as for the command line:
+    ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db`` here); ``output_dir`` the run's
+    folder (default ``outputs/<date>/<time>``). Returns the shipped synthesizer, with its
+    ``run_id`` and ``model_uri`` (``runs:/<run_id>``).
+    """
+    from wgangp.serving.synthesizer import Synthesizer
+    from wgangp.train import train
+
+    overrides = list(overrides)
+    cfg = _config(overrides, tracking_uri)
+    path, frame = _source(data)
+    chosen = None if positive is None else str(positive)  # the label's values' one rule reads it
+    cfg = replace(cfg, data=replace(cfg.data, path=path, label=str(label), positive=chosen))
+    output = Path(output_dir) if output_dir is not None else _fresh_output()
+    with _run_log(output):
+        result = train(cfg, output_dir=output, frame=frame)
+    if result.status != "FINISHED" or result.synthesizer_dir is None:
+        where = f" at step {result.nan_step}" if result.nan_step is not None else ""
+        raise WgangpError(
+            f"training stopped{where} ({result.nan_source or 'non-finite values'}, "
+            f"trainer.on_nan=stop): run {result.run_id} holds what happened; see "
+            f"{result.output_dir / 'nan_forensics.json'}"
+        )
+    synthesizer = Synthesizer.load(result.synthesizer_dir)
+    synthesizer.run_id = result.run_id
+    synthesizer.model_uri = f"runs:/{result.run_id}" if result.run_id else None
+    return synthesizer
+
+
+def load(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
+    """The synthesizer behind ``model_uri``: a run (``runs:/<id>``), a logged or registered
+    model (``models:/<name>@champion``) or a local bundle folder, as ``wgangp.sample`` takes."""
+    from wgangp.serving.bundle import local_bundle
+    from wgangp.tracking.store import existing_store
+
+    quiet_tensorflow()
+    is_dir = Path(str(model_uri)).expanduser().is_dir()
+    store = None if is_dir else existing_store(tracking_uri, Path.cwd())
+    bundle = local_bundle(str(model_uri), store)
+
+    from wgangp.serving.synthesizer import Synthesizer
+
+    synthesizer = Synthesizer.load(bundle)
+    if str(model_uri).startswith("runs:/"):
+        synthesizer.run_id = str(model_uri).removeprefix("runs:/").split("/")[0]
+    synthesizer.model_uri = None if is_dir else str(model_uri)
+    return synthesizer
+
+
+def _config(overrides: list[str], tracking_uri: str | None):
+    """The command line's config with ``overrides``, checked by its rules (one line each)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    bad = [o for o in overrides if not isinstance(o, str)]
+    if bad:
+        raise ConfigError(f"overrides must be key=value strings, got {bad[0]!r}")
+    for key in ("data.path", "data.label", "data.positive"):
+        if any(o.lstrip("+~").startswith(f"{key}=") for o in overrides):
+            raise ConfigError(f"override {key}=... is fit()'s own argument: pass it to fit()")
+    if tracking_uri is not None:
+        overrides.append(f"tracking.uri='{tracking_uri}'")
+    check_no_credentials(overrides)
+    check_overrides(overrides)
+    quiet_tensorflow()
+    register_configs()
+    if GlobalHydra.instance().is_initialized():  # a notebook's earlier compose, or a test's
+        GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            composed = compose(config_name="config", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as err:
+        raise ConfigError(redact(" ".join(str(err).split()))) from None
+    return to_config(composed)
+
+
+def _source(data: object) -> tuple[str | None, pd.DataFrame | None]:
+    """``data`` as ``data.path`` (a path) or as the frame itself."""
+    if isinstance(data, str | Path):
+        return str(data), None
+    return None, data  # type: ignore[return-value]  # the reader checks it is a DataFrame
+
+
+def _fresh_output() -> Path:
+    stamp = datetime.now().strftime("%Y-%m-%d/%H-%M-%S-%f")
+    return Path.cwd() / "outputs" / stamp
+
+
+@contextlib.contextmanager
+def _run_log(output: Path) -> Iterator[None]:
+    """The run's log on stderr (a notebook shows it under the cell) and in ``train.log`` of its
+    folder, as the command line writes them; the handlers go when the run ends."""
+    logger = logging.getLogger("wgangp")
+    output.mkdir(parents=True, exist_ok=True)
+    fmt = logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
+    handlers: list[logging.Handler] = [
+        logging.StreamHandler(sys.stderr),
+        logging.FileHandler(output / LOG_FILE, encoding="utf-8"),
+    ]
+    for handler in handlers:
+        handler.setFormatter(fmt)
+        logger.addHandler(handler)
+    level, propagate = logger.level, logger.propagate
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # a notebook's own root handler would print every line twice
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            logger.removeHandler(handler)
+            handler.close()
+        logger.setLevel(level)
+        logger.propagate = propagate

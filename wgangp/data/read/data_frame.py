@@ -1,0 +1,65 @@
+"""A pandas DataFrame given in Python (:func:`wgangp.fit`) as a table: its columns read by the
+rules a Parquet file's are (:mod:`.parquet_columns`: categories as their values, dates as
+datetimes, nested columns dropped with a line), kept under the same cap by the same rule
+(:func:`~wgangp.data.read.big_tables.cap_rows`). The frame itself is never changed."""
+
+from __future__ import annotations
+
+import logging
+
+import pandas as pd
+import pyarrow as pa
+
+from wgangp.data.read.big_tables import ReadTable, cap_rows
+from wgangp.data.read.parquet_columns import NESTED_LINE, plain_cells, values_type
+from wgangp.data.schema.cells import repeated_names, shown
+from wgangp.data.schema.table_schema import Value
+from wgangp.errors import DataError
+
+log = logging.getLogger("wgangp.data")
+
+#: How error lines and the run's records name a DataFrame's table.
+ORIGIN = "DataFrame"
+
+
+def read_data_frame(
+    frame: object, *, label: str, positive: Value | None, max_rows: int, seed: int
+) -> ReadTable:
+    """``frame``'s rows as a table's cells (module doc), every rare-class row and at most
+    ``max_rows`` of the rest."""
+    if not isinstance(frame, pd.DataFrame):
+        raise DataError(
+            f"data must be a pandas DataFrame or a path, got {type(frame).__name__}; e.g. "
+            "wgangp.fit(pd.read_csv('transactions.csv'), label='is_fraud')"
+        )
+    names = list(frame.columns)
+    odd = [name for name in names if not isinstance(name, str)]
+    if odd or isinstance(frame.columns, pd.MultiIndex):
+        raise DataError(
+            f"{ORIGIN}: column names must be text, got {shown(odd or names)}; name them "
+            "(frame.columns = [...]) or flatten a MultiIndex"
+        )
+    repeated = repeated_names(names)
+    if repeated:
+        raise DataError(f"{ORIGIN}: column(s) {shown(repeated)} appear more than once; rename them")
+    cells = {}
+    nested = []
+    for name in names:
+        kind = _arrow_type(frame[name])
+        if kind is not None and pa.types.is_nested(values_type(kind)):
+            nested.append(name)
+            continue
+        cells[name] = plain_cells(frame[name].reset_index(drop=True), kind)
+    if nested:
+        log.info("%s: %s", ORIGIN, NESTED_LINE.format(names=", ".join(nested)))
+    table = pd.DataFrame(cells, columns=[n for n in names if n not in nested])
+    return cap_rows(table.reset_index(drop=True), label, positive, max_rows, seed, 1, source=ORIGIN)
+
+
+def _arrow_type(values: pd.Series) -> pa.DataType | None:
+    """The type Arrow (and so a Parquet file written from the frame) gives the column; None
+    when it has none (mixed objects): the column's cells are then read as they are."""
+    try:
+        return pa.array(values, from_pandas=True).type
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
