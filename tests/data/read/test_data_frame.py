@@ -1,0 +1,66 @@
+"""A DataFrame given in Python read as a table: by a Parquet file's column rules, under the same
+cap, each refusal one line; the caller's frame is never changed."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from wgangp.data.read.data_frame import read_data_frame
+from wgangp.errors import DataError
+
+
+def _frame(rows: int = 200) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame(
+        {
+            "merchant": pd.Categorical(rng.choice(["a", "b", "c"], rows)),
+            "amount": rng.gamma(2.0, 50.0, rows),
+            "when": pd.date_range("2024-03-01", periods=rows, freq="h", tz="Europe/Paris"),
+            "tags": [["x", "y"]] * rows,
+            "status": np.where(np.arange(rows) % 10 == 0, "bad", "good"),
+        },
+        index=np.arange(rows) * 7,  # an index of its own: never a column
+    )
+
+
+def test_columns_read_as_a_parquet_files_are(caplog) -> None:
+    caplog.set_level(logging.INFO, "wgangp")
+    frame = _frame()
+    before = frame.copy()
+    read = read_data_frame(frame, label="status", positive="bad", max_rows=10_000, seed=0)
+    table = read.frame
+    assert list(table.columns) == ["merchant", "amount", "when", "status"]  # the list column left
+    assert "tags hold lists, structs or maps" in caplog.text
+    assert not isinstance(table["merchant"].dtype, pd.CategoricalDtype)
+    assert set(table["merchant"]) == {"a", "b", "c"}
+    assert str(table["when"].dt.tz) == "Europe/Paris"  # in its zone, not moved to UTC
+    assert list(table.index) == list(range(200))
+    pd.testing.assert_frame_equal(frame, before)  # the caller's frame is untouched
+    assert (read.read.rows, read.read.rare, read.read.capped) == (200, 20, False)
+
+
+def test_the_cap_keeps_every_rare_row_and_a_subset_of_the_rest() -> None:
+    read = read_data_frame(_frame(), label="status", positive="bad", max_rows=50, seed=0)
+    assert read.read.capped and len(read.frame) == 70
+    assert (read.frame["status"] == "bad").sum() == 20
+
+
+@pytest.mark.parametrize(
+    ("frame", "line"),
+    [
+        ([[1, 2]], "data must be a pandas DataFrame or a path, got list; e.g. "
+         "wgangp.fit(pd.read_csv('transactions.csv'), label='is_fraud')"),
+        (pd.DataFrame({0: [1], "status": ["bad"]}), "DataFrame: column names must be text, got "
+         "0; name them (frame.columns = [...]) or flatten a MultiIndex"),
+        (pd.DataFrame([[1, 2, "bad"]], columns=["a", "a", "status"]), "DataFrame: column(s) a "
+         "appear more than once; rename them"),
+    ],
+)  # fmt: skip
+def test_a_frame_that_is_no_table_is_one_line(frame, line) -> None:
+    with pytest.raises(DataError) as err:
+        read_data_frame(frame, label="status", positive=None, max_rows=100, seed=0)
+    assert str(err.value) == line
