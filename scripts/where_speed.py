@@ -79,8 +79,10 @@ def main(argv: list[str] | None = None) -> None:
             except WgangpError as err:
                 failed.append(time.perf_counter() - started)
                 line = str(err)
-        shown = f"{asked} row(s), a {column} window no pilot row meets: fails in"
-        print(f"| {shown} | {_spread(failed)} s |")
+        shown = f"{asked} row(s), a {column} window no pilot row meets"
+        print(
+            f"| {shown} | failed for {len(failed)} of {len(seeds)} seeds, in {_spread(failed)} s |"
+        )
     print(f"\nthe last line: {line}")
 
 
