@@ -11,6 +11,7 @@ import pytest
 from mlflow import MlflowClient
 from support.cli import run_train_cli
 from support.configs import TINY_NETWORKS
+from support.docs import documented
 from support.tables import write_fraud_team_table
 
 import wgangp
@@ -150,6 +151,21 @@ def test_a_mistake_is_one_line_and_leaves_no_run_running(
         call(frame, uri)
     assert isinstance(err.value, kind)
     assert line in str(err.value) and "\n" not in str(err.value)
+    if kind is ConfigError and "fit()" in line:
+        documented(line)
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("wgangp").experiment_id
     assert not client.search_runs(experiment, "attributes.status = 'RUNNING'")
+
+
+def test_evaluating_a_dataframe_run_again_asks_for_its_rows_as_a_file(both_runs, capsys) -> None:
+    from wgangp.evaluate import main as evaluate_main
+
+    uri, _, fit_id, _, table = both_runs
+    assert evaluate_main(["--run", fit_id, "--tracking-uri", uri]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == (
+        f"wgangp: error: run {fit_id} trained on a DataFrame given in Python: write its rows "
+        "to a file and pass it with --data FILE"
+    )
+    documented(line.removeprefix("wgangp: error: "), run=fit_id)

@@ -8,6 +8,7 @@ import logging
 import numpy as np
 import pandas as pd
 import pytest
+from support.docs import documented
 
 from wgangp.data.read.data_frame import read_data_frame
 from wgangp.errors import DataError
@@ -64,3 +65,4 @@ def test_a_frame_that_is_no_table_is_one_line(frame, line) -> None:
     with pytest.raises(DataError) as err:
         read_data_frame(frame, label="status", positive=None, max_rows=100, seed=0)
     assert str(err.value) == line
+    documented(line)
