@@ -80,7 +80,7 @@ class Synthesizer:
     calibration: MarginalCalibration | None = None
     #: Draws a share of each sample's rows (None: every row from the generator).
     mixture: CopulaMixture | None = None
-    #: The MLflow run that trained it and its model's URI (``runs:/ID/synthesizer``), when
+    #: The MLflow run that trained it and the URI to load it by (``runs:/ID``), when
     #: :func:`wgangp.fit` or :func:`wgangp.load` made it; None otherwise.
     run_id: str | None = None
     model_uri: str | None = None
