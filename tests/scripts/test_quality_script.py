@@ -41,14 +41,14 @@ def test_a_score_averages_independent_draws_and_its_first_is_the_one_draw_score(
     out, table = trained
     one = quality.score(out, 0, table, repeats=2)
     seeds: list[int] = []
-    sample = Synthesizer.sample
+    sample_class = Synthesizer.sample_class
 
-    def recording(self: Synthesizer, n: int, label: int = 1, seed: int = 0, **kw) -> object:
+    def recording(self: Synthesizer, n: int, klass: int = 1, seed: int = 0, **kw) -> object:
         if n == 2000:
             seeds.append(seed)
-        return sample(self, n, label, seed, **kw)
+        return sample_class(self, n, klass, seed, **kw)
 
-    monkeypatch.setattr(Synthesizer, "sample", recording)
+    monkeypatch.setattr(Synthesizer, "sample_class", recording)
     three = quality.score(out, 0, table, repeats=2, draws=3)
     assert seeds == [20_000, 20_097, 20_194]  # three draws, none repeated
     draws = three["val/c2st_auc_gbm_2000_draws"]

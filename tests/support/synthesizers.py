@@ -36,9 +36,13 @@ def untrained_generator(
     hidden: Sequence[int] = (8,),
     weights: str = "random",
 ):
-    """A generator of Kaggle's width; ``weights`` "nan" or "huge" break every weight."""
+    """A generator of Kaggle's width (its weights drawn with seed 0: the same on every machine);
+    ``weights`` "nan" or "huge" break every weight."""
+    import keras
+
     from wgangp.model.networks import build_generator
 
+    keras.utils.set_random_seed(0)
     generator = build_generator(latent, width, list(hidden))
     if weights != "random":
         fill = BROKEN_WEIGHTS[weights]
