@@ -65,7 +65,7 @@ def fit(
     cfg = replace(cfg, data=replace(cfg.data, path=path, label=str(label), positive=chosen))
     output = Path(output_dir) if output_dir is not None else _fresh_output()
     with _run_log(output):
-        result = train(cfg, output_dir=output, frame=frame)
+        result = train(cfg, output_dir=output, frame=frame, embedded=True)
     if result.status != "FINISHED" or result.synthesizer_dir is None:
         where = f" at step {result.nan_step}" if result.nan_step is not None else ""
         raise WgangpError(

@@ -40,12 +40,14 @@ def train(
     output_dir: Path | None = None,
     launch_dir: Path | None = None,
     frame: pd.DataFrame | None = None,
+    embedded: bool = False,
 ) -> TrainResult:
     """Train a conditional WGAN-GP as configured; returns the run's id, outputs and metrics.
 
     ``output_dir`` defaults to Hydra's run directory (or a fresh ``outputs/`` folder outside Hydra);
     ``launch_dir``, against which relative paths resolve, to the user's directory; ``frame``: a
-    DataFrame given in Python (:func:`wgangp.fit`) instead of ``data.path``. Data flows one
+    DataFrame given in Python (:func:`wgangp.fit`) instead of ``data.path``; ``embedded``: called
+    from Python, where a signal ends the run and never the process. Data flows one
     way, for every table: load -> schema -> validate -> split -> fit the transform on the training
     split -> train -> select a step -> (``trainer.refit``: train again on training + validation rows
     for that many steps) -> assemble what ships (calibrated marginals; ``ship.copula_share``, a
@@ -69,7 +71,7 @@ def train(
     from wgangp.training.session import RunDirs, TrackedRun
 
     clock = PhaseClock()
-    with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir)) as run:
+    with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir), embedded) as run:
         with clock.phase("read"):
             data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch, frame=frame)
         log.info("data: %s", data.describe())

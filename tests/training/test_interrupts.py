@@ -172,3 +172,20 @@ def _logged_any(cwd: Path) -> bool:
     except Exception:
         return False
     return bool(runs) and bool(_steps(cwd, runs[0].info.run_id))
+
+
+def test_in_python_a_second_signal_raises_and_never_exits_the_process() -> None:
+    """``wgangp.fit`` in a notebook's kernel: no watchdog exits past the grace, and a second
+    Ctrl-C inside the loop's deferred section raises at once (the kernel and its state stay)."""
+    from wgangp.training.interrupts import Interrupted, Interruption
+
+    abandoned: list[int] = []
+    interruption = Interruption(on_abandon=abandoned.append, grace_s=0.05, exits=False)
+    with interruption as stop, pytest.raises(Interrupted), stop.deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.3)  # past the grace: a command's watchdog would have exited by now
+        assert stop.requested
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the handler raises during the sleep
+    assert abandoned == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored

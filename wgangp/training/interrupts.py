@@ -16,6 +16,10 @@ and a compiled call cannot be cancelled, so:
   resumable from its last checkpoint) and exits the process with the same code.
 
 A second signal while the first is being handled abandons at once.
+
+In Python (:func:`wgangp.fit`, a notebook's kernel) a run never exits the process: there is no
+watchdog, and a second signal raises :class:`Interrupted` at once instead of abandoning, so an
+impatient double interrupt ends the run KILLED and keeps the kernel and its state.
 """
 
 from __future__ import annotations
@@ -50,8 +54,12 @@ class Interrupted(WgangpError):
 class Interruption:
     """The signal handlers of one run; ``with Interruption(...) as stop:`` around the run."""
 
-    def __init__(self, on_abandon: Callable[[int], None], grace_s: float | None = None) -> None:
+    def __init__(
+        self, on_abandon: Callable[[int], None], grace_s: float | None = None, exits: bool = True
+    ) -> None:
         self.on_abandon = on_abandon
+        #: Whether abandoning exits the process (a command) or a run only raises (in Python).
+        self.exits = exits
         if grace_s is None:  # tests shorten it
             grace_s = float(os.environ.get("WGANGP_SIGNAL_GRACE_S", GRACE_S))
         self.grace_s = grace_s
@@ -76,7 +84,8 @@ class Interruption:
         self._previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
         for signum in SIGNALS:
             self._installed[signum] = signal.signal(signum, self._handle)
-        threading.Thread(target=self._watch, name="wgangp-signals", daemon=True).start()
+        if self.exits:
+            threading.Thread(target=self._watch, name="wgangp-signals", daemon=True).start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -106,10 +115,11 @@ class Interruption:
         self._handled.set()
 
     def _handle(self, signum: int, frame: object) -> None:
-        if self.signum is not None:
+        if self.signum is not None and self.exits:
             self._abandon(signum)  # a second signal: stop now
+        second = self.signum is not None
         self.signum = signum
-        if not self._deferred:
+        if second or not self._deferred:
             self.acknowledge()
             raise Interrupted(f"interrupted by {signal.Signals(signum).name}", signum)
 

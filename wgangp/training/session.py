@@ -130,7 +130,9 @@ class TrackedRun:
     :meth:`result`. An exception leaves the run FAILED with its reason; SIGTERM or SIGINT
     (:mod:`.interrupts`) leaves it KILLED and resumable, with one line saying how."""
 
-    def __init__(self, cfg: Config, dirs: RunDirs) -> None:
+    def __init__(self, cfg: Config, dirs: RunDirs, embedded: bool = False) -> None:
+        """``embedded``: called from Python (:func:`wgangp.fit`): a signal ends the run, never
+        the process (:mod:`.interrupts`)."""
         self.cfg = cfg
         self.dirs = dirs
         self.status = "FAILED"  # until the body reports how it ended
@@ -145,7 +147,7 @@ class TrackedRun:
         self.previous: RunRecord | None = None
         self.record: RunRecord
         self._resumed_run_id: str | None = None
-        self.interruption = Interruption(on_abandon=self._abandon)
+        self.interruption = Interruption(on_abandon=self._abandon, exits=not embedded)
         self._closing = False
         self.note: RunNote | None = None  # the run page's description, once the data is known
 
