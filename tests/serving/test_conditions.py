@@ -67,6 +67,8 @@ def test_no_condition_returns_the_unconditional_rows(model) -> None:
     pd.testing.assert_frame_equal(model.sample(200, seed=5, where={}), plain)
     pd.testing.assert_frame_equal(plain, model.sample_class(200, 1, seed=5))
     assert len(model.sample(200, seed=5, where={"count": [None, None]})) == 200
+    empty = model.sample(0, seed=5, where={"merchant": ["online"]})
+    assert len(empty) == 0 and list(empty.columns) == list(plain.columns)
 
 
 @pytest.mark.parametrize(

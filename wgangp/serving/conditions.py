@@ -107,6 +107,8 @@ def sample_where(
     """``n`` rows of ``draw(rows, seed)`` that meet every one of ``conditions`` (at least one),
     drawn in rounds of fresh seeds (the first round's seed is ``seed``); ConditionError when
     they cannot be found within ``max_drawn`` rows."""
+    if n == 0:
+        return draw(0, seed)  # the columns and their types
     kept: list[pd.DataFrame] = []
     have = drawn = 0
     met_each = np.zeros(len(conditions), np.int64)
@@ -134,8 +136,8 @@ def sample_where(
 
 
 def _round_seed(seed: int, round_: int) -> int:
-    """Round 0 draws with ``seed`` itself (a condition every row meets returns the
-    unconditional rows); later rounds with seeds of their own."""
+    """Round 0 draws with ``seed`` itself, later rounds with seeds of their own (of the seed
+    and the round), so a call is the same for the same seed."""
     if round_ == 0:
         return seed
     return int(np.random.SeedSequence([seed, round_]).generate_state(1)[0])
