@@ -66,3 +66,19 @@ def test_a_frame_that_is_no_table_is_one_line(frame, line) -> None:
         read_data_frame(frame, label="status", positive=None, max_rows=100, seed=0)
     assert str(err.value) == line
     documented(line)
+
+
+def test_dates_and_times_of_day_as_objects_read_as_a_parquet_files_do() -> None:
+    """``datetime.date`` cells (Arrow's date32) as datetimes, ``datetime.time`` as their text."""
+    import datetime as dt
+
+    frame = pd.DataFrame(
+        {
+            "day": [dt.date(2024, 3, d) for d in range(1, 21)],
+            "at": [dt.time(d % 24, 30) for d in range(20)],
+            "status": ["bad"] * 5 + ["good"] * 15,
+        }
+    )
+    table = read_data_frame(frame, label="status", positive="bad", max_rows=100, seed=0).frame
+    assert pd.api.types.is_datetime64_any_dtype(table["day"])
+    assert table["at"].iloc[3] == "03:30:00"

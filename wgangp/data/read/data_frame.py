@@ -58,7 +58,11 @@ def read_data_frame(
 
 def _arrow_type(values: pd.Series) -> pa.DataType | None:
     """The type Arrow (and so a Parquet file written from the frame) gives the column; None
-    when it has none (mixed objects): the column's cells are then read as they are."""
+    when it has none (mixed objects) or needs none (numbers, booleans, datetimes: read as they
+    are, without converting a large column)."""
+    plain = pd.api.types.is_numeric_dtype(values) or pd.api.types.is_datetime64_any_dtype(values)
+    if plain and not isinstance(values.dtype, pd.CategoricalDtype):
+        return None
     try:
         return pa.array(values, from_pandas=True).type
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
