@@ -117,7 +117,7 @@ def test_fit_of_a_path_trains_the_file(both_runs, tmp_path) -> None:
             lambda frame, uri: wgangp.fit(frame, label="fraud", tracking_uri=uri),
             DataError,
             "DataFrame(800 rows): label column 'fraud' is not in the table; did you mean "
-            "'is_fraud'?",
+            "'is_fraud'? Set label=<column>",
         ),
         (
             lambda frame, uri: wgangp.fit([1, 2], label="is_fraud", tracking_uri=uri),

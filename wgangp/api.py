@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -62,10 +63,11 @@ def fit(
     cfg = _config(overrides, tracking_uri)
     path, frame = _source(data)
     chosen = None if positive is None else str(positive)  # the label's values' one rule reads it
-    cfg = replace(cfg, data=replace(cfg.data, path=path, label=str(label), positive=chosen))
     output = Path(output_dir) if output_dir is not None else _fresh_output()
-    with _run_log(output):
-        result = train(cfg, output_dir=output, frame=frame, embedded=True)
+    with _in_python_words():
+        cfg = replace(cfg, data=replace(cfg.data, path=path, label=str(label), positive=chosen))
+        with _run_log(output):
+            result = train(cfg, output_dir=output, frame=frame, embedded=True)
     if result.status != "FINISHED" or result.synthesizer_dir is None:
         where = f" at step {result.nan_step}" if result.nan_step is not None else ""
         raise WgangpError(
@@ -138,6 +140,21 @@ def _source(data: object) -> tuple[str | None, pd.DataFrame | None]:
 def _fresh_output() -> Path:
     stamp = datetime.now().strftime("%Y-%m-%d/%H-%M-%S-%f")
     return Path.cwd() / "outputs" / stamp
+
+
+@contextlib.contextmanager
+def _in_python_words() -> Iterator[None]:
+    """An error's line names fit's own arguments (``label=``, ``positive=``) where the command's
+    names its keys (``data.label=``, ``data.positive=``)."""
+    try:
+        yield
+    except WgangpError as err:
+        line = _FIT_ARGUMENTS.sub(r"\1=", str(err))
+        err.args = (line, *err.args[1:])
+        raise
+
+
+_FIT_ARGUMENTS = re.compile(r"\bdata\.(label|positive)=")
 
 
 @contextlib.contextmanager
