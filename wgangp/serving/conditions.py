@@ -16,7 +16,6 @@ unknown column, a level the schema lacks, a range outside a clipped column's bou
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from wgangp.data.schema.cells import shown, shown_text
+from wgangp.data.schema.cells import column_hint, shown, shown_text
 from wgangp.data.schema.column_codes import bound_seconds, to_seconds
 from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.data.schema.text_formats import in_zone
@@ -167,8 +166,7 @@ def _column(name: str, schema: TableSchema) -> ColumnSchema:
         )
     names = [c.name for c in schema.features]
     if name not in names:
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}?" if close else f"the columns are {shown(names)}"
+        hint = column_hint(name, names)
         raise ConditionError(f"where: {name!r} is not a column of the samples; {hint}")
     return schema.column(name)
 

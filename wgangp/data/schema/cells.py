@@ -250,14 +250,17 @@ def shown(values: list, limit: int = 5) -> str:
 
 def no_such_column(name: str, names: list[str]) -> str:
     """What to say of a column the table lacks: a close name, or the columns it has."""
+    return f"column {name!r} is not in the table; {column_hint(name, names)}"
+
+
+def column_hint(name: str, names: list[str]) -> str:
+    """``did you mean 'x'?`` for the columns close to ``name`` (case aside), else the columns
+    there are: the one rule for a column name that is not there."""
     lowered = {column.lower(): column for column in names}
     close = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.6)
-    hint = (
-        f"did you mean {' or '.join(repr(lowered[c]) for c in close)}?"
-        if close
-        else f"the columns are {shown(names)}"
-    )
-    return f"column {name!r} is not in the table; {hint}"
+    if close:
+        return f"did you mean {' or '.join(repr(lowered[c]) for c in close)}?"
+    return f"the columns are {shown(names)}"
 
 
 def shown_text(value: Any) -> str:
