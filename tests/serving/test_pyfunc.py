@@ -90,7 +90,7 @@ def test_a_large_answer_trims_the_heap_afterwards(monkeypatch):
     class Rows:
         schema = SCHEMA
 
-        def sample_class(self, n, klass, seed):
+        def sample_class(self, n, klass, seed, conditions=()):
             return pd.DataFrame({c: [0.0] * n for c in COLUMNS})
 
     model = SynthesizerModel()
@@ -142,7 +142,7 @@ class _GappySynthesizer:
     def __init__(self, table: TableSchema) -> None:
         self.schema = table
 
-    def sample_class(self, n: int, klass: int = 1, seed: int = 0) -> pd.DataFrame:
+    def sample_class(self, n: int, klass: int = 1, seed: int = 0, conditions=()) -> pd.DataFrame:
         rows = pd.DataFrame(
             {
                 "Status": ["bad"] * n,

@@ -26,8 +26,8 @@ import pandas as pd
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import BUNDLE, MODEL_NAME, SCHEMA_FILE
-from wgangp.serving.conditions import ConditionError, parse_where
-from wgangp.serving.labels import LabelError, label_class, label_value
+from wgangp.serving.conditions import Condition, ConditionError
+from wgangp.serving.labels import LabelError, label_class
 from wgangp.serving.memory import release_after_large_answer
 from wgangp.serving.synthesizer import Synthesizer
 
@@ -121,9 +121,10 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
         requests = parse_requests(model_input, self.synthesizer.schema)
-        where = self._where((params or {}).get("where"))
+        conditions = self._conditions((params or {}).get("where"))
+        draw = self.synthesizer.sample_class
         try:
-            frames = [self._rows(n, klass, seed, where) for n, klass, seed in requests]
+            frames = [draw(n, klass, seed, conditions=conditions) for n, klass, seed in requests]
         except ConditionError as err:  # conditions the model rarely meets: the request's
             raise _bad_request(str(err)) from None
         except WgangpError as err:  # a broken model (NaN rows): the server's fault, a 500
@@ -135,27 +136,19 @@ class SynthesizerModel(mlflow.pyfunc.PythonModel):
             return self.synthesizer.sample_class(0, seed=0)  # the table's columns and dtypes
         return null_gaps(pd.concat(frames, ignore_index=True))
 
-    def _where(self, text: object) -> dict | None:
+    def _conditions(self, text: object) -> tuple[Condition, ...]:
         """The ``where`` param: JSON text of a map (or the map itself, from Python), checked
         against the schema; a bad one is a 400."""
         if text is None or text == "":
-            return None
+            return ()
         try:
-            where = json.loads(text) if isinstance(text, str) else text
-            parse_where(where, self.synthesizer.schema, self.synthesizer.bounds)
+            return self.synthesizer.conditions(json.loads(text) if isinstance(text, str) else text)
         except ValueError:
             raise _bad_request(
                 f'params where={text} is not JSON; e.g. {{"amount": [500, null]}}'
             ) from None
         except ConditionError as err:
             raise _bad_request(str(err)) from None
-        return where
-
-    def _rows(self, n: int, klass: int, seed: int, where: dict | None) -> pd.DataFrame:
-        if not where:
-            return self.synthesizer.sample_class(n, klass, seed)
-        value = label_value(self.synthesizer.schema, klass)
-        return self.synthesizer.sample(n, value, seed, where=where)
 
 
 def null_gaps(frame: pd.DataFrame) -> pd.DataFrame:

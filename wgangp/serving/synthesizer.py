@@ -51,7 +51,7 @@ from wgangp.serving.bundle import (
     write_manifest,
 )
 from wgangp.serving.calibration import MarginalCalibration
-from wgangp.serving.conditions import parse_where, sample_where
+from wgangp.serving.conditions import Condition, parse_where, sample_where
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.labels import label_class, label_value
 from wgangp.serving.mixture import CopulaMixture
@@ -109,26 +109,32 @@ class Synthesizer:
         synthesizes), each meeting every condition of ``where`` (:mod:`.conditions`:
         ``{"merchant": ["online"], "amount": [500, None]}``). ``seed`` None: a fresh one."""
         klass = RARE if label is None else self.class_of(label)
-        seed = _checked_seed(seed)
-        conditions = parse_where(where, self.schema, self.bounds) if where else ()
-        if not conditions:
-            return self.sample_class(n, klass, seed, batch_size)
-        if n < 0:
-            raise WgangpError(f"number of rows must be >= 0, got {n}")
-        return sample_where(
-            lambda rows, s: self.sample_class(rows, klass, s, batch_size), n, conditions, seed
-        )
+        conditions = self.conditions(where) if where else ()
+        return self.sample_class(n, klass, _checked_seed(seed), batch_size, conditions)
+
+    def conditions(self, where: Mapping[str, Any]) -> tuple[Condition, ...]:
+        """``where`` checked against the schema and the fitted bounds (:mod:`.conditions`)."""
+        return parse_where(where, self.schema, self.bounds)
 
     def sample_class(
-        self, n: int, klass: int = RARE, seed: int = 0, batch_size: int = 8192
+        self,
+        n: int,
+        klass: int = RARE,
+        seed: int = 0,
+        batch_size: int = 8192,
+        conditions: tuple[Condition, ...] = (),
     ) -> pd.DataFrame:
-        """``n`` rows of class ``klass`` (1: the rare class, 0: the rest); the label column holds
-        the table's own value for that class. Each level and gap is drawn from the heads'
-        probabilities (a stream of its own, after the noise's)."""
+        """``n`` rows of class ``klass`` (1: the rare class, 0: the rest) meeting every one of
+        ``conditions`` (:func:`.conditions.sample_where`); the label column holds the table's
+        own value for that class. Each level and gap is drawn from the heads' probabilities (a
+        stream of its own, after the noise's)."""
         if klass not in (0, 1):
             raise WgangpError(f"class must be 0 or 1, got {klass}")
         if n < 0:
             raise WgangpError(f"number of rows must be >= 0, got {n}")
+        if conditions:
+            draw = lambda rows, s: self.sample_class(rows, klass, s, batch_size)  # noqa: E731
+            return sample_where(draw, n, conditions, seed)
         value = label_value(self.schema, klass)  # a label of 3+ values has no single rest value
         x = self.generate(n, klass, seed, batch_size)
         if self.calibration is not None and len(x):
