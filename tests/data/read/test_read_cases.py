@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -117,13 +118,18 @@ def _nested_table(rows: int, seed: int = 0) -> pa.Table:
     )
 
 
+def _parquet_parts(folder: Path, table: Callable[[int, int], pa.Table], rows: int) -> None:
+    """``folder`` holding two Parquet parts of ``table(rows, part)``, as Spark writes a table."""
+    folder.mkdir()
+    for part in range(2):
+        pq.write_table(table(rows, part), folder / f"part-{part}.parquet")
+
+
 def test_nested_parquet_columns_are_dropped_with_one_line(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     pq.write_table(_nested_table(600), tmp_path / "tx.parquet")
-    (tmp_path / "many").mkdir()
-    for part in range(2):
-        pq.write_table(_nested_table(1500, part), tmp_path / "many" / f"part-{part}.parquet")
+    _parquet_parts(tmp_path / "many", _nested_table, 1500)
     for given, extra in (("tx.parquet", {}), ("many", {"max_rows": 500})):
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="wgangp.data"):
@@ -137,9 +143,7 @@ def test_nested_parquet_columns_are_dropped_with_one_line(
 
 
 def test_a_nested_label_is_one_line(tmp_path: Path) -> None:
-    (tmp_path / "many").mkdir()
-    for part in range(2):
-        pq.write_table(_nested_table(300, part), tmp_path / "many" / f"part-{part}.parquet")
+    _parquet_parts(tmp_path / "many", _nested_table, 300)
     with pytest.raises(DataError) as err:
         _load(tmp_path / "many", tmp_path, label="tags")
     line = str(err.value)
@@ -170,9 +174,7 @@ def test_parquet_dates_read_as_datetimes_and_times_as_text(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     pq.write_table(_dated_table(600), tmp_path / "tx.parquet")
-    (tmp_path / "many").mkdir()
-    for part in range(2):
-        pq.write_table(_dated_table(1500, part), tmp_path / "many" / f"part-{part}.parquet")
+    _parquet_parts(tmp_path / "many", _dated_table, 1500)
     for given, extra in (("tx.parquet", {}), ("many", {"max_rows": 500})):
         frame = _load(tmp_path / given, tmp_path, **extra).frame
         assert pd.api.types.is_datetime64_any_dtype(frame["day"])
