@@ -20,7 +20,6 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,12 +57,14 @@ def fit(
     """
     from wgangp.serving.synthesizer import Synthesizer
     from wgangp.train import train
+    from wgangp.training.session import RunDirs
 
     overrides = list(overrides)
     cfg = _config(overrides, tracking_uri)
     path, frame = _source(data)
     chosen = None if positive is None else str(positive)  # the label's values' one rule reads it
-    output = Path(output_dir) if output_dir is not None else _fresh_output()
+    given = Path(output_dir) if output_dir is not None else None
+    output = RunDirs.resolve(given, None).output  # the command's outputs/<date>/<time>
     with _in_python_words():
         cfg = replace(cfg, data=replace(cfg.data, path=path, label=str(label), positive=chosen))
         with _run_log(output):
@@ -84,19 +85,17 @@ def fit(
 def load(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
     """The synthesizer behind ``model_uri``: a run (``runs:/<id>``), a logged or registered
     model (``models:/<name>@champion``) or a local bundle folder, as ``wgangp.sample`` takes."""
-    from wgangp.serving.bundle import local_bundle
-    from wgangp.tracking.store import existing_store
+    from wgangp.serving.bundle import stored_bundle
 
     quiet_tensorflow()
-    is_dir = Path(str(model_uri)).expanduser().is_dir()
-    store = None if is_dir else existing_store(tracking_uri, Path.cwd())
-    bundle = local_bundle(str(model_uri), store)
+    bundle = stored_bundle(str(model_uri), tracking_uri, Path.cwd())
 
     from wgangp.serving.synthesizer import Synthesizer
 
     synthesizer = Synthesizer.load(bundle)
     if str(model_uri).startswith("runs:/"):
         synthesizer.run_id = str(model_uri).removeprefix("runs:/").split("/")[0]
+    is_dir = Path(str(model_uri)).expanduser().is_dir()
     synthesizer.model_uri = None if is_dir else str(model_uri)
     return synthesizer
 
@@ -135,11 +134,6 @@ def _source(data: object) -> tuple[str | None, pd.DataFrame | None]:
     if isinstance(data, str | Path):
         return str(data), None
     return None, data  # type: ignore[return-value]  # the reader checks it is a DataFrame
-
-
-def _fresh_output() -> Path:
-    stamp = datetime.now().strftime("%Y-%m-%d/%H-%M-%S-%f")
-    return Path.cwd() / "outputs" / stamp
 
 
 @contextlib.contextmanager

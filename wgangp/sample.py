@@ -33,10 +33,9 @@ from wgangp.cli import command_args, key_values, quiet_tensorflow
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
-from wgangp.serving.bundle import SCHEMA_FILE, local_bundle
+from wgangp.serving.bundle import SCHEMA_FILE, stored_bundle
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
-from wgangp.tracking.store import existing_store
 
 log = logging.getLogger("wgangp.sample")
 
@@ -231,10 +230,9 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     if request.output is not None:
         check_writable(request.output)
     check_memory(request.n)
-    is_dir = Path(request.model_uri).expanduser().is_dir()
-    tracking_uri = None if is_dir else existing_store(request.tracking_uri, launch_dir)
     started = time.perf_counter()
-    bundle = local_bundle(request.model_uri, tracking_uri)  # a wrong id fails here, in a second
+    # A wrong id or store fails here, in a second.
+    bundle = stored_bundle(request.model_uri, request.tracking_uri, launch_dir)
     schema_file = Path(bundle) / SCHEMA_FILE  # absent: the load below names the damage
     schema = TableSchema.load(schema_file) if schema_file.is_file() else None
     shown = request.label or (str(schema.positive) if schema else "1")

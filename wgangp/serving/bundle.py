@@ -20,7 +20,7 @@ from pathlib import Path
 
 from wgangp.errors import WgangpError
 from wgangp.files import write_text
-from wgangp.tracking.store import use_tracking_uri
+from wgangp.tracking.store import existing_store, use_tracking_uri
 
 #: The bundle's folder: the artifact path in a training run and the pyfunc model's artifact key.
 BUNDLE = "synthesizer"
@@ -206,3 +206,11 @@ def local_bundle(model_uri: str, tracking_uri: str | None) -> Path:
     """The bundle behind a directory, a run (``runs:/<id>``, a bare id) or a logged model."""
     local = Path(model_uri).expanduser()
     return find_bundle(local if local.is_dir() else download(model_uri, tracking_uri))
+
+
+def stored_bundle(model_uri: str, tracking_uri: str | None, launch_dir: Path) -> Path:
+    """:func:`local_bundle` as a command finds it: a folder as it is, else from the store
+    (``tracking_uri``, ``$MLFLOW_TRACKING_URI`` or ``launch_dir``'s ``mlflow.db``), which must
+    exist (:func:`~wgangp.tracking.store.existing_store`)."""
+    is_dir = Path(model_uri).expanduser().is_dir()
+    return local_bundle(model_uri, None if is_dir else existing_store(tracking_uri, launch_dir))
