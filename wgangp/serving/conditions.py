@@ -230,10 +230,8 @@ def _number(column: ColumnSchema, end: Any) -> float | None:
         if column.zone is not None:
             stamp = in_zone(stamp, column.zone)
         return bound_seconds(stamp.isoformat())
-    if isinstance(end, bool):
-        end = None
     try:
-        number = float(end)  # type: ignore[arg-type]
+        number = float("nan") if isinstance(end, bool) else float(end)  # True is no number
     except (TypeError, ValueError):
         number = float("nan")
     if not np.isfinite(number):
