@@ -106,9 +106,7 @@ def load_table(
     wanted = resolve_path(data.path, launch_dir) if data.path else None
     if wanted is not None and (wanted.exists() or names_files(str(data.path))):
         files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
-        label, positive = (
-            (schema.label, schema.positive) if schema is not None else (data.label, data.positive)
-        )
+        label, positive = _rare_class(schema, data)
         read = read_big_table(
             files,
             CREDITCARD_FILE if shipped else TABLE,
@@ -134,14 +132,20 @@ def _data_frame(frame: pd.DataFrame, data: DataConfig, seed: int, launch_dir: Pa
     """A DataFrame's rows, with ``data.schema`` when one is given (``creditcard`` too): a frame
     is never at the default path."""
     schema, header = configured_schema(data, launch_dir) if data.schema else (None, None)
-    label, positive = (
-        (schema.label, schema.positive) if schema is not None else (data.label, data.positive)
-    )
+    label, positive = _rare_class(schema, data)
     read = read_data_frame(frame, label=label, positive=positive, max_rows=data.max_rows, seed=seed)
     origin = f"{ORIGIN}({read.read.rows or len(read.frame)} rows)"
     return LoadedTable(
         read.frame, "dataframe", origin, schema, read.read, "dataframe", header is not None
     )
+
+
+def _rare_class(schema: TableSchema | None, data: DataConfig) -> tuple[str, Value | None]:
+    """The label and class to synthesize the reader keeps every row of: the configured schema's,
+    else ``data.label`` and ``data.positive``."""
+    if schema is not None:
+        return schema.label, schema.positive
+    return data.label, data.positive
 
 
 def at_default_path(data: DataConfig) -> bool:
