@@ -7,7 +7,9 @@ are drawn as unconditional rows are, in rounds, and kept when they meet every co
 is clipped or overwritten into shape, so a column not conditioned on follows the model's own
 distribution given the conditions. The rounds stop at :data:`MAX_DRAWN` rows, or sooner when the
 share met so far cannot reach ``n`` within them; then one line gives that share and names the
-rarest condition, instead of a search that never ends.
+rarest condition, instead of a search that never ends. :func:`sample_where` is that rejection
+over any draw (a sample with a copula share); a generator's rows go through
+:mod:`.latent_moves`, which starts as rejection and makes rare conditions cheap.
 
 Conditions are checked against the schema before anything is drawn (no TensorFlow here): an
 unknown column, a level the schema lacks, a range outside a clipped column's bounds, the label
@@ -121,7 +123,7 @@ def sample_where(
         rows = min(rows, max_drawn - drawn)
         if rows <= 0:
             break
-        frame = draw(rows, _round_seed(seed, round_))
+        frame = draw(rows, round_seed(seed, round_))
         masks = np.stack([c.met(frame) for c in conditions])
         every = masks.all(axis=0)
         met_each += masks.sum(axis=1)
@@ -130,11 +132,11 @@ def sample_where(
         drawn += rows
         round_ += 1
     if have < n:
-        raise ConditionError(_too_rare(conditions, met_each, have, drawn, n))
+        raise ConditionError(too_rare(conditions, met_each, have, drawn, n))
     return pd.concat(kept, ignore_index=True).iloc[:n].reset_index(drop=True)
 
 
-def _round_seed(seed: int, round_: int) -> int:
+def round_seed(seed: int, round_: int) -> int:
     """Round 0 draws with ``seed`` itself, later rounds with seeds of their own (of the seed
     and the round), so a call is the same for the same seed."""
     if round_ == 0:
@@ -142,7 +144,7 @@ def _round_seed(seed: int, round_: int) -> int:
     return int(np.random.SeedSequence([seed, round_]).generate_state(1)[0])
 
 
-def _too_rare(
+def too_rare(
     conditions: tuple[Condition, ...], met_each: np.ndarray, met: int, drawn: int, n: int
 ) -> str:
     rarest = int(np.argmin(met_each))

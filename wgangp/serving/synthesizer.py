@@ -54,6 +54,7 @@ from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.conditions import Condition, parse_where, sample_where
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.labels import label_class, label_value
+from wgangp.serving.latent_moves import latent_noise, sample_conditioned
 from wgangp.serving.mixture import CopulaMixture
 
 _FORMAT = "wgangp.synthesizer/3"
@@ -125,26 +126,26 @@ class Synthesizer:
         conditions: tuple[Condition, ...] = (),
     ) -> pd.DataFrame:
         """``n`` rows of class ``klass`` (1: the rare class, 0: the rest) meeting every one of
-        ``conditions`` (:func:`.conditions.sample_where`); the label column holds the table's
-        own value for that class. Each level and gap is drawn from the heads' probabilities (a
-        stream of its own, after the noise's)."""
+        ``conditions`` (:mod:`.latent_moves`; with a copula share, rejection alone:
+        :func:`.conditions.sample_where`); the label column holds the table's own value for
+        that class. Each level and gap is drawn from the heads' probabilities (a stream of its
+        own, after the noise's)."""
         if klass not in (0, 1):
             raise WgangpError(f"class must be 0 or 1, got {klass}")
         if n < 0:
             raise WgangpError(f"number of rows must be >= 0, got {n}")
-        if conditions:
+        label_value(self.schema, klass)  # a label of 3+ values has no single rest value
+        latent = _ClassLatent(self, klass, batch_size)
+        if conditions and n:
+            if self.mixture is None:
+                return sample_conditioned(latent, n, conditions, seed)
             draw = lambda rows, s: self.sample_class(rows, klass, s, batch_size)  # noqa: E731
             return sample_where(draw, n, conditions, seed)
-        value = label_value(self.schema, klass)  # a label of 3+ values has no single rest value
-        x = self.generate(n, klass, seed, batch_size)
-        if self.calibration is not None and len(x):
-            x = self.calibration.apply(x, klass)
+        x = latent.decode(latent_noise(n, self.latent_dim, seed), seed)
         if self.mixture is not None and len(x):
             x = self.mixture.mix(x, klass, seed)
-        x = draw_discrete(x, self.transformer.layout, np.random.default_rng([seed, 1]))
-        frame = self.transformer.inverse(x, klass)
-        frame.insert(self.schema.names.index(self.schema.label), self.schema.label, [value] * n)
-        return frame.loc[:, self.columns]
+        drawn = draw_discrete(x, self.transformer.layout, np.random.default_rng([seed, 1]))
+        return latent.rows(drawn)
 
     @property
     def bounds(self) -> dict[str, tuple[float, float]]:
@@ -161,14 +162,19 @@ class Synthesizer:
     ) -> np.ndarray:
         """``n`` rows of class ``klass`` in the networks' space, as the generator puts them out
         (before calibration and the inverse transform); refused when not finite."""
-        rng = np.random.default_rng(seed)
+        return self.generate_from(latent_noise(n, self.latent_dim, seed), klass, seed, batch_size)
+
+    def generate_from(
+        self, z: np.ndarray, klass: int = RARE, seed: int = 0, batch_size: int = 8192
+    ) -> np.ndarray:
+        """The generator's rows of noise ``z`` [rows, latent_dim] for class ``klass``; refused
+        when not finite (``seed`` names the draw in that line)."""
         chunks = []
-        for start in range(0, n, batch_size):
-            rows = min(batch_size, n - start)
-            z = rng.standard_normal((rows, self.latent_dim)).astype(np.float32)
-            onehot = np.zeros((rows, N_CLASSES), np.float32)
+        for start in range(0, len(z), batch_size):
+            rows = z[start : start + batch_size]
+            onehot = np.zeros((len(rows), N_CLASSES), np.float32)
             onehot[:, klass] = 1.0
-            chunks.append(np.asarray(self.generator([z, onehot], training=False), np.float32))
+            chunks.append(np.asarray(self.generator([rows, onehot], training=False), np.float32))
         x = np.concatenate(chunks) if chunks else np.zeros((0, self.width), np.float32)
         self._check_finite(x, klass, seed)  # before the inverse, whose clipping hides an inf
         return x
@@ -282,6 +288,47 @@ class Synthesizer:
             calibration=calibration,
             mixture=mixture,
         )
+
+
+@dataclass
+class _ClassLatent:
+    """One class of a synthesizer as :mod:`.latent_moves` sees it: noise in, rows out."""
+
+    synthesizer: Synthesizer
+    klass: int
+    batch_size: int
+
+    @property
+    def latent_dim(self) -> int:
+        return self.synthesizer.latent_dim
+
+    @property
+    def layout(self) -> tuple:
+        return tuple(self.synthesizer.transformer.layout)
+
+    @property
+    def levels(self) -> dict[str, list]:
+        return {
+            column.name: list(column.schema.levels or ())
+            for column in self.synthesizer.transformer.columns
+            if column.kind == "categorical"
+        }
+
+    def decode(self, z: np.ndarray, seed: int = 0) -> np.ndarray:
+        """The heads' rows of noise ``z``, calibrated when the model is."""
+        model = self.synthesizer
+        x = model.generate_from(z, self.klass, seed, self.batch_size)
+        if model.calibration is not None and len(x):
+            x = model.calibration.apply(x, self.klass)
+        return x
+
+    def rows(self, x: np.ndarray) -> pd.DataFrame:
+        """Rows with their levels and gaps drawn -> the sample's frame, label included."""
+        schema = self.synthesizer.schema
+        frame = self.synthesizer.transformer.inverse(x, self.klass)
+        value = label_value(schema, self.klass)
+        frame.insert(schema.names.index(schema.label), schema.label, [value] * len(frame))
+        return frame.loc[:, self.synthesizer.columns]
 
 
 def _part(directory: Path, name: str, described: bool, load):

@@ -112,9 +112,7 @@ def draw_discrete(x: np.ndarray, layout: Sequence[Block], rng: np.random.Generat
     for block in layout:
         part = out[:, block.start : block.stop]
         if block.kind == "categorical":
-            p = np.clip(np.nan_to_num(part.astype(np.float64)), 0.0, None)
-            total = p.sum(axis=1, keepdims=True)
-            p = np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / block.width)
+            p = level_probabilities(part)
             chosen = (p.cumsum(axis=1) < rng.random((rows, 1))).sum(axis=1)
             chosen = np.minimum(chosen, block.width - 1)
             part[:] = 0.0
@@ -122,6 +120,14 @@ def draw_discrete(x: np.ndarray, layout: Sequence[Block], rng: np.random.Generat
         elif block.kind == MISSING:
             part[:] = rng.random((rows, 1)) < np.clip(part, 0.0, 1.0)
     return out
+
+
+def level_probabilities(part: np.ndarray) -> np.ndarray:
+    """A categorical block's rows as probabilities (float64, rows summing to 1): the heads'
+    output with negatives and NaN read as 0; a row of zeros as every level alike."""
+    p = np.clip(np.nan_to_num(np.asarray(part, np.float64)), 0.0, None)
+    total = p.sum(axis=1, keepdims=True)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / max(p.shape[1], 1))
 
 
 def gap_share(x: np.ndarray, layout: Sequence[Block]) -> dict[str, float]:
