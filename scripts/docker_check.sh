@@ -5,7 +5,7 @@
 # Debian base when the Dockerfile's default one cannot be pulled, builds the MLflow server and the
 # trainer on the CPU wheel, then checks that
 #   0. both images hold the versions uv.lock pins (pandas, numpy, scikit-learn, MLflow, and the
-#      trainer's TensorFlow: its tensorflow-cpu build at the lock's version);
+#      trainer's dp-accounting and TensorFlow: its tensorflow-cpu build at the lock's version);
 #   1. a short training logged to the server ends FINISHED there, with its artifacts, and leaves
 #      its outputs on the /work volume;
 #   2. a second run (default tracking URI: sqlite on /work) stopped by `docker stop` (SIGTERM)
@@ -366,7 +366,8 @@ main() {
         --build-arg "TENSORFLOW=${tensorflow/tensorflow\[and-cuda\]/tensorflow-cpu}"
 
     check_lock_versions server "$SERVER_IMAGE" pandas numpy scikit-learn mlflow
-    check_lock_versions trainer "$TRAINER_IMAGE" pandas numpy scikit-learn mlflow tensorflow
+    check_lock_versions trainer "$TRAINER_IMAGE" pandas numpy scikit-learn mlflow dp-accounting \
+        tensorflow
 
     start=$(date +%s)
     wait_for_server "$url"
