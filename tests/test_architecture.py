@@ -1,10 +1,11 @@
 """The package's layout holds: imports point one way, from the entry points down to the model.
 
-Layers, lowest first: ``errors``/``config``/``files``, ``tracking``, ``data``, ``model``, then
-``step`` (the compiled training step) beside ``serving`` (the shipped model), ``evaluation``,
-``synthesis`` (select, assemble, export), ``training`` (the run's lifecycle), ``cli``, then the
-``python -m`` entry modules. A module may import its own layer and the ones below, never one
-above; and no two modules import each other, directly or around a cycle.
+Layers, lowest first: ``errors``/``config``/``files``, ``tracking`` beside ``privacy`` (the
+accountant, and the mechanisms the data layer releases statistics through), ``data``, ``model``,
+then ``step`` (the compiled training step) beside ``serving`` (the shipped model),
+``evaluation``, ``synthesis`` (select, assemble, export), ``training`` (the run's lifecycle),
+``cli``, then the ``python -m`` entry modules. A module may import its own layer and the ones
+below, never one above; and no two modules import each other, directly or around a cycle.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ LAYERS = {
     "files": 0,
     "redaction": 0,
     "tracking": 1,
+    "privacy": 1,
     "data": 2,
     "model": 3,
     "step": 4,

@@ -1,0 +1,1 @@
+"""The entity-level differential-privacy parts: the privacy accountant and the mechanisms."""
