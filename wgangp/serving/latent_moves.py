@@ -232,10 +232,13 @@ def sample_conditioned(
     conditions: Sequence[Condition],
     seed: int,
     max_drawn: int = MAX_DRAWN,
+    *,
+    moved_only: bool = False,
 ) -> pd.DataFrame:
     """``n`` rows of ``model`` meeting every one of ``conditions`` (module doc): rejection's rows
     while they come cheaply, moved noise for the rest; ConditionError when the rounds cannot
-    find them within ``max_drawn`` rows."""
+    find them within ``max_drawn`` rows. ``moved_only``: every row moved (the rounds only weigh
+    noise), to judge moved rows where rejection would have answered (scripts/)."""
     target = Target(model, conditions)
     kept: list[pd.DataFrame] = []
     pool = _Pool()
@@ -243,7 +246,7 @@ def sample_conditioned(
     met_each = np.zeros(len(target.conditions), np.int64)
     while have < n:
         missing, need, ess = n - have, min(n - have, ESS_MIN), pool.ess()
-        rejecting = _rejection_pays(have, drawn, missing, max_drawn)
+        rejecting = not moved_only and _rejection_pays(have, drawn, missing, max_drawn)
         if drawn and ess >= need and not rejecting:
             kept.append(_moved(model, target, pool, missing, seed))
             have = n
@@ -256,7 +259,7 @@ def sample_conditioned(
         weighed = target.weigh(
             model.decode(z), np.random.default_rng([s, _FREE]), np.random.default_rng([s, _GIVEN])
         )
-        every = weighed.met.all(axis=0)
+        every = weighed.met.all(axis=0) & (not moved_only)
         kept.append(model.rows(weighed.free[every]))
         pool.add(z, weighed)
         have += int(every.sum())

@@ -135,7 +135,7 @@ class Synthesizer:
         if n < 0:
             raise WgangpError(f"number of rows must be >= 0, got {n}")
         label_value(self.schema, klass)  # a label of 3+ values has no single rest value
-        latent = _ClassLatent(self, klass, batch_size)
+        latent = ClassLatent(self, klass, batch_size)
         if conditions and n:
             if self.mixture is None:
                 return sample_conditioned(latent, n, conditions, seed)
@@ -291,7 +291,7 @@ class Synthesizer:
 
 
 @dataclass
-class _ClassLatent:
+class ClassLatent:
     """One class of a synthesizer as :mod:`.latent_moves` sees it: noise in, rows out."""
 
     synthesizer: Synthesizer
