@@ -108,3 +108,27 @@ def test_effective_size() -> None:
     assert effective_size(np.ones(10)) == pytest.approx(10)
     assert effective_size(np.array([1.0, 0.0, 0.0])) == pytest.approx(1)
     assert effective_size(np.zeros(3)) == 0
+
+
+def test_many_rows_cost_a_bounded_number_of_generated_rows_each(model) -> None:
+    """More rows than the search budget allows rejection: a condition a quarter of the rows meet
+    still answers by rejection (at most MOVES rows a row), a 3% one by moves; either way no more
+    than about MOVES generated rows per row returned."""
+    drawn = model.sample(20_000, seed=2)["amount"]
+    decoded = []
+    original = model.generate_from
+
+    def counted(z, *args, **kwargs):
+        decoded.append(len(z))
+        return original(z, *args, **kwargs)
+
+    model.generate_from = counted
+    try:
+        for share, n in ((0.25, 100_000), (0.03, 30_000)):
+            low = float(drawn.quantile(1 - share))
+            decoded.clear()
+            rows = model.sample(n, where={"amount": [low, None]}, seed=5)
+            assert len(rows) == n and (rows["amount"] >= low).all()
+            assert sum(decoded) < (MOVES + 2) * n, share
+    finally:
+        model.generate_from = original

@@ -65,6 +65,9 @@ STEPS = (None, 0.8, None, 0.4, None, 0.2, None, 0.1)
 WIDEN, SD_FLOOR = 1.5, 1e-3
 #: The effective sample size the rounds' weights must reach before resampling from them.
 ESS_MIN = 64
+#: The most rounds' rows kept to resample from (memory: where conditions are common, rejection
+#: answers and the pool is never used).
+POOL_ROWS = 100_000
 #: Random streams beside a round's seed: the free draws of levels and gaps (the stream an
 #: unconditional sample uses), the draws given the conditions; and beside the call's seed, the
 #: moves'.
@@ -179,7 +182,10 @@ class _Pool:
         self.given: list[np.ndarray] = []
 
     def add(self, z: np.ndarray, weighed: Weighed) -> None:
-        keep = weighed.w > 0
+        """The round's noise of positive weight, up to POOL_ROWS in all (the rounds' rows are
+        independent draws, so the first ones are a sample like any other)."""
+        room = POOL_ROWS - sum(len(w) for w in self.w)
+        keep = np.flatnonzero(weighed.w > 0)[: max(room, 0)]
         self.z.append(z[keep])
         self.w.append(weighed.w[keep])
         self.given.append(weighed.given[keep])
@@ -237,16 +243,18 @@ def sample_conditioned(
 ) -> pd.DataFrame:
     """``n`` rows of ``model`` meeting every one of ``conditions`` (module doc): rejection's rows
     while they come cheaply, moved noise for the rest; ConditionError when the rounds cannot
-    find them within ``max_drawn`` rows. ``moved_only``: every row moved (the rounds only weigh
+    find them within ``max_drawn`` rows (or MOVES rows per row asked, if more: what moving
+    them would cost). ``moved_only``: every row moved (the rounds only weigh
     noise), to judge moved rows where rejection would have answered (scripts/)."""
     target = Target(model, conditions)
     kept: list[pd.DataFrame] = []
     pool = _Pool()
     have = drawn = round_ = 0
     met_each = np.zeros(len(target.conditions), np.int64)
+    max_drawn = max(max_drawn, MOVES * n)
     while have < n:
         missing, need, ess = n - have, min(n - have, ESS_MIN), pool.ess()
-        rejecting = not moved_only and _rejection_pays(have, drawn, missing, max_drawn)
+        rejecting = not moved_only and _rejection_pays(have, drawn)
         if drawn and ess >= need and not rejecting:
             kept.append(_moved(model, target, pool, missing, seed))
             have = n
@@ -271,13 +279,10 @@ def sample_conditioned(
     return pd.concat(kept, ignore_index=True).iloc[:n].reset_index(drop=True)
 
 
-def _rejection_pays(have: int, drawn: int, missing: int, max_drawn: int) -> bool:
-    """Whether rejection should go on: its share met is at least 1 / MOVES and the rows still
-    missing fit in the budget at that share (before any round: yes)."""
-    if not drawn:
-        return True
-    share = have / drawn
-    return share * MOVES >= 1 and missing <= share * (max_drawn - drawn)
+def _rejection_pays(have: int, drawn: int) -> bool:
+    """Whether rejection should go on: its share met so far is at least 1 / MOVES, so a row
+    costs it no more generated rows than moving one would (before any round: yes)."""
+    return not drawn or have * MOVES >= drawn
 
 
 def _round_rows(
