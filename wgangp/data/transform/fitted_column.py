@@ -99,7 +99,7 @@ def fit_column(
     whole = column.kind == "integer"
     if column.bounds is None:
         low, high = private_range(present, min_rows, whole=whole, owners=owners)
-        column = replace(column, bounds=_bounds(column, low, high))
+        column = replace(column, bounds=bounds_value(column, low, high))
     raw = scaling == "none"
     if by_point_masses and not raw and not quantile:
         by_class = [(present[present_classes == c], of_class(c)) for c in CLASSES]
@@ -152,7 +152,7 @@ def _datetime_step(seconds: np.ndarray) -> float:
     return 0.0
 
 
-def _bounds(column: ColumnSchema, low: float, high: float) -> tuple[Any, Any]:
+def bounds_value(column: ColumnSchema, low: float, high: float) -> tuple[Any, Any]:
     """Fitted bounds in the schema's terms: whole numbers, dates as ISO text, and on a
     ``round`` step (rounded inward, so every value on the step stays within them)."""
     if column.kind == "integer":

@@ -1,0 +1,114 @@
+"""A feature column's fitted numbers released under entity-level differential privacy.
+
+:func:`~wgangp.data.transform.fitted_column.fit_column` keeps every stored number no entity's own
+(means of >= k entities); under a privacy budget that is not enough, so :func:`fit_private_column`
+releases each through :mod:`wgangp.privacy.mechanisms` instead and returns the releases'
+``dp_accounting`` events for the run's accountant. Per column:
+
+- a number: one noisy quantile tree per scale (every row, and each class): the scale is a
+  quantile scale on those knots; bounds the schema does not give are the every-row tree's
+  0.1% and 99.9% quantiles moved out to their bins' edges, the fill its median (both read off
+  the same release: post-processing). Quantile scales always, per class always: choosing a
+  scale by the rows (point masses, a class's row count) would be a release of its own.
+- a datetime: first its bounds off the geometric grid (which resolves a date only to years),
+  then the trees on 1,024 equal bins between them; not rounded to days (finding that every date
+  is whole would read the rows).
+- a categorical (its levels are the schema's, public or released before): its fill is the level
+  of the largest noisy count, one noisy histogram.
+
+Each release is a Gaussian mechanism of sensitivity 1 at ``noise_multiplier``: an entity's rows
+weigh 1/m each, so the entity moves every histogram by at most 1 in L2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import dp_accounting
+import numpy as np
+import pandas as pd
+
+from wgangp.data.schema.column_codes import column_codes
+from wgangp.data.schema.table_schema import CLASSES, ColumnSchema
+from wgangp.data.transform.fitted_column import (
+    ALL_ROWS,
+    FittedColumn,
+    bounds_value,
+    native_value,
+    on_step,
+)
+from wgangp.data.transform.scales import QuantileScale
+from wgangp.errors import DataError
+from wgangp.privacy.mechanisms import DEFAULT_GRID, dp_bounds, dp_quantiles, noisy_histogram
+
+#: The probabilities of a scale's knots: the bounds' tails, then 63 evenly spaced.
+KNOTS = np.concatenate([[0.001], np.linspace(0.01, 0.99, 63), [0.999]])
+#: Equal bins between a datetime's released bounds.
+DATETIME_BINS = 1024
+
+
+def fit_private_column(
+    values: pd.Series,
+    column: ColumnSchema,
+    classes: np.ndarray,
+    entities: np.ndarray,
+    *,
+    noise_multiplier: float,
+    rng: np.random.Generator,
+    source: str,
+) -> tuple[FittedColumn, list[dp_accounting.DpEvent]]:
+    """``column``'s fill, bounds and scales from DP releases of its present values (module doc),
+    and the releases' events; ``entities``: each row's entity code (a row its own without one)."""
+    codes, gaps = column_codes(values, column, source)
+    present = codes[~gaps]
+    owners = np.asarray(entities, np.int64)[~gaps]
+    if present.size == 0:
+        raise DataError(
+            f"{source}: column {column.name} has no value in the {len(codes)} training row(s); "
+            "drop it from the schema or give rows that have it"
+        )
+    if column.kind == "categorical":
+        levels = column.levels or ()
+        edges = np.arange(len(levels) + 1, dtype=np.float64) - 0.5
+        counts, event = noisy_histogram(present, owners, edges, noise_multiplier, rng)
+        return FittedColumn(column, fill=levels[int(np.argmax(counts))]), [event]
+    events: list[dp_accounting.DpEvent] = []
+    edges = DEFAULT_GRID
+    if column.kind == "datetime":
+        if column.bounds is not None:  # the schema's: public
+            low, high = FittedColumn(column, fill=0).low_high()
+        else:
+            (low, high), event = dp_bounds(present, owners, noise_multiplier, rng)
+            events.append(event)
+        edges = np.linspace(low, high, DATETIME_BINS + 1) if high > low else DEFAULT_GRID
+    knots, event = dp_quantiles(present, owners, KNOTS, noise_multiplier, rng, edges)
+    events.append(event)
+    if column.bounds is None:
+        low, high = (_outward(knots[0], edges), _outward(knots[-1], edges, up=True))
+        column = replace(column, bounds=bounds_value(column, low, high))
+    fitted = FittedColumn(column, fill=0, quantile=True)
+    low, high = fitted.low_high()
+    median = float(np.interp(0.5, KNOTS, knots))
+    fitted.fill = native_value(column.kind, float(np.clip(on_step(fitted, median), low, high)))
+    fitted.scales[ALL_ROWS] = _scale(knots)
+    present_classes = np.asarray(classes)[~gaps]
+    for c in CLASSES:
+        of_class = present_classes == c
+        knots, event = dp_quantiles(
+            present[of_class], owners[of_class], KNOTS, noise_multiplier, rng, edges
+        )
+        events.append(event)
+        fitted.scales[str(c)] = _scale(knots)
+    return fitted, events
+
+
+def _scale(knots: np.ndarray) -> QuantileScale:
+    """A quantile scale on released knots (non-decreasing: the mechanism reads them so)."""
+    return QuantileScale([[float(k)] for k in knots], [float(p) for p in KNOTS])
+
+
+def _outward(value: float, edges: np.ndarray, up: bool = False) -> float:
+    """``value`` moved out to the edge of its bin (a public number, not the interpolation)."""
+    if up:
+        return float(edges[min(int(np.searchsorted(edges, value, side="left")), len(edges) - 1)])
+    return float(edges[max(int(np.searchsorted(edges, value, side="right")) - 1, 0)])
