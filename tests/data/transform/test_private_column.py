@@ -95,3 +95,51 @@ def test_an_integer_columns_fill_is_whole_and_its_bounds_whole() -> None:
     low, high = fitted.schema.bounds
     assert isinstance(low, int) and isinstance(high, int) and isinstance(fitted.fill, int)
     assert stats.percentileofscore(values, fitted.fill) == pytest.approx(50, abs=15)
+
+
+def _numbers(payload) -> list[float]:
+    """Every number in a JSON payload."""
+    if isinstance(payload, dict):
+        return [n for value in payload.values() for n in _numbers(value)]
+    if isinstance(payload, list):
+        return [n for value in payload for n in _numbers(value)]
+    return [float(payload)] if isinstance(payload, int | float) else []
+
+
+def test_a_private_transform_stores_no_training_value_and_round_trips() -> None:
+    """The fraud team's table fitted under DP: every number of its stored JSON is a release
+    (none equals a training amount, count or day held by fewer than 5 entities), the events are
+    one per release, and rows go through and back."""
+    import json
+    from dataclasses import replace
+
+    from support.tables import fraud_team_table
+
+    from wgangp.data.schema.column_codes import to_seconds
+    from wgangp.data.schema.inference import infer_schema
+    from wgangp.data.schema.validation import validate_table
+    from wgangp.data.transform.private_column import PrivateFit
+    from wgangp.data.transform.table_transform import TableTransform
+
+    frame = fraud_team_table(3000, frauds=600, seed=1)
+    inferred = infer_schema(frame, "is_fraud")
+    table = validate_table(frame, inferred, source="fraud team", min_rows_per_class=1)
+    # Bounds as a private run's schema holds them: none (inference fits them on the rows).
+    columns = tuple(replace(c, bounds=None, clip=True) for c in inferred.columns)
+    schema = replace(inferred, columns=columns, label_counts=(), rows=None)
+    classes = schema.classes(table[schema.label])
+    private = PrivateFit(noise_multiplier=2.0, rng=np.random.default_rng(0))
+    fitted = TableTransform.fit(table, schema, classes, private=private)
+    kinds = [c.kind for c in schema.features]
+    expected = sum(1 if k == "categorical" else 4 if k == "datetime" else 3 for k in kinds)
+    assert len(private.events) == expected
+    stored = set(_numbers(json.loads(fitted.to_json())))
+    values = [table["amount"].dropna(), table["count"].dropna()]
+    values.append(pd.Series(to_seconds(pd.to_datetime(table["day"]).dropna())))
+    counts = pd.concat(values).value_counts()
+    rare = {float(v) for v, held in counts.items() if held < 5}
+    assert rare and not stored & rare
+    back = TableTransform.from_json(fitted.to_json())
+    x = back.transform(table, classes)
+    assert np.isfinite(x).all()
+    assert list(back.inverse(x, classes).columns) == [c.name for c in schema.features]

@@ -22,7 +22,7 @@ weigh 1/m each, so the entity moves every histogram by at most 1 in L2.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import dp_accounting
 import numpy as np
@@ -41,8 +41,23 @@ from wgangp.data.transform.scales import QuantileScale
 from wgangp.errors import DataError
 from wgangp.privacy.mechanisms import DEFAULT_GRID, dp_bounds, dp_quantiles, noisy_histogram
 
-#: The probabilities of a scale's knots: the bounds' tails, then 63 evenly spaced.
-KNOTS = np.concatenate([[0.001], np.linspace(0.01, 0.99, 63), [0.999]])
+#: The share of a column's entities fitted bounds leave out at either end.
+BOUND_TAIL = 0.001
+
+
+@dataclass
+class PrivateFit:
+    """How a transform is fitted under a budget: each release's noise multiplier, the random
+    generator of its noise, and the events released so far (the accountant composes them)."""
+
+    noise_multiplier: float
+    rng: np.random.Generator
+    events: list[dp_accounting.DpEvent] = field(default_factory=list)
+
+
+#: The probabilities of a scale's knots: its ends (a quantile scale spans 0 to 1; read as the
+#: edges of the outermost bins given any share), the bounds' tails, then 63 evenly spaced.
+KNOTS = np.concatenate([[0.0, BOUND_TAIL], np.linspace(0.01, 0.99, 63), [1 - BOUND_TAIL, 1.0]])
 #: Equal bins between a datetime's released bounds.
 DATETIME_BINS = 1024
 
@@ -84,7 +99,7 @@ def fit_private_column(
     knots, event = dp_quantiles(present, owners, KNOTS, noise_multiplier, rng, edges)
     events.append(event)
     if column.bounds is None:
-        low, high = (_outward(knots[0], edges), _outward(knots[-1], edges, up=True))
+        low, high = (_outward(knots[1], edges), _outward(knots[-2], edges, up=True))
         column = replace(column, bounds=bounds_value(column, low, high))
     fitted = FittedColumn(column, fill=0, quantile=True)
     low, high = fitted.low_high()

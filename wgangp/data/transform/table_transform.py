@@ -46,6 +46,7 @@ from wgangp.data.schema.column_codes import column_codes, from_seconds
 from wgangp.data.schema.table_schema import CLASSES, TableSchema
 from wgangp.data.transform.fitted_column import ALL_ROWS, FittedColumn, fit_column, on_step
 from wgangp.data.transform.layout import Block, layout_width, table_layout
+from wgangp.data.transform.private_column import PrivateFit, fit_private_column
 from wgangp.data.transform.scales import DEFAULT_MIN_ROWS
 from wgangp.data.transform.stored import FORMAT, checked_parts, parsed_json
 from wgangp.errors import ConfigError, DataError, NonFiniteError
@@ -96,6 +97,7 @@ class TableTransform:
         source: str = "training rows",
         min_rows: int = DEFAULT_MIN_ROWS,
         entities: np.ndarray | None = None,
+        private: PrivateFit | None = None,
     ) -> TableTransform:
         """Fit on ``frame`` (the training rows) whose rows are of ``classes`` (0/1) and held by
         ``entities`` (each row's entity code, :mod:`wgangp.data.entities`; None: each row its
@@ -109,6 +111,8 @@ class TableTransform:
             if column.name not in frame:
                 _absent(column.name, source)
         classes = np.asarray(classes)
+        if private is not None:
+            return cls._fit_private(frame, schema, classes, entities, private, source)
         for c in CLASSES:
             of_class = classes == c
             held = entity_count(None if entities is None else entities[of_class], of_class.sum())
@@ -136,6 +140,35 @@ class TableTransform:
         ]
         quantiles = [column.name for column in fitted if column.quantile]
         return cls(fitted, scaling=scaling, per_class=per_class, quantile_columns=quantiles)
+
+    @classmethod
+    def _fit_private(
+        cls,
+        frame: pd.DataFrame,
+        schema: TableSchema,
+        classes: np.ndarray,
+        entities: np.ndarray | None,
+        private: PrivateFit,
+        source: str,
+    ) -> TableTransform:
+        """Every column released under DP (:mod:`.private_column`): quantile scales per class,
+        whatever the scaling options say; the releases' events go to ``private.events``."""
+        owners = np.arange(len(frame)) if entities is None else np.asarray(entities)
+        fitted = []
+        for column in schema.features:
+            column_fit, events = fit_private_column(
+                frame[column.name],
+                column,
+                classes,
+                owners,
+                noise_multiplier=private.noise_multiplier,
+                rng=private.rng,
+                source=source,
+            )
+            fitted.append(column_fit)
+            private.events.extend(events)
+        quantiles = [column.name for column in fitted if column.quantile]
+        return cls(fitted, scaling="quantile", per_class=True, quantile_columns=quantiles)
 
     def transform(
         self, frame: pd.DataFrame, classes: Classes = None, source: str = "rows"
