@@ -23,6 +23,10 @@ from wgangp.evaluation.encoding import TableEncoding, seconds
 from wgangp.serving.labels import label_class
 
 PARIS = "Europe/Paris"
+#: Seconds a linear pass over these inputs stays under even on a loaded 2-core machine, where
+#: the quadratic walks they replaced took minutes or hours: a guard against a walk that grows by
+#: orders of magnitude, not a speed figure.
+LINEAR_BOUND = 30
 
 # --- 1. a repeated name: one linear function, wide headers in linear time ---------------------
 
@@ -33,7 +37,7 @@ def test_repeated_names_are_found_in_one_pass() -> None:
     names = [f"c{i}" for i in range(400_000)] + ["c7", "c3"]
     started = time.perf_counter()
     assert repeated_names(names) == ["c3", "c7"]
-    assert time.perf_counter() - started < 2  # list.count per name: hours
+    assert time.perf_counter() - started < LINEAR_BOUND  # list.count per name: hours
 
 
 def _wide(columns: int, rows: int = 20) -> pd.DataFrame:
@@ -58,7 +62,7 @@ def test_a_wide_header_is_checked_in_linear_time() -> None:
     assert all(schema.column(name).name == name for name in schema.names)
     with pytest.raises(DataError) as err:
         match_table(frame, schema, source="t")
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < LINEAR_BOUND
     assert str(err.value) == (
         "t: column(s) zz of the schema are not in the table; fix the header, or delete their "
         "entries from data.schema"
@@ -97,7 +101,7 @@ def test_a_categorical_of_100000_levels_round_trips_yaml_quickly() -> None:
         positive=1,
     )
     back = TableSchema.from_yaml(schema.to_yaml())
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < LINEAR_BOUND
     assert back == schema and back.column("code").levels == levels
 
 
@@ -106,7 +110,7 @@ def test_a_level_repeated_among_100000_is_one_line_quickly() -> None:
     started = time.perf_counter()
     with pytest.raises(ConfigError) as err:
         ColumnSchema("code", "categorical", levels=tuple(levels))
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < LINEAR_BOUND
     assert str(err.value) == "column 'code' lists level(s) level7 more than once; keep one"
 
 
@@ -117,7 +121,7 @@ def test_a_table_of_100000_levels_is_read_in_linear_time() -> None:
     cells = pd.Series([f"v{i}" for i in reversed(range(rows))], dtype=object)
     started = time.perf_counter()
     codes, gaps = column_codes(cells, column, "t")
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < LINEAR_BOUND
     assert codes[0] == rows - 1 and not gaps.any()
 
 
