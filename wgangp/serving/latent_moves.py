@@ -18,8 +18,8 @@ a condition is, and every other column drawn as in any row. Nothing is clipped o
 1. Rounds of z ~ N(0, I), the rows rejection would draw (the same rows for the same seed); the
    rows among them that meet every condition are kept. Where the conditions are common, that is
    the answer, as it was.
-2. Where the share met is under 1 / MOVES (or rejection would outrun the budget), and the
-   weights' effective sample size has reached ``min(missing rows, ESS_MIN)``: the missing rows'
+2. Where the share met is under 1 / MOVES, and the weights' effective sample size has reached
+   ``min(missing rows, ESS_MIN)``: the missing rows'
    noise is drawn from the rounds in proportion to w (systematic resampling),
 3. then moved MOVES times by Metropolis-Hastings, each move leaving pi invariant, so copies of
    one resampled z drift apart while staying distributed as pi. The moves alternate (STEPS): a
