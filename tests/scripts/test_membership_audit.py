@@ -1,0 +1,277 @@
+"""The membership audit's parts that need no training: its canaries, where they are planted, its
+statistics and its command line (the audit itself trains three default models: see
+docs/privacy.md for its figures and command)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.neighbors import NearestNeighbors
+
+from scripts import membership_audit as audit
+from scripts.tables_benchmark.default_model import compose
+from scripts.tables_benchmark.tables import SHARED_VARIABLE, shared_data_dir
+from wgangp.data.schema.inference import infer_schema
+from wgangp.data.schema.validation import validate_table
+from wgangp.evaluation.encoding import TableEncoding
+
+LABEL, POSITIVE = "Status", "bad"
+
+
+def loans(rows: int = 3000, seed: int = 0) -> pd.DataFrame:
+    """A credit table in the shared one's shape: integers, floats with gaps and many zeros,
+    categoricals with a rare level and gaps, ``Status`` bad/good."""
+    rng = np.random.default_rng(seed)
+    bad = rng.random(rows) < 0.3
+    home = rng.choice(["owner", "rent", "parents", "other"], rows, p=[0.5, 0.3, 0.17, 0.03])
+    home = home.astype(object)
+    home[rng.random(rows) < 0.01] = np.nan
+    income = np.round(rng.lognormal(np.where(bad, 4.7, 5.0), 0.5) / 5) * 5  # whole, as written
+    income[rng.random(rows) < 0.05] = np.nan
+    debt = np.where(rng.random(rows) < 0.8, 0.0, np.round(rng.lognormal(7, 1, rows) / 100) * 100)
+    amount = (np.round(rng.lognormal(6.8, 0.4, rows) / 25) * 25).astype(np.int64)
+    return pd.DataFrame(
+        {
+            LABEL: np.where(bad, POSITIVE, "good"),
+            "Age": rng.integers(18, 70, rows),
+            "Home": home,
+            "Income": income,
+            "Debt": debt,
+            "Amount": amount,
+            "Price": amount + np.round(rng.lognormal(5, 1, rows)).astype(np.int64),
+            "Assets": np.where(rng.random(rows) < 0.5, 0.0, np.round(rng.lognormal(8, 1, rows))),
+            "Records": rng.choice(["no", "yes"], rows, p=[0.8, 0.2]),
+        }
+    )
+
+
+def features(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if c != LABEL]
+
+
+def assert_in_form(canaries: pd.DataFrame, table: pd.DataFrame) -> None:
+    """Every canary is of the rare class, holds only levels the table holds, numbers inside the
+    column's observed range, whole integers; none equals a real row or another canary."""
+    assert list(canaries.columns) == list(table.columns)
+    assert canaries.dtypes.to_dict() == table.dtypes.to_dict()
+    assert (canaries[LABEL] == POSITIVE).all()
+    for name in features(table):
+        if pd.api.types.is_numeric_dtype(table[name]):
+            values = canaries[name].to_numpy(np.float64)
+            assert not np.isnan(values).any()
+            assert values.min() >= table[name].min() and values.max() <= table[name].max(), name
+            if pd.api.types.is_integer_dtype(table[name]):
+                assert (values == np.round(values)).all(), name
+        else:
+            assert set(canaries[name]) <= set(table[name].dropna()), name
+    names = features(table)
+    real = set(audit.row_keys(table, names))
+    planted = audit.row_keys(canaries, names)
+    assert not real & set(planted)
+    assert len(set(planted)) == len(planted)
+
+
+def assert_no_new_atoms(canaries: pd.DataFrame, table: pd.DataFrame) -> None:
+    """No tail value (what canaries are moved to) fewer than 5 rare rows hold is held by 5 rare
+    rows and canaries together."""
+    rare = table[table[LABEL] == POSITIVE]
+    numbers = [c for c in features(table) if pd.api.types.is_numeric_dtype(table[c])]
+    for name, ends in audit.tail_values(rare, numbers).items():
+        real = rare[name].value_counts()
+        planted = canaries[name][canaries[name].isin(np.concatenate(ends))].value_counts()
+        lifted = [v for v, n in planted.items() if real.get(v, 0) < 5 <= real.get(v, 0) + n]
+        assert not lifted, (name, lifted)
+
+
+def assert_isolated(canaries: pd.DataFrame, table: pd.DataFrame) -> None:
+    """In the near copies' distance space, canaries sit far from the real rare rows: the
+    median canary more than twice as far from its nearest real rare row as the median real rare
+    row is from its nearest other one, and every canary farther than that median."""
+    rare = table[table[LABEL] == POSITIVE].reset_index(drop=True)
+    encoding = TableEncoding(infer_schema(table, LABEL, POSITIVE), rare)
+    real = encoding.distance_matrix(rare)
+    index = NearestNeighbors(n_neighbors=2).fit(real)
+    typical = np.median(index.kneighbors(real)[0][:, 1])
+    isolation = index.kneighbors(encoding.distance_matrix(canaries))[0][:, 0]
+    assert np.median(isolation) > 2 * typical and np.quantile(isolation, 0.1) > typical
+
+
+def test_canaries_stay_in_the_tables_form_and_copy_no_row() -> None:
+    table = loans()
+    canaries = audit.make_canaries(table, LABEL, POSITIVE, 60, seed=0)
+    assert len(canaries) == 60
+    assert_in_form(canaries, table)
+    assert_no_new_atoms(canaries, table)
+    rare = table[table[LABEL] == POSITIVE]
+    numbers = ["Age", "Income", "Debt", "Amount", "Price", "Assets"]
+    tails = audit.tail_values(rare, numbers)
+    for name in ("Debt", "Assets"):  # half or more are 0: only the high end is rare
+        assert len(tails[name]) == 1 and tails[name][0].min() > rare[name].median()
+    assert len(tails["Income"]) == 2 and len(tails) >= 5
+    # Each canary: >= 3 numbers in a rare tail, and a level few rare rows hold.
+    on_tail = sum(canaries[name].isin(np.concatenate(ends)) for name, ends in tails.items())
+    assert (on_tail >= audit.MOVED_NUMBERS).all()
+    assert (canaries["Home"] == "other").all()  # the one level <= 5% of the bad rows hold
+    assert_isolated(canaries, table)
+
+
+def test_canaries_never_make_a_rare_value_an_atom() -> None:
+    # Few distinct tail values: unchecked, 60 canaries would pile onto them.
+    table = loans().assign(Amount=lambda t: (t["Amount"] // 200 * 200).clip(200, 3000) + 1)
+    canaries = audit.make_canaries(table, LABEL, POSITIVE, 60, seed=0)
+    assert_no_new_atoms(canaries, table)
+    with pytest.raises(ValueError, match="canaries from"):
+        audit.make_canaries(table, LABEL, POSITIVE, 500, seed=0)
+
+
+def test_canaries_and_their_split_follow_the_seed() -> None:
+    table = loans()
+    first = audit.make_canaries(table, LABEL, POSITIVE, 30, seed=0)
+    assert first.equals(audit.make_canaries(table, LABEL, POSITIVE, 30, seed=0))
+    assert not first.equals(audit.make_canaries(table, LABEL, POSITIVE, 30, seed=1))
+    groups = audit.assign_groups(10, seed=0)
+    assert {g: int((groups == g).sum()) for g in audit.GROUPS} == {"in": 10, "out": 10, "fresh": 10}
+    assert (groups == audit.assign_groups(10, seed=0)).all()
+    assert not (groups == audit.assign_groups(10, seed=1)).all()
+
+
+def test_a_table_without_rare_tails_is_refused() -> None:
+    table = loans().assign(Debt=0.0, Income=100.0, Amount=1000, Price=1000)  # 2 left
+    with pytest.raises(ValueError, match="canaries need 3"):
+        audit.make_canaries(table, LABEL, POSITIVE, 5, seed=0)
+
+
+def test_every_planted_canary_lands_in_the_runs_training_split(tmp_path: Path) -> None:
+    table = loans()
+    canaries = audit.make_canaries(table, LABEL, POSITIVE, 20, seed=3)
+    path = tmp_path / "loans.csv"
+    cfg = compose(audit.audit_overrides(path, 3, tmp_path, []))
+    names = features(table)
+    # Appended at the end, the run's split would leave some of them out of training.
+    pd.concat([table, canaries], ignore_index=True).to_csv(path, index=False)
+    parts, _ = audit.parts_of(pd.read_csv(path), cfg)
+    assert set(parts[len(table) :]) != {"train"}
+    written, data = audit.plant(table, canaries, path, cfg, seed=3)
+    # The file holds the table's rows and the canaries, each once; all canaries in training.
+    assert sorted(map(str, audit.row_keys(written, [LABEL, *names]))) == sorted(
+        map(str, audit.row_keys(pd.concat([table, canaries]), [LABEL, *names]))
+    )
+    assert pd.read_csv(path).shape == written.shape
+    trained = set(audit.row_keys(data.train, names))
+    assert all(key in trained for key in audit.row_keys(canaries, names))
+
+
+def test_auc_on_a_hand_example() -> None:
+    # Pairs (member, other): 3>2, 3>0, 2=2 (a half), 2>0, 1<2, 1>0: 4.5 of 6.
+    assert audit.auc(np.array([3.0, 2.0, 1.0]), np.array([2.0, 0.0])) == pytest.approx(0.75)
+    assert audit.auc(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == pytest.approx(0.5)
+
+
+def test_advantage_is_zero_for_identical_scores_and_one_when_separated() -> None:
+    scores = np.array([-3.0, -1.5, -0.2, -4.0])
+    assert audit.advantage(scores, scores.copy()) == 0.0
+    assert audit.advantage(np.array([5.0, 6.0, 7.0]), np.array([1.0, 2.0])) == 1.0
+    # Members scoring lower is no membership signal: a score >= t guesses "member".
+    assert audit.advantage(np.array([1.0, 2.0]), np.array([5.0, 6.0, 7.0])) == 0.0
+    # One threshold between: TPR 2/3 (scores 5, 6 of 1, 5, 6), FPR 0 (of 2, 3).
+    assert audit.advantage(np.array([1.0, 5.0, 6.0]), np.array([2.0, 3.0])) == pytest.approx(2 / 3)
+
+
+def test_the_null_and_the_intervals_tell_signal_from_noise() -> None:
+    rng = np.random.default_rng(0)
+    noise = [rng.normal(size=20) for _ in range(3)], [rng.normal(size=20) for _ in range(3)]
+    signal = [g + 3.0 for g in noise[0]], noise[1]
+    quiet, loud = audit.compare(*noise, seed=0), audit.compare(*signal, seed=0)
+    assert quiet["advantage_p"] > 0.05 and loud["advantage_p"] < 0.01
+    assert loud["auc_p"] < 0.01 and loud["auc"] > 0.95
+    assert 0.1 < quiet["advantage_null95"] < 0.4  # what 60 + 60 scores read by chance
+    for figures in (quiet, loud):
+        for name in ("auc", "advantage"):
+            assert figures[f"{name}_low"] <= figures[name] <= figures[f"{name}_high"]
+    assert loud["advantage_low"] > quiet["advantage_null95"]
+
+
+def test_records_round_trip_through_their_json_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit, "BOOTSTRAP", 100)
+    monkeypatch.setattr(audit, "PERMUTATIONS", 100)
+    rng = np.random.default_rng(1)
+    results = [
+        audit.SeedResult(
+            seed,
+            {
+                name: {g: rng.exponential(size=5) for g in audit.GROUPS}
+                for name in ("default", "smote")
+            },
+            {g: rng.exponential(size=5) for g in audit.GROUPS},
+            train_rare=900,
+            generated=900,
+            wall_s=12.5,
+            run_id=f"run{seed}",
+        )
+        for seed in (0, 1)
+    ]
+    rows = audit.records(results, ["trainer.steps=5"])
+    assert [(r["seed"], r["generator"], r["comparison"]) for r in rows] == [
+        (s, g, c)
+        for s in ("0", "1", "pooled")
+        for g in ("default", "smote")
+        for c in ("in_vs_out", "out_vs_fresh")
+    ]
+    first = tmp_path / "first.jsonl"
+    assert audit.report(rows, str(first)) == 0
+    again = tmp_path / "again.jsonl"
+    assert audit.main(["--from-results", str(first), "--out", str(again)]) == 0
+    read = [json.loads(line) for line in again.read_text().splitlines()]
+    assert read == [json.loads(line) for line in first.read_text().splitlines()]
+    assert read[0]["overrides"] == ["trainer.steps=5"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--set", "seed=4"], "the audit's own setting"),
+        (["--set", "trainer.stepz=5"], "unknown config key"),
+        (["--seeds", "1,1"], "distinct integers"),
+        (["--canaries", "1"], ">= 2"),
+    ],
+)
+def test_bad_arguments_are_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert audit.main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_missing_table_names_the_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert audit.main(["--data", str(tmp_path)]) == 2
+    assert "--data" in capsys.readouterr().err
+
+
+def test_canaries_of_the_shared_table_pass_its_schema() -> None:
+    path = audit.TABLE.path(shared_data_dir(None))
+    if not path.is_file():
+        pytest.skip(f"{path} absent (set {SHARED_VARIABLE} or pass the shared data folder)")
+    table = pd.read_csv(path)
+    for seed in (0, 1, 2):
+        canaries = audit.make_canaries(table, LABEL, POSITIVE, 60, seed=seed)
+        assert_in_form(canaries, table)
+        assert_no_new_atoms(canaries, table)
+        assert_isolated(canaries, table)
+        # Inside what the table's inferred schema keeps: its levels and its fitted bounds.
+        schema = infer_schema(table, LABEL, POSITIVE)
+        validate_table(canaries, schema, source="canaries", min_rows_per_class=0)
+        for column in schema.features:
+            if column.levels is not None:
+                assert set(canaries[column.name]) <= set(column.levels), column.name
+            if column.bounds is not None:
+                low, high = (float(b) for b in column.bounds)
+                values = canaries[column.name]
+                assert values.between(low, high).all(), (column.name, column.bounds)
