@@ -65,6 +65,20 @@ class FittedColumn:
         return float(self.fill)  # type: ignore[arg-type]
 
 
+def present_codes(
+    values: pd.Series, column: ColumnSchema, source: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as the column's codes and gaps (:func:`column_codes`); DataError in one line
+    when no training row has a value: a column with nothing to fit."""
+    codes, gaps = column_codes(values, column, source)
+    if gaps.all():
+        raise DataError(
+            f"{source}: column {column.name} has no value in the {len(codes)} training row(s); "
+            "drop it from the schema or give rows that have it"
+        )
+    return codes, gaps
+
+
 def fit_column(
     values: pd.Series,
     column: ColumnSchema,
@@ -78,14 +92,9 @@ def fit_column(
     min_rows: int,
     entities: np.ndarray | None,
 ) -> FittedColumn:
-    codes, gaps = column_codes(values, column, source)
+    codes, gaps = present_codes(values, column, source)
     present = codes[~gaps]
     owners = None if entities is None else np.asarray(entities, np.int64)[~gaps]
-    if present.size == 0:
-        raise DataError(
-            f"{source}: column {column.name} has no value in the {len(codes)} training row(s); "
-            "drop it from the schema or give rows that have it"
-        )
     if column.kind == "categorical":
         levels = column.levels or ()
         counts = np.bincount(present.astype(np.int64), minlength=len(levels))

@@ -28,7 +28,6 @@ import dp_accounting
 import numpy as np
 import pandas as pd
 
-from wgangp.data.schema.column_codes import column_codes
 from wgangp.data.schema.table_schema import CLASSES, ColumnSchema
 from wgangp.data.transform.fitted_column import (
     ALL_ROWS,
@@ -36,9 +35,9 @@ from wgangp.data.transform.fitted_column import (
     bounds_value,
     native_value,
     on_step,
+    present_codes,
 )
 from wgangp.data.transform.scales import QuantileScale
-from wgangp.errors import DataError
 from wgangp.privacy.mechanisms import DEFAULT_GRID, dp_bounds, dp_quantiles, noisy_histogram
 
 #: The share of a column's entities fitted bounds leave out at either end.
@@ -74,14 +73,9 @@ def fit_private_column(
 ) -> tuple[FittedColumn, list[dp_accounting.DpEvent]]:
     """``column``'s fill, bounds and scales from DP releases of its present values (module doc),
     and the releases' events; ``entities``: each row's entity code (a row its own without one)."""
-    codes, gaps = column_codes(values, column, source)
+    codes, gaps = present_codes(values, column, source)
     present = codes[~gaps]
     owners = np.asarray(entities, np.int64)[~gaps]
-    if present.size == 0:
-        raise DataError(
-            f"{source}: column {column.name} has no value in the {len(codes)} training row(s); "
-            "drop it from the schema or give rows that have it"
-        )
     if column.kind == "categorical":
         levels = column.levels or ()
         edges = np.arange(len(levels) + 1, dtype=np.float64) - 0.5
