@@ -7,6 +7,7 @@ key fails at composition; values are checked in ``__post_init__``, which runs wh
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -41,7 +42,8 @@ DEVICES = ("auto", "cpu", "gpu")
 STRATEGIES = ("none", "mirrored")
 NAN_POLICIES = ("raise", "stop", "skip")
 SELECT_BY = ("c2st_auc_gbm", "ks_mean")  # val/* metrics the quality loop can select by
-MAX_SEED = 2**32 - 1  # numpy's legacy seeding (Keras' set_random_seed) takes 32-bit seeds
+MAX_SEED = 2**32 - 1
+MAX_EPSILON = 100  # numpy's legacy seeding (Keras' set_random_seed) takes 32-bit seeds
 
 
 def _require(condition: bool, key: str, message: str) -> None:
@@ -413,6 +415,55 @@ class ShipConfig:
 
 
 @dataclass
+class PrivacyConfig:
+    """Entity-level differential privacy (``wgangp.privacy``, docs/privacy.md): everything that
+    ships, and every statistic of the training rows it is fitted from, within (epsilon, delta)."""
+
+    epsilon: float | None = None  # null: off (k-anonymous stored tables, no guarantee)
+    #: null: 1 / (10 x the training entities), rounded down to a power of ten
+    delta: float | None = None
+    clip: float = 1.0  # the L2 bound on one entity's critic gradient
+    #: The share of epsilon the statistics fitted before training (levels, bounds, knots, counts)
+    #: are released at; DP-SGD spends the rest.
+    statistics_share: float = 0.1
+
+    @property
+    def enabled(self) -> bool:
+        return self.epsilon is not None
+
+    def __post_init__(self) -> None:
+        if self.epsilon is not None:
+            _require(
+                math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON,
+                "privacy.epsilon",
+                f"{self.epsilon} must be in (0, {MAX_EPSILON}] (null: off; beyond "
+                f"{MAX_EPSILON} DP-SGD's noise protects next to nothing)",
+            )
+        if self.delta is not None:
+            _require(0 < self.delta < 1e-2, "privacy.delta", f"{self.delta} must be in (0, 0.01)")
+        _require(
+            math.isfinite(self.clip) and self.clip > 0, "privacy.clip", f"{self.clip} must be > 0"
+        )
+        share = self.statistics_share
+        _require(0 < share < 1, "privacy.statistics_share", f"{share} must be in (0, 1)")
+
+
+#: What privacy.epsilon cannot run with, each (key, its value is refused when, the fix).
+_NOT_PRIVATE: tuple[tuple[str, Any, str], ...] = (
+    ("ship.copula_share", lambda c: c.ship.copula_share > 0, "set ship.copula_share=0"),
+    ("trainer.refit", lambda c: c.trainer.refit, "set trainer.refit=false"),
+    ("trainer.strategy", lambda c: c.trainer.strategy != "none", "set trainer.strategy=none"),
+    ("trainer.jit_compile", lambda c: c.trainer.jit_compile, "set trainer.jit_compile=false"),
+    (
+        "trainer.precision",
+        lambda c: c.trainer.precision != "float32",
+        "set trainer.precision=float32",
+    ),
+    ("model.critic.pac", lambda c: c.model.critic.pac != 1, "set model.critic.pac=1"),
+)
+
+
+@dataclass
 class Config:
     data: DataConfig = field(default_factory=DataConfig)
     preprocess: PreprocessConfig = field(default_factory=PreprocessConfig)
@@ -423,6 +474,7 @@ class Config:
     evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
     select: SelectConfig = field(default_factory=SelectConfig)
     ship: ShipConfig = field(default_factory=ShipConfig)
+    privacy: PrivacyConfig = field(default_factory=PrivacyConfig)
     seed: int = 0
     name: str = "default"  # the experiment's name, set by conf/experiment/*.yaml
     debug: bool = False  # show tracebacks for user errors
@@ -434,6 +486,20 @@ class Config:
         batch, pac = self.trainer.batch_size, self.model.critic.pac
         why = f"{batch} must be a multiple of model.critic.pac={pac} (the critic's pack size)"
         _require(batch % pac == 0, "trainer.batch_size", why)
+        if self.privacy.enabled:
+            self._under_privacy()
+
+    def _under_privacy(self) -> None:
+        """Refuse, one line each, what DP-SGD does not cover; turn off what reads rows outside
+        the budget (the step selection reads validation rows, the calibration training rows
+        without noise): the run says so before training (``wgangp.privacy.plan``)."""
+        for key, refused, fix in _NOT_PRIVATE:
+            if refused(self):
+                value = functools.reduce(getattr, key.split("."), self)
+                shown = str(value).lower() if isinstance(value, bool) else repr(value)
+                _require(False, key, f"{shown} is not supported under privacy.epsilon; {fix}")
+        self.select.every = 0
+        self.ship.calibrate_marginals = False
 
 
 def register_configs() -> None:

@@ -48,7 +48,8 @@ def train(
     ``launch_dir``, against which relative paths resolve, to the user's directory; ``frame``: a
     DataFrame given in Python (:func:`wgangp.fit`) instead of ``data.path``; ``embedded``: called
     from Python, where a signal ends the run and never the process. Data flows one
-    way, for every table: load -> schema -> validate -> split -> fit the transform on the training
+    way, for every table: load -> schema -> validate -> split -> (``privacy.epsilon``: release the
+    schema, the transform and the counts under the budget) -> fit the transform on the training
     split -> train -> select a step -> (``trainer.refit``: train again on training + validation rows
     for that many steps) -> assemble what ships (calibrated marginals; ``ship.copula_share``, a
     copula's share of rows) -> export it -> evaluate it on the test split, all logged to one MLflow
@@ -65,6 +66,7 @@ def train(
     from wgangp.tracking.note import headline
     from wgangp.training.fit import fit_networks, refit_networks
     from wgangp.training.phases import PHASES_FILE, PhaseClock
+    from wgangp.training.private_fit import release
     from wgangp.training.refit import refit_metrics
     from wgangp.training.run_record import trained_on
     from wgangp.training.runtime import training_runtime
@@ -76,6 +78,11 @@ def train(
             data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch, frame=frame)
         log.info("data: %s", data.describe())
         check_batch_fits(data, cfg.trainer.batch_size)
+        private = None
+        if cfg.privacy.enabled:  # from here on the schema is the released one
+            with clock.phase("release"):
+                private = release(cfg, data)
+            data = private.data
         run.log_data(data)
         run.log_config()
         tracker, output = run.tracker, run.dirs.output
@@ -84,7 +91,7 @@ def train(
             # From here on the trainer sees the precision in force, never "auto".
             cfg = replace(cfg, trainer=replace(cfg.trainer, precision=runtime.precision))
             with clock.phase("train"):
-                fit = fit_networks(cfg, data, run, run)
+                fit = fit_networks(cfg, data, run, run, private)
             outcome = fit.outcome
             if outcome.nan_step is not None:  # on_nan=stop: recorded, the run ends FAILED
                 return _stopped(run, outcome)
@@ -112,6 +119,11 @@ def train(
                     cfg.seed,
                     entities=data.entities(data.fit_rows.train),
                 )
+            if private is not None:
+                synthesizer = replace(synthesizer, privacy=private.plan.summary())
+                tracker.log_params(private.plan.params())
+                tracker.log_metrics(private.plan.metrics(), outcome.step)
+                outcome.final_metrics.update(private.plan.metrics())
             with clock.phase("export"):
                 bundle = export(synthesizer, output, tracker, cfg, selection)
             if cfg.evaluate.enabled:

@@ -133,3 +133,19 @@ def test_the_noise_has_the_promised_spread() -> None:
     assert noise.size > 1000
     assert np.std(noise) == pytest.approx(2.0 * 0.5 / 8.0, rel=0.05)
     assert abs(np.mean(noise)) < 0.01
+
+
+def test_each_fake_row_is_clipped_too() -> None:
+    """Fake rows read no training row, but left whole their term would outweigh the clipped real
+    rows': 4 fake rows 10,000 times too large move the gradient by at most the clip."""
+    critic = _linear_critic()
+    real, fake, onehot, alpha = _rows(4, seed=6)
+    huge = (fake * 1e4, onehot)
+    grads, _ = private_critic_gradients(
+        critic, real, fake, onehot, alpha, tf.range(4), 4,
+        expected_entities=4.0, clip=1.0, noise_multiplier=0.0, gp_weight=LAMBDA,
+        seed=tf.constant([0, 1]), fake_term=huge,
+    )  # fmt: skip
+    norm = np.sqrt(sum(float(tf.reduce_sum(tf.square(g))) for g in grads))
+    assert norm <= 2.0 + 1e-4  # the real rows' clipped mean (<= 1) plus the fake rows' (<= 1)
+    assert norm > 0.9  # and the fake rows' term is there, at its clip

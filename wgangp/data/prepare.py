@@ -25,7 +25,7 @@ from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.match import label_counts
 from wgangp.data.schema.review import require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
-from wgangp.data.schema.validation import validate_table
+from wgangp.data.schema.validation import canonical, validate_table
 from wgangp.data.split import stratified_split
 from wgangp.errors import DataError
 
@@ -159,6 +159,33 @@ class PreparedData:
             val=self.val.iloc[:0],
             fit_subsets=joined(self.fit_subsets),
             score_subsets=joined(self.score_subsets),
+        )
+
+    def with_released_schema(self, schema: TableSchema) -> PreparedData:
+        """The split read by ``schema``, a private run's released one
+        (:mod:`wgangp.data.schema.released`): in every part, a categorical's value it no longer
+        lists is its ``other`` level."""
+        recoded = [c for c in schema.features if c.kind == "categorical" and c.other is not None]
+
+        def recode(frame: pd.DataFrame) -> pd.DataFrame:
+            frame = frame.copy()
+            for column in recoded:
+                frame[column.name] = canonical(frame[column.name], column, self.origin).to_numpy()
+            return frame
+
+        def parts(splits: Splits | None) -> Splits | None:
+            if splits is None:
+                return None
+            return Splits(recode(splits.train), recode(splits.val), recode(splits.test))
+
+        return replace(
+            self,
+            schema=schema,
+            train=recode(self.train),
+            val=recode(self.val),
+            test=recode(self.test),
+            fit_subsets=parts(self.fit_subsets),
+            score_subsets=parts(self.score_subsets),
         )
 
     def describe_duplicates(self) -> str:

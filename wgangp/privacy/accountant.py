@@ -14,8 +14,10 @@ accountants for these events. RDP is kept for comparison with published figures.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -169,7 +171,8 @@ def noise_for_budget(
     # Epsilon falls roughly as 1 / sigma: DP-SGD's RDP epsilon at sigma 1 (quick in any setting,
     # where a PLD of a barely private run is not) over what the fixed releases leave places it.
     rdp = dp_accounting.rdp.RdpAccountant()
-    at_one = _epsilon(rdp, dp_sgd_event(1.0, sample_rate, steps), delta)
+    with _quiet_absl():  # orders whose series do not converge are left out, with a warning each
+        at_one = _epsilon(rdp, dp_sgd_event(1.0, sample_rate, steps), delta)
     guess = min(max(at_one / (target - already), 2 * _SIGMA_LOW), _SIGMA_HIGH / 2)
     low, high = _bracket(over, guess, target)
     sigma = float(
@@ -218,6 +221,18 @@ def _bracket(over: Callable[[float], bool], guess: float, target: float) -> tupl
         factor *= factor
         low, high = max(low / factor, _SIGMA_LOW), low
     return low, high
+
+
+@contextlib.contextmanager
+def _quiet_absl() -> Iterator[None]:
+    """absl's warnings off for the block (dp-accounting logs through absl)."""
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        absl.setLevel(level)
 
 
 def _grid_step(epsilon: float) -> float:

@@ -166,6 +166,17 @@ def noisy_count(
     return count + float(rng.normal(0.0, _sigma(noise_multiplier))), _event(noise_multiplier)
 
 
+def noisy_group_counts(
+    groups: np.ndarray, count: int, noise_multiplier: float, rng: np.random.Generator
+) -> tuple[np.ndarray, dp_accounting.DpEvent]:
+    """The entities in each of ``count`` disjoint groups (``groups[i]``: entity i's group, one
+    entry per entity) plus N(0, noise_multiplier**2) each: an entity is in one group, so it
+    moves the vector by 1 in L2, one release for all the groups."""
+    groups = np.asarray(groups, np.int64)
+    counts = np.bincount(groups, minlength=count).astype(np.float64)
+    return counts + rng.normal(0.0, _sigma(noise_multiplier), count), _event(noise_multiplier)
+
+
 def noisy_share(
     mask: np.ndarray, entities: np.ndarray, noise_multiplier: float, rng: np.random.Generator
 ) -> tuple[float, dp_accounting.DpEvent]:

@@ -85,6 +85,9 @@ class Synthesizer:
     #: :func:`wgangp.fit` or :func:`wgangp.load` made it; None otherwise.
     run_id: str | None = None
     model_uri: str | None = None
+    #: The guarantee it was trained under (``privacy.epsilon``: epsilon spent, delta, how they
+    #: were spent), as ``synthesizer.json`` carries it; None: no guarantee.
+    privacy: dict[str, Any] | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -231,6 +234,8 @@ class Synthesizer:
                 "label": [self.schema.label, self.schema.positive],
                 "keras_version": keras.__version__,
             }
+            if self.privacy is not None:
+                meta["privacy"] = self.privacy
             write_text(tmp / META_FILE, json.dumps(meta, indent=2))
             write_manifest(tmp)
         return directory
@@ -287,6 +292,7 @@ class Synthesizer:
             origin=str(directory),
             calibration=calibration,
             mixture=mixture,
+            privacy=meta.get("privacy"),
         )
 
 
@@ -407,6 +413,11 @@ def _meta(path: Path, columns: list[str], label: list) -> dict:
             raise ValueError("columns are not the table's")
         if meta.get("label") != label:
             raise ValueError(f"label and class {meta.get('label')!r} are not the schema's {label}")
+        privacy = meta.get("privacy")
+        if privacy is not None and not (
+            isinstance(privacy, dict) and isinstance(privacy.get("epsilon"), int | float)
+        ):
+            raise ValueError(f"privacy {privacy!r} is not a guarantee with an epsilon")
     except (ValueError, KeyError, TypeError, AttributeError, OSError) as err:
         raise DamagedBundleError(
             f"{path} is not a usable synthesizer description ({err}); {RETRAIN}"

@@ -12,7 +12,10 @@ alone, so it is post-processing. One critic update under privacy:
 3. Each entity's gradient clipped to L2 norm ``clip`` over all the critic's weights together,
    summed over entities, plus N(0, (noise_multiplier * clip)^2) per weight, divided by the
    expected number of sampled entities (public; never the count that was sampled, which is not).
-4. The fake rows' term, ``mean D(x_fake)``, reads no training row: its gradient is added unclipped.
+4. The fake rows' term, ``mean D(x_fake)``, reads no training row, so it needs neither noise nor
+   clipping; its rows' gradients are clipped at ``clip`` all the same, each, and averaged: left
+   whole, it would outweigh the real rows' clipped term many times over, and the critic would
+   learn to score fake rows down rather than to tell them from real ones.
 
 So adding or removing one entity moves the sum of step 3 by at most ``clip``: the Gaussian
 mechanism with sensitivity ``clip``, subsampled by Poisson sampling, whose privacy the accountant
@@ -98,13 +101,15 @@ def private_critic_gradients(
     noise_multiplier: float,
     gp_weight: float,
     seed: tf.Tensor,
-    fake_onehot: tf.Tensor | None = None,
+    fake_term: tuple[tf.Tensor, tf.Tensor] | None = None,
 ) -> tuple[list[tf.Tensor], tf.Tensor]:
     """The critic's gradient under entity-level DP (module doc, steps 2-4), per variable; and
     the sampled entities' gradient norms before clipping.
 
     ``real``, ``fake``, ``onehot``, ``alpha``: one row per sampled real row (the fake row its
-    interpolate pairs it with); ``fake_onehot``: the fake term's labels (default ``onehot``)."""
+    interpolate pairs it with); ``fake_term``: the (rows, labels) of the fake term, default
+    ``(fake, onehot)``. A batch of its own keeps the term's size public: averaged over the
+    sampled rows, it would weigh by how many were sampled."""
     variables = critic.trainable_variables
     per_entity = entity_gradients(
         variables,
@@ -114,11 +119,15 @@ def private_critic_gradients(
     )
     summed, norms = clipped_sum(per_entity, clip)
     noise = gaussian_noise(summed, noise_multiplier * clip, seed)
-    watched = [getattr(v, "value", v) for v in variables]
-    with tf.GradientTape(watch_accessed_variables=False) as tape:
-        tape.watch(watched)
-        d_fake = critic([fake, onehot if fake_onehot is None else fake_onehot])
-        fake_term = tf.reduce_mean(tf.cast(d_fake, tf.float32))
-    public = tape.gradient(fake_term, watched)
+    fake_rows = list(fake_term) if fake_term is not None else [fake, onehot]
+    count_fake = tf.shape(fake_rows[0])[0]
+    per_fake_row = entity_gradients(
+        variables,
+        lambda: tf.cast(critic(fake_rows)[:, 0], tf.float32),
+        tf.range(count_fake),
+        count_fake,
+    )
+    fake_summed, _ = clipped_sum(per_fake_row, clip)
+    public = [s / tf.cast(count_fake, s.dtype) for s in fake_summed]
     grads = [(s + n) / expected_entities + p for s, n, p in zip(summed, noise, public, strict=True)]
     return grads, norms

@@ -54,3 +54,8 @@ WALL_TIME = metric(RUN, "wall_time_s")
 NAN_STEP = metric(RUN, "nan_step")
 VAL_SCORE = metric(VAL, "score")
 SELECTION_SCORE = metric(SELECTION, "score")
+
+#: A private run's guarantee (``privacy.epsilon``): the epsilon it spent and its delta.
+PRIVACY = "privacy"
+PRIVACY_EPSILON = metric(PRIVACY, "epsilon")
+PRIVACY_DELTA = metric(PRIVACY, "delta")

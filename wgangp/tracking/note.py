@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from wgangp.tracking.names import EVAL, VAL_SCORE, metric
+from wgangp.tracking.names import EVAL, PRIVACY_DELTA, PRIVACY_EPSILON, VAL_SCORE, metric
 
 #: The tag MLflow renders as the run's description.
 NOTE_TAG = "mlflow.note.content"
@@ -79,4 +79,10 @@ def headline(selected_step: int | None, score: float | None, metrics: Mapping[st
         if metric(EVAL, name) in metrics
     ]
     tested = f"**test**: {', '.join(figures)}" if figures else "no test evaluation"
-    return f"{selected}; {tested}."
+    guarantee = ""
+    if PRIVACY_EPSILON in metrics:
+        guarantee = (
+            f" **Differential privacy** per entity: epsilon {metrics[PRIVACY_EPSILON]:.3g}, "
+            f"delta {metrics[PRIVACY_DELTA]:.0e}."
+        )
+    return f"{selected}; {tested}.{guarantee}"

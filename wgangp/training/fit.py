@@ -14,10 +14,12 @@ from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
 from wgangp.data.transform.table_transform import TableTransform
 from wgangp.step.batch import ClassBalancedRows, rare_share
+from wgangp.step.private_step import EntityPools, PrivateTrainStep
 from wgangp.step.train_step import build_train_step
 from wgangp.synthesis.selection import StepSelector, step_selector
 from wgangp.training.averaging import GeneratorAverage
 from wgangp.training.loop import HostLoop, LoopOutcome
+from wgangp.training.private_fit import PrivateRelease
 from wgangp.training.refit import RefitRun
 from wgangp.training.session import TrackedRun
 
@@ -36,11 +38,18 @@ class Fit:
 
 
 def fit_networks(
-    cfg: Config, data: PreparedData, run: TrackedRun, loop_run: TrackedRun | RefitRun
+    cfg: Config,
+    data: PreparedData,
+    run: TrackedRun,
+    loop_run: TrackedRun | RefitRun,
+    private: PrivateRelease | None = None,
 ) -> Fit:
     """Fit the transform on ``data.train`` (its sample, ``data.fit_rows``) and train on every
     training row to ``trainer.steps``, logging through ``loop_run``; the step selection probes
-    ``data.val`` when it has rare rows enough."""
+    ``data.val`` when it has rare rows enough. Under ``privacy.epsilon``, ``private`` holds the
+    released transform and the critic learns by DP-SGD (:mod:`wgangp.step.private_step`)."""
+    if private is not None:
+        return _fit_private(cfg, data, loop_run, private)
     fitted_on = data.fit_rows.train
     transformer = TableTransform.fit(
         fitted_on,
@@ -77,6 +86,28 @@ def fit_networks(
     )
     loop = HostLoop(train_step, loop_run, cfg.trainer, cfg.tracking.log_every, selector, average)
     return Fit(generator, transformer, selector, loop.train())
+
+
+def _fit_private(
+    cfg: Config, data: PreparedData, loop_run: TrackedRun | RefitRun, private: PrivateRelease
+) -> Fit:
+    """The fit under privacy: the released transform, entity-level DP-SGD, the last step."""
+    transformer = private.transformer
+    classes = data.classes(data.train)
+    x = transformer.transform(data.train, classes)
+    rows = ClassBalancedRows(
+        x, classes, rare_share(cfg.trainer.label_sampling), layout=transformer.layout
+    )
+    pools = EntityPools(x, classes, private.entities)
+    train_step = PrivateTrainStep(
+        cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows, pools=pools, plan=private.plan
+    )
+    loop_run.tracker.set_tags({"strategy": "none", "replicas": 1, "privacy": "dp-sgd"})
+    decay = cfg.trainer.ema_decay
+    average = GeneratorAverage(train_step.generator, decay) if decay > 0 else None
+    generator = average.model if average else train_step.generator
+    loop = HostLoop(train_step, loop_run, cfg.trainer, cfg.tracking.log_every, None, average)
+    return Fit(generator, transformer, None, loop.train())
 
 
 def refit_networks(

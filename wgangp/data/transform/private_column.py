@@ -5,11 +5,12 @@
 releases each through :mod:`wgangp.privacy.mechanisms` instead and returns the releases'
 ``dp_accounting`` events for the run's accountant. Per column:
 
-- a number: one noisy quantile tree per scale (every row, and each class): the scale is a
-  quantile scale on those knots; bounds the schema does not give are the every-row tree's
-  0.1% and 99.9% quantiles moved out to their bins' edges, the fill its median (both read off
-  the same release: post-processing). Quantile scales always, per class always: choosing a
-  scale by the rows (point masses, a class's row count) would be a release of its own.
+- a number: one noisy quantile tree per scale (every row, and each class unless ``per_class``
+  is false): the scale is a quantile scale on those knots; bounds the schema does not give are
+  the every-row tree's 0.1% and 99.9% quantiles moved out to their bins' edges, the fill its
+  median (both read off the same release: post-processing). Quantile scales always, per class
+  or not as the caller says: choosing a scale by the rows (point masses, a class's row count)
+  would be a release of its own.
 - a datetime: first its bounds off the geometric grid (which resolves a date only to years),
   then the trees on 1,024 equal bins between them; not rounded to days (finding that every date
   is whole would read the rows).
@@ -52,6 +53,9 @@ class PrivateFit:
     noise_multiplier: float
     rng: np.random.Generator
     events: list[dp_accounting.DpEvent] = field(default_factory=list)
+    #: A scale per class besides every row's (two more releases a number): worth it only where
+    #: each class has thousands of entities, as each release's noise is the same.
+    per_class: bool = True
 
 
 #: The probabilities of a scale's knots: its ends (a quantile scale spans 0 to 1; read as the
@@ -70,6 +74,7 @@ def fit_private_column(
     noise_multiplier: float,
     rng: np.random.Generator,
     source: str,
+    per_class: bool = True,
 ) -> tuple[FittedColumn, list[dp_accounting.DpEvent]]:
     """``column``'s fill, bounds and scales from DP releases of its present values (module doc),
     and the releases' events; ``entities``: each row's entity code (a row its own without one)."""
@@ -101,7 +106,7 @@ def fit_private_column(
     fitted.fill = native_value(column.kind, float(np.clip(on_step(fitted, median), low, high)))
     fitted.scales[ALL_ROWS] = _scale(knots)
     present_classes = np.asarray(classes)[~gaps]
-    for c in CLASSES:
+    for c in CLASSES if per_class else ():
         of_class = present_classes == c
         knots, event = dp_quantiles(
             present[of_class], owners[of_class], KNOTS, noise_multiplier, rng, edges

@@ -151,8 +151,9 @@ class TableTransform:
         private: PrivateFit,
         source: str,
     ) -> TableTransform:
-        """Every column released under DP (:mod:`.private_column`): quantile scales per class,
-        whatever the scaling options say; the releases' events go to ``private.events``."""
+        """Every column released under DP (:mod:`.private_column`): quantile scales (per class as
+        ``private.per_class`` says), whatever the scaling options say; the releases' events go
+        to ``private.events``."""
         owners = np.arange(len(frame)) if entities is None else np.asarray(entities)
         fitted = []
         for column in schema.features:
@@ -164,11 +165,14 @@ class TableTransform:
                 noise_multiplier=private.noise_multiplier,
                 rng=private.rng,
                 source=source,
+                per_class=private.per_class,
             )
             fitted.append(column_fit)
             private.events.extend(events)
         quantiles = [column.name for column in fitted if column.quantile]
-        return cls(fitted, scaling="quantile", per_class=True, quantile_columns=quantiles)
+        return cls(
+            fitted, scaling="quantile", per_class=private.per_class, quantile_columns=quantiles
+        )
 
     def transform(
         self, frame: pd.DataFrame, classes: Classes = None, source: str = "rows"

@@ -1,0 +1,165 @@
+"""A run under ``privacy.epsilon``, end to end, on a transactions table with ``data.entity``: the
+guarantee it reports is within the budget and the accountant's, it is logged and shipped, and the
+bundle holds no level and no number fewer than k customers hold."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import mlflow
+import pandas as pd
+import pytest
+from support.configs import TINY, compose
+from support.docs import documented, one_line
+from support.tables import transactions_table
+
+from wgangp.config import to_config
+from wgangp.errors import ConfigError
+from wgangp.sample import SampleRequest, guarantee, sample
+from wgangp.serving.bundle import CALIBRATION_FILE, META_FILE, PREPROCESSING_FILE, SCHEMA_FILE
+from wgangp.serving.synthesizer import Synthesizer
+from wgangp.tracking.names import PRIVACY_DELTA, PRIVACY_EPSILON
+
+K = 5
+RUN = [o for o in TINY if not o.startswith("data")] + [
+    "data.label=status",
+    "data.positive=fraud",
+    "data.entity=customer_id",
+    "privacy.epsilon=3",
+]
+
+
+def _train(folder: Path, table: Path, *overrides: str):
+    from wgangp.train import train
+
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    cfg = compose([*RUN, f"data.path={table}", f"tracking.uri={uri}", *overrides])
+    return train(cfg, output_dir=folder / "out", launch_dir=folder), uri
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("private")
+    table = folder / "transactions.csv"
+    frame = transactions_table()
+    frame.to_csv(table, index=False)
+    result, uri = _train(folder, table)
+    return result, uri, frame, folder
+
+
+def test_the_spent_epsilon_is_within_budget_and_delta_below_one_over_entities(run) -> None:
+    result, _, frame, _ = run
+    assert result.status == "FINISHED"
+    epsilon, delta = result.final_metrics[PRIVACY_EPSILON], result.final_metrics[PRIVACY_DELTA]
+    assert 2.9 < epsilon <= 3.0  # the least noise that fits, not any that does
+    assert delta < 1 / frame["customer_id"].nunique()
+
+
+def test_the_guarantee_ships_and_is_logged(run) -> None:
+    result, uri, _, _ = run
+    bundle = Path(result.synthesizer_dir)
+    shipped = json.loads((bundle / META_FILE).read_text())["privacy"]
+    assert shipped["epsilon"] == pytest.approx(result.final_metrics[PRIVACY_EPSILON])
+    assert shipped["unit"] == "entity" and shipped["epsilon_target"] == 3.0
+    assert Synthesizer.load(bundle).privacy == shipped
+    assert not (bundle / CALIBRATION_FILE).exists()  # the calibration reads rows without noise
+    data = mlflow.MlflowClient(uri).get_run(result.run_id).data
+    assert data.metrics[PRIVACY_EPSILON] == pytest.approx(shipped["epsilon"])
+    assert float(data.params["privacy.noise_multiplier"]) > 0
+    assert data.params["select.every"] == "0"
+    assert "Differential privacy" in data.tags["mlflow.note.content"]
+
+
+def test_sampling_says_what_the_rows_are_covered_by(run, caplog) -> None:
+    result, _, _, folder = run
+    with caplog.at_level(logging.INFO, logger="wgangp.sample"):
+        sample(SampleRequest(str(result.synthesizer_dir), folder / "rows.csv", n=50))
+    shipped = Synthesizer.load(Path(result.synthesizer_dir)).privacy
+    assert guarantee(shipped) in caplog.text
+    assert guarantee(shipped).startswith("privacy: (3, 1e-0")
+    assert "no differential-privacy guarantee" in guarantee(None)
+
+
+def _held_by_few(frame: pd.DataFrame, column: str) -> set:
+    customers = frame.groupby(column)["customer_id"].nunique()
+    return set(customers[customers < K].index)
+
+
+def test_the_bundle_holds_no_value_fewer_than_k_customers_hold(run) -> None:
+    result, _, frame, _ = run
+    bundle = Path(result.synthesizer_dir)
+    texts = (bundle / SCHEMA_FILE).read_text() + (bundle / PREPROCESSING_FILE).read_text()
+    for level in _held_by_few(frame, "merchant"):
+        assert level not in texts
+    stored = {float(x) for x in __import__("re").findall(r"-?\d+\.\d+(?:e-?\d+)?", texts)}
+    few = {float(v) for v in _held_by_few(frame, "amount")}
+    assert not stored & few
+    schema = Synthesizer.load(bundle).schema
+    assert schema.rows is None and schema.label_counts == ()
+    assert all(c.missing == 0 for c in schema.columns)
+    for column in schema.features:
+        if column.kind != "categorical":
+            assert column.bounds is None  # the transform holds the released ones
+
+
+def test_a_private_run_needs_the_class_to_synthesize(tmp_path: Path) -> None:
+    table = tmp_path / "t.csv"
+    transactions_table(customers=60).to_csv(table, index=False)
+    with pytest.raises(ConfigError) as err:
+        _train(tmp_path, table, "data.positive=null")
+    line = one_line(err)
+    assert line == (
+        "privacy.epsilon needs data.positive (the class to synthesize): choosing the rarer value "
+        "of status would read its counts; set data.positive=<value>"
+    )
+    documented(line.replace("status", "<label>"))
+
+
+@pytest.mark.parametrize(
+    ("override", "line"),
+    [
+        (
+            "ship.copula_share=0.2",
+            "invalid config value ship.copula_share: 0.2 is not supported under privacy.epsilon; "
+            "set ship.copula_share=0",
+        ),
+        (
+            "trainer.refit=true",
+            "invalid config value trainer.refit: true is not supported under privacy.epsilon; "
+            "set trainer.refit=false",
+        ),
+        (
+            "trainer.jit_compile=true",
+            "invalid config value trainer.jit_compile: true is not supported under "
+            "privacy.epsilon; set trainer.jit_compile=false",
+        ),
+        (
+            "trainer.precision=mixed_float16",
+            "invalid config value trainer.precision: 'mixed_float16' is not supported under "
+            "privacy.epsilon; set trainer.precision=float32",
+        ),
+        (
+            "model.critic.pac=2",
+            "invalid config value model.critic.pac: 2 is not supported under privacy.epsilon; "
+            "set model.critic.pac=1",
+        ),
+        (
+            "privacy.epsilon=500",
+            "invalid config value privacy.epsilon: 500.0 must be in (0, 100] (null: off; beyond "
+            "100 DP-SGD's noise protects next to nothing)",
+        ),
+    ],
+)
+def test_what_dp_sgd_does_not_cover_is_refused_in_one_line(override: str, line: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        to_config(compose([*RUN, override]))
+    assert one_line(err) == line
+    documented(line)
+
+
+def test_the_selection_and_the_calibration_are_off_under_privacy() -> None:
+    cfg = to_config(compose(RUN))
+    assert cfg.select.every == 0 and not cfg.ship.calibrate_marginals
+    assert to_config(compose(RUN[:-1])).select.every > 0

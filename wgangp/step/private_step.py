@@ -1,0 +1,162 @@
+"""The training step under ``privacy.epsilon``: the critic learns by entity-level DP-SGD.
+
+The generator's update is :class:`~wgangp.step.train_step.TrainStep`'s: it reads the critic, never
+a row, so it is post-processing. Each critic update instead:
+
+1. draws a Poisson sample of entities, each class's entities at its own rate (the accountant
+   takes the larger), and one row of each sampled entity, uniformly among its rows of its class
+   (:class:`EntityPools`): the sample's size is random, and nobody's inclusion depends on anyone
+   else's;
+2. pairs each sampled row with a fake row of its class (the interpolate of the penalty), and
+   takes a batch of ``trainer.batch_size`` fake rows with public labels for the fake term;
+3. computes the gradient with :func:`~wgangp.step.dp_sgd.private_critic_gradients` (each entity's
+   gradient clipped, summed, noised, divided by the expected sample);
+4. is judged by the NaN guard and applied.
+
+Every draw is a stateless function of (seed, step, iteration), as the rest of training's are.
+Metrics that would read training rows (the critic's loss, the penalty, the Wasserstein estimate,
+the penalty's gradient norms) are not computed: NaN in the metrics, so no number outside the
+budget is logged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from wgangp.config import GPConfig, ModelConfig, TrainerConfig
+from wgangp.data.schema.table_schema import RARE
+from wgangp.model.networks import N_CLASSES
+from wgangp.privacy.plan import TrainingPlan
+from wgangp.step.batch import ClassBalancedRows, StepBatch
+from wgangp.step.dp_sgd import private_critic_gradients
+from wgangp.step.guard import CRITIC_HEAD
+from wgangp.step.random_streams import CRITIC_SLOTS, stateless_standard_normal, step_seed
+from wgangp.step.train_step import METRICS, StepMetrics, TrainStep
+
+#: A critic iteration's private draws use its slots 3 to 6 (:class:`StepBatch` uses 0 to 2).
+_PRIVATE_SLOT = 3
+
+
+def entity_classes(classes: np.ndarray, entities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, class of each)``: the distinct entities of the rows and each one's class, the
+    rare class when it holds any rare row (its other rows then never train: an entity is
+    sampled in one class, at one rate)."""
+    codes, owner = np.unique(np.asarray(entities), return_inverse=True)
+    rare = np.zeros(len(codes), bool)
+    rare[owner[np.asarray(classes) == RARE]] = True
+    return codes, rare.astype(np.int64)
+
+
+class EntityPools:
+    """Each class's training rows grouped by entity, on the device: the rows an entity of that
+    class holds in that class, in one table, with each entity's first row and row count."""
+
+    def __init__(self, x: np.ndarray, classes: np.ndarray, entities: np.ndarray) -> None:
+        classes, entities = np.asarray(classes), np.asarray(entities)
+        _, rare_entity = entity_classes(classes, entities)
+        owner = np.unique(entities, return_inverse=True)[1]
+        self.tables, self.starts, self.lengths, self.counts = [], [], [], []
+        for c in (0, RARE):
+            rows = np.flatnonzero((classes == c) & (rare_entity[owner] == c))
+            order = rows[np.argsort(owner[rows], kind="stable")]
+            _, first, length = np.unique(owner[order], return_index=True, return_counts=True)
+            self.tables.append(tf.constant(np.asarray(x, np.float32)[order]))
+            self.starts.append(tf.constant(first, tf.int32))
+            self.lengths.append(tf.constant(length, tf.float32))
+            self.counts.append(len(first))
+
+    def sample(
+        self, rates: tuple[float, float], seed: tf.Tensor, alg: str
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """A Poisson sample of entities (class c's each with probability ``rates[c]``), one row
+        of each: rows [n, features] and their classes [n] int32."""
+        seeds = tf.random.experimental.stateless_split(seed, num=4, alg=alg)
+        rows, labels = [], []
+        for c in (0, RARE):
+            u = tf.random.stateless_uniform([self.counts[c]], seeds[2 * c], alg=alg)
+            picked = tf.where(u < rates[c])[:, 0]
+            v = tf.random.stateless_uniform(tf.shape(picked), seeds[2 * c + 1], alg=alg)
+            lengths = tf.gather(self.lengths[c], picked)
+            offset = tf.minimum(tf.cast(v * lengths, tf.int32), tf.cast(lengths, tf.int32) - 1)
+            rows.append(tf.gather(self.tables[c], tf.gather(self.starts[c], picked) + offset))
+            labels.append(tf.fill(tf.shape(picked), c))
+        return tf.concat(rows, 0), tf.cast(tf.concat(labels, 0), tf.int32)
+
+
+class PrivateTrainStep(TrainStep):
+    """:class:`TrainStep` whose critic updates are DP-SGD's over entities (module doc)."""
+
+    def __init__(
+        self,
+        model: ModelConfig,
+        gp: GPConfig,
+        trainer: TrainerConfig,
+        *,
+        seed: int,
+        rows: ClassBalancedRows,
+        pools: EntityPools,
+        plan: TrainingPlan,
+    ) -> None:
+        self.pools = pools
+        self.plan = plan
+        super().__init__(model, gp, trainer, seed=seed, rows=rows)
+
+    def private_critic_update(self, step: tf.Tensor, batch: StepBatch, i: int) -> list[tf.Tensor]:
+        """Critic iteration ``i``'s DP-SGD gradient (module doc, steps 1-3)."""
+        alg, base = self.batches.alg, self.batches.base_seed
+        slot = CRITIC_SLOTS * i + _PRIVATE_SLOT
+        real, labels = self.pools.sample(self.plan.rates, step_seed(base, step, slot), alg)
+        count = tf.shape(real)[0]
+        onehot = tf.one_hot(labels, N_CLASSES, dtype=tf.float32)
+        z = stateless_standard_normal(
+            tf.stack([count, self.batches.latent_dim]), step_seed(base, step, slot + 1), alg
+        )
+        paired = self.generator([z, onehot], training=True)
+        alpha = tf.random.stateless_uniform([count, 1], step_seed(base, step, slot + 2), alg=alg)
+        public = tf.reshape(batch.z[i], [-1, batch.z.shape[-1]])
+        public_fake = self.generator([public, batch.onehot[i]], training=True)
+        grads, _ = private_critic_gradients(
+            self.critic,
+            real,
+            paired,
+            onehot,
+            alpha,
+            tf.range(count),
+            count,
+            expected_entities=float(sum(self.plan.expected)),
+            clip=self.plan.clip,
+            noise_multiplier=self.plan.noise_multiplier,
+            gp_weight=self.gp.weight,
+            seed=step_seed(base, step, slot + 3),
+            fake_term=(public_fake, batch.onehot[i]),
+        )
+        return grads
+
+    def generator_step(self, step: tf.Tensor, batch: StepBatch) -> tuple[tf.Tensor, tf.Tensor]:
+        """One generator step: ``n_critic`` private critic updates, then the generator's, each
+        judged by the guard and applied only if finite (and, under raise/stop, only after
+        finite ones)."""
+        skip = self.nan_policy.skips
+        healthy = tf.constant(True)
+        variables = self.critic.trainable_variables
+        for i in range(self.tc.n_critic):
+            grads = self.private_critic_update(step, batch, i)
+            head = [tf.constant(True)] * len(CRITIC_HEAD)
+            ok = self.guard.judge_critic(self.critic_optimizer, head, grads, step, i)
+            allowed = ok if skip else tf.logical_and(ok, healthy)
+            self.replicas.apply_if(allowed, self.critic_optimizer, grads, variables)
+            healthy = tf.logical_and(healthy, ok)
+        g = self.generator_update(batch)
+        g_ok = self.guard.judge_generator(
+            self.generator_optimizer, tf.math.is_finite(g.loss), g.grads, step, self.tc.n_critic
+        )
+        allowed = g_ok if skip else tf.logical_and(g_ok, healthy)
+        self.replicas.apply_if(
+            allowed, self.generator_optimizer, g.scaled_grads, self.generator.trainable_variables
+        )
+        healthy = tf.logical_and(healthy, g_ok)
+        unmeasured = tf.constant(np.nan, tf.float32)
+        values = dict.fromkeys(METRICS, unmeasured)
+        values["generator_loss"] = tf.cast(g.loss, tf.float32)
+        return healthy, tf.stack(list(StepMetrics(**values)))

@@ -1,0 +1,158 @@
+"""What a run under ``privacy.epsilon`` releases before training, and the plan for the rest.
+
+In order, each release counted by one accountant (:mod:`wgangp.privacy.plan`):
+
+1. the statistics' noise multiplier, from their number (known from the schema before any row is
+   read) and ``privacy.statistics_share``; the level selections' threshold from their share of
+   delta;
+2. the schema that ships (:mod:`wgangp.data.schema.released`);
+3. the transform (:class:`~wgangp.data.transform.private_column.PrivateFit`): one quantile tree a
+   number (every row's scale: at the same noise, a class of a few hundred entities would read as
+   noise), one histogram a categorical;
+4. the entities of each class (noisy counts), which set each class's sampling rate;
+5. DP-SGD's noise multiplier, for what is left of the budget.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from wgangp.config import Config
+from wgangp.data.prepare import PreparedData
+from wgangp.data.schema.released import released_schema
+from wgangp.data.schema.table_schema import RARE, TableSchema
+from wgangp.data.transform.private_column import PrivateFit
+from wgangp.data.transform.table_transform import TableTransform
+from wgangp.errors import ConfigError, DataError
+from wgangp.privacy.accountant import Budget
+from wgangp.privacy.mechanisms import noisy_group_counts, threshold_for
+from wgangp.privacy.plan import (
+    SELECTION_DELTA_SHARE,
+    TrainingPlan,
+    default_delta,
+    plan_training,
+    statistics_noise,
+)
+from wgangp.step.private_step import entity_classes
+
+log = logging.getLogger("wgangp.train")
+
+#: Added to the run's seed for the statistics' noise: never a stream training draws from.
+NOISE_SEED_OFFSET = 2**33
+
+
+@dataclass
+class PrivateRelease:
+    """The split with the released schema, the released transform, DP-SGD's plan, and each
+    training row's entity as the table had it (read again off the released schema's rows,
+    rows that differ only in a level it no longer lists would merge)."""
+
+    data: PreparedData
+    transformer: TableTransform
+    plan: TrainingPlan
+    entities: np.ndarray
+
+
+def release(cfg: Config, data: PreparedData) -> PrivateRelease:
+    """Steps 1-5 of the module doc on ``data``'s training rows; one line for a budget that
+    leaves nothing to train with."""
+    privacy = cfg.privacy
+    if data.inferred and cfg.data.positive is None:
+        raise ConfigError(
+            "privacy.epsilon needs data.positive (the class to synthesize): choosing the rarer "
+            f"value of {data.schema.label} would read its counts; set data.positive=<value>"
+        )
+    entities = data.entities(data.train)
+    fitted_on = data.fit_rows.train
+    fit_entities = data.entities(fitted_on)
+    assert privacy.epsilon is not None
+    delta = privacy.delta or default_delta(len(np.unique(entities)))
+    budget = Budget(privacy.epsilon, delta)
+    selections = _selections(data.schema, data.inferred)
+    selection_delta = SELECTION_DELTA_SHARE * delta if selections else 0.0
+    accounted = Budget(privacy.epsilon, delta - selection_delta)
+    releases = selections + _transform_releases(data.schema, data.inferred) + 1
+    sigma = statistics_noise(accounted, privacy.statistics_share, releases)
+    k = cfg.ship.min_atom_rows
+    threshold = (
+        threshold_for(sigma, selection_delta / selections, min_entities=k) if selections else k
+    )
+    rng = np.random.default_rng(cfg.seed + NOISE_SEED_OFFSET)
+
+    schema, events, _ = released_schema(
+        data.schema,
+        fitted_on,
+        fit_entities,
+        inferred=data.inferred,
+        noise_multiplier=sigma,
+        threshold=float(threshold),
+        min_entities=k,
+        rng=rng,
+    )
+    data = data.with_released_schema(schema)
+    fit = PrivateFit(sigma, rng, per_class=False)
+    transformer = TableTransform.fit(
+        fitted_on,
+        schema,
+        data.classes(fitted_on),
+        source=f"{data.origin} (training rows)",
+        entities=fit_entities,
+        private=fit,
+    )
+    events.extend(fit.events)
+    _, of_class = entity_classes(data.classes(data.train), entities)
+    counts, event = noisy_group_counts(of_class, 2, sigma, rng)
+    events.append(event)
+    batch = cfg.trainer.batch_size
+    share = 0.5 if cfg.trainer.label_sampling == "balanced" else _share(counts)
+    expected = (batch * (1 - share), batch * share)
+    if counts[RARE] < 1:
+        raise DataError(
+            f"{data.origin}: the noisy count of entities with {schema.class_names[RARE]} is "
+            f"{counts[RARE]:.0f} at noise {sigma:.3g}: too few to train on under "
+            f"privacy.epsilon={privacy.epsilon:g}; raise it or privacy.statistics_share"
+        )
+    steps = cfg.trainer.steps * cfg.trainer.n_critic
+    try:
+        plan = plan_training(
+            budget, events, sigma, selection_delta, tuple(counts), expected, steps, privacy.clip
+        )
+    except ValueError as err:
+        raise ConfigError(f"privacy.epsilon={privacy.epsilon:g} cannot be met: {err}") from None
+    log.info("%s", plan.describe())
+    advice = plan.advice()
+    if advice:
+        log.warning("%s", advice)
+    return PrivateRelease(data, transformer, plan, entities)
+
+
+def _selections(schema: TableSchema, inferred: bool) -> int:
+    """The level selections :func:`released_schema` runs (known before any row is read)."""
+    if not inferred:
+        return 0
+    return sum(
+        1
+        for column in schema.columns
+        if column.kind == "categorical"
+        and not all(isinstance(v, bool | np.bool_) for v in column.levels or ())
+    )
+
+
+def _transform_releases(schema: TableSchema, inferred: bool) -> int:
+    """The transform's releases: a tree a number, a histogram a categorical, a datetime's
+    bounds first when the schema gives none."""
+    releases = 0
+    for column in schema.features:
+        releases += 1
+        if column.kind == "datetime" and (inferred or column.bounds is None):
+            releases += 1
+    return releases
+
+
+def _share(counts: np.ndarray) -> float:
+    """The rare class's share of entities, off the noisy counts (``empirical`` sampling)."""
+    rest, rare = np.maximum(counts, 1.0)
+    return float(rare / (rest + rare))
