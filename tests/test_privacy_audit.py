@@ -55,6 +55,8 @@ RUN = [
     "evaluate.sdmetrics=true",
 ]
 SAMPLED = 3000
+#: The customers' run under differential privacy.
+PRIVATE = ("data.entity=customer_id", "data.positive=fraud", "privacy.epsilon=3")
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ def audits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Audit]:
     return {
         "rows": _audit(folder / "rows", table),
         "customers": _audit(folder / "customers", table, "data.entity=customer_id"),
+        "private": _audit(folder / "private", table, *PRIVATE),
     }
 
 
@@ -167,7 +170,7 @@ def _rare_values(entity: bool) -> dict[str, re.Pattern]:
     return found
 
 
-@pytest.mark.parametrize("run", ["rows", "customers"])
+@pytest.mark.parametrize("run", ["rows", "customers", "private"])
 def test_no_identifier_appears_anywhere(audits: dict[str, Audit], run: str) -> None:
     audit = audits[run]
     wanted = _identifiers()
@@ -182,12 +185,12 @@ def test_no_identifier_appears_anywhere(audits: dict[str, Audit], run: str) -> N
     assert list(audit.samples.columns) == ["merchant", "amount", "hour", "ts", "status"]
 
 
-@pytest.mark.parametrize("run", ["rows", "customers"])
+@pytest.mark.parametrize("run", ["rows", "customers", "private"])
 def test_no_value_fewer_than_k_entities_hold_appears_anywhere(
     audits: dict[str, Audit], run: str
 ) -> None:
     audit = audits[run]
-    patterns = _rare_values(entity=run == "customers")
+    patterns = _rare_values(entity=run != "rows")
     leaks = [
         f"{value} in {where}"
         for where, text in audit.texts.items()
@@ -217,3 +220,12 @@ def test_each_identifier_is_dropped_in_one_line_and_the_entity_proposed(
         assert re.search(rf"column {column} [^\n]*: an identifier, dropped", log), column
     assert "set data.entity=customer_id so that privacy counts them, not rows" in log
     assert "set data.entity=" not in audits["customers"].log
+
+
+def test_a_private_run_states_its_guarantee_before_training_and_when_sampling(
+    audits: dict[str, Audit],
+) -> None:
+    audit = audits["private"]
+    assert re.search(r"privacy: epsilon 3 at delta 1e-0\d per entity", audit.log)
+    assert "-differential privacy per entity" in audit.texts["sample stderr"]
+    assert "no differential-privacy guarantee" in audits["customers"].texts["sample stderr"]

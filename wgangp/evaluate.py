@@ -141,6 +141,8 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     if cfg.trainer.refit:  # the generator trained on the validation rows too: so do baselines
         data = data.with_validation_rows()
     synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
+    if synthesizer.privacy is not None:  # read in the released schema's levels, as training was
+        data = data.with_released_schema(synthesizer.schema)
     result = held_out_evaluation(
         data, lambda n, s: synthesizer.sample_class(n, RARE, seed=s), settings, seed=seed
     )

@@ -163,3 +163,15 @@ def test_the_selection_and_the_calibration_are_off_under_privacy() -> None:
     cfg = to_config(compose(RUN))
     assert cfg.select.every == 0 and not cfg.ship.calibrate_marginals
     assert to_config(compose(RUN[:-1])).select.every > 0
+
+
+def test_a_private_run_evaluates_again_in_its_released_levels(run, capsys) -> None:
+    """``python -m wgangp.evaluate`` reads the table again: its rows are put in the released
+    schema's levels (a merchant it does not list is ``other``), as training read them."""
+    from wgangp.evaluate import main
+
+    result, uri, _, folder = run
+    args = ["--run", f"runs:/{result.run_id}", "--tracking-uri", uri, "--out", str(folder / "ev")]
+    args += ["--seeds", "1", "--n-synthetic", "200", "--max-normal-rows", "500", "--no-log"]
+    assert main(args) == 0
+    assert "held-out real rows" in capsys.readouterr().out

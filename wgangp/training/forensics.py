@@ -20,6 +20,7 @@ import tensorflow as tf
 from wgangp.data.transform.layout import Block, slot_names
 from wgangp.files import write_text
 from wgangp.step.guard import NORM_GRADIENT
+from wgangp.step.private_step import PrivateTrainStep
 from wgangp.step.train_step import TrainStep
 
 
@@ -99,7 +100,12 @@ def investigate(trainer: TrainStep, step: int, source: str | None) -> dict[str, 
         report["loss_scale"] = float(trainer.critic_optimizer.dynamic_scale.numpy())
         report["loss_scale_skips"] = int(trainer.guard.scale_skips.numpy())
     # The failing critic iteration (or, when the generator failed, the whole step's critic side).
-    iterations = [update] if 0 <= update < n_critic else range(n_critic)
+    # Under privacy.epsilon no batch is replayed: its rows and their statistics are outside the
+    # budget, and the file is logged with the run.
+    private = isinstance(trainer, PrivateTrainStep)
+    iterations = [] if private else [update] if 0 <= update < n_critic else range(n_critic)
+    if private:
+        report["replay"] = "none under privacy.epsilon (it would read training rows)"
     for i in iterations:
         found = _critic_iteration(trainer, step, i)
         entry = found["entry"]
