@@ -8,25 +8,34 @@ complete ``bad`` row (every number inside its column's 0.5th to 99.5th percentil
 ``bad`` rows (an observed value from the 0.5th to the 2nd percentile, or from the 98th to the
 99.5th, an end kept when at most 3% of the rows lie that far out: a debt of 0 is no rare end),
 and one categorical column is set to a level at most 5% of the ``bad`` rows hold (and at least
-10 rows of the table, so the schema keeps it). Every value exists in the table, integers stay
-whole, no canary equals a real row or another, and the canaries together lift no tail value to
-an atom (a value 5 rare rows share ships as itself; so one canary's value never makes
-another's more likely). The candidates are split at random into K IN, K OUT and K FRESH. The
-table plus the IN canaries is written to a work folder and the default model is trained on it
-in-process (the config ``python -m wgangp.train`` would compose, with the table, the seed, a
-temporary MLflow store, no end-of-run evaluation, and any ``--set`` overrides). The IN canaries
-are placed in the file so that the run's own split puts every one of them in its training
-split (appended at the end, 3 to 6 of 20 would land in validation or test on seeds 0 to 2, and
-be no members); the placement is checked on the run's split before training.
+10 rows of the table, so the inferred schema keeps it). Every value exists in the table,
+integers stay whole, no canary equals a real row or another, and the canaries together lift no
+tail value to an atom (a value 5 rare rows share ships as itself; so one canary's value never
+makes another's more likely). That last rule bounds K: on the credit table seeds 0 to 3 yield
+138 to 145 candidates, so K = 46 at most (more fails in one line). The candidates are split at
+random into K IN, K OUT and K FRESH. The table plus the IN canaries is written to a work folder
+and the default model is trained on it in-process (the config ``python -m wgangp.train`` would
+compose, with the table, its label and ``data.positive=bad`` given, the seed, a temporary MLflow
+store, no end-of-run evaluation, and any ``--set`` overrides). The IN canaries are placed in
+the file so that the run's own split puts every one of them in its training split (appended at
+the end, 3 to 6 of 20 would land in validation or test on seeds 0 to 2, and be no members); the
+placement is checked on the run's split before training.
 
 The attack. The shipped synthesizer draws M rare-class rows (M = the training split's rare
 rows); a candidate's score is minus its distance to the nearest drawn row in the mixed-type
 space of the near-copy figures (``wgangp.evaluation.privacy``: the table's encoding fitted on
-the training rare rows, ``closest_records``). A high score guesses "member". Reported per seed
-and pooled over seeds (scores concatenated): the AUC of IN against OUT, the advantage
-max_t (TPR - FPR) over every threshold, 95% bootstrap intervals (IN and OUT resampled within each
-seed), a one-sided permutation p-value and the null's 95th percentile (labels shuffled within
-each seed: what an audit of this size reads 1 time in 20 with nothing to find). The bootstrap
+the training rare rows, ``closest_records``). A high score guesses "member". Every row in that
+space (candidates, drawn rows, SMOTE's rows and the training rare rows the scales are fitted
+on) is read by the levels of the schema that ships in the bundle: under ``privacy.epsilon`` it
+is the released schema, which lists only the levels its noisy selection kept and always an
+``other`` for the rest, so a candidate's level the run never released (on the credit table at
+epsilon 3, ``Home: ignore`` and ``Marital: widow`` or ``divorced``: every canary's) reads as
+``other``, as the run's own training rows read it. Without privacy the shipped schema is the
+inferred one and nothing is recoded. Reported per seed and pooled over seeds (scores
+concatenated): the AUC of IN against OUT, the advantage max_t (TPR - FPR) over every threshold,
+95% bootstrap intervals (IN and OUT resampled within each seed), a one-sided permutation p-value
+and the null's 95th percentile (labels shuffled within each seed: what an audit of this size
+reads 1 time in 20 with nothing to find). The bootstrap
 interval of the advantage, a maximum over thresholds, lies above 0 even for pure noise: read the
 advantage against the null. The same statistics for OUT against FRESH (both never trained on)
 are one such draw of the noise, at this K. The positive control: the same attack on as many
@@ -34,17 +43,26 @@ rows of SMOTE(-NC) fitted on the same training split (``scripts.tables_benchmark
 a generator that puts rows on the segments between training rows, so its rows sit next to the
 IN canaries: what the audit reads when the generator does leak membership.
 
-Run it (about as long per seed as one default training run; seeds run one after another)::
+Run it (a seed takes about as long as its training run: 4 to 4.5 minutes for the default,
+about 15 s at ``trainer.steps=500``, about 5.5 minutes under ``privacy.epsilon`` with the
+private experiment's settings, all on 2 cores; seeds run one after another)::
 
     python -m scripts.membership_audit [--data DIR] [--seeds 0,1,2] [--canaries 20] \\
         [--set key=value ...] [--out FILE] [--work DIR]
 
 ``--data``: the shared data folder (else ``$WGANGP_SHARED_DATA``, else ``../shared/data``).
-``--set``: an extra training override, repeatable (``--set privacy.epsilon=3`` once that option
-exists; ``--set trainer.steps=500`` for a quicker, weaker model). ``--out``: JSON lines, one per
-seed and comparison and one pooled per comparison. ``--work``: keep the runs (their tables with
-canaries, MLflow store and bundles) in DIR; by default they go to a temporary folder that is
-deleted at the end.
+``--set``: an extra training override, repeatable (``--set trainer.steps=500`` for a quicker,
+weaker model). Under privacy, the private experiment's settings (conf/experiment/private.yaml;
+the run turns off the step selection and the marginal calibration itself)::
+
+    --set privacy.epsilon=3 --set model.critic.hidden=[128,128] --set trainer.steps=500 \\
+        --set trainer.n_critic=2 --set trainer.batch_size=256
+
+and its baseline without privacy adds ``--set select.every=0 --set
+ship.calibrate_marginals=false`` to the same settings, so that only DP differs. ``--out``: JSON
+lines, one per seed, generator and comparison, and one pooled per generator and comparison.
+``--work``: keep the runs (their tables with canaries, MLflow store and bundles) in DIR; by
+default they go to a temporary folder that is deleted at the end.
 """
 
 from __future__ import annotations
@@ -347,6 +365,22 @@ def canonical(frame: pd.DataFrame, schema) -> pd.DataFrame:
     return validate_table(frame, schema, source="canaries", min_rows_per_class=0)
 
 
+def released_view(frame: pd.DataFrame, schema, features: Sequence[str]) -> pd.DataFrame:
+    """``frame``'s ``features`` as the shipped ``schema`` reads them: a categorical's value it does
+    not list is its ``other`` level. A run under ``privacy.epsilon`` ships a released schema
+    (``wgangp.data.schema.released``) that lists only the levels its noisy selection kept, and
+    always an ``other``: its training rows, hence its generated ones, hold ``other`` for every
+    value it dropped (on the credit table at epsilon 3, every canary's rare level). Without
+    privacy the shipped schema is the inferred one and this changes nothing."""
+    from wgangp.data.schema.validation import canonical as canonical_cells
+
+    out = frame.loc[:, list(features)].reset_index(drop=True)
+    for column in schema.features:
+        if column.kind == "categorical" and column.other is not None:
+            out[column.name] = canonical_cells(out[column.name], column, "rows").to_numpy()
+    return out
+
+
 def parts_of(frame: pd.DataFrame, cfg) -> tuple[list[str], object]:
     """The split each row of ``frame`` (as written to ``cfg``'s data.path) lands in, by the
     run's own :func:`~wgangp.data.prepare.prepare_data`; and the prepared data."""
@@ -416,23 +450,27 @@ def run_seed(
     features = data.features
     train_rare = data.rare(data.train).loc[:, features]
     model = train_default(cfg, folder / "run", REPO)
-    generated = Synthesizer.load(model.synthesizer_dir).sample_class(
-        len(train_rare), RARE, seed=seed
-    )
+    synthesizer = Synthesizer.load(model.synthesizer_dir)
+    generated = synthesizer.sample_class(len(train_rare), RARE, seed=seed)
     wall = time.perf_counter() - start
     # The positive control: SMOTE(-NC) on the same training rows, as many rows.
     rest = data.train.loc[data.classes(data.train) != RARE, features]
     codes = TableCodes.fit(data.schema, data.train)
     smote = smote_rows(codes, train_rare, rest, len(train_rare), seed)
-    encoding = TableEncoding(data.schema, train_rare)  # the near copies' space
     rows = canonical(candidates, data.schema).loc[:, features]
+    planted = set(row_keys(rows, features))  # told apart before any level reads as `other`
+    real = np.array([key not in planted for key in row_keys(train_rare, features)])
+    # Every row read by the shipped schema's levels (the released one under privacy.epsilon);
+    # the space's scales fitted on the real training rare rows: the near copies' space.
+    released = synthesizer.schema
+    reference = released_view(train_rare, released, features)
+    encoding = TableEncoding(released, reference)
+    rows = released_view(rows, released, features)
     distances = {}
     for name, drawn in (("default", generated), ("smote", smote)):
-        distance, _ = closest_records(rows, drawn.loc[:, features], encoding)
+        distance, _ = closest_records(rows, released_view(drawn, released, features), encoding)
         distances[name] = {g: distance[groups == g] for g in GROUPS}
-    planted = set(row_keys(rows, features))
-    real = [key not in planted for key in row_keys(train_rare, features)]
-    isolation, _ = closest_records(rows, train_rare.loc[real], encoding)
+    isolation, _ = closest_records(rows, reference.loc[real], encoding)
     return SeedResult(
         seed,
         distances,

@@ -335,6 +335,8 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
     asked = []
 
     class Loaded:  # None: the class the model synthesizes (Synthesizer.sample's default)
+        privacy = None  # trained without a guarantee
+
         def sample(self, n: int, label: object, seed: int, where=None) -> pd.DataFrame:
             asked.append(label)
             status = "good" if label == "good" else "bad"

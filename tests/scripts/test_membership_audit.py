@@ -5,6 +5,7 @@ docs/privacy.md for its figures and command)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -163,6 +164,30 @@ def test_every_planted_canary_lands_in_the_runs_training_split(tmp_path: Path) -
     assert pd.read_csv(path).shape == written.shape
     trained = set(audit.row_keys(data.train, names))
     assert all(key in trained for key in audit.row_keys(canaries, names))
+
+
+def test_rows_are_read_by_the_shipped_schemas_levels() -> None:
+    # A private run's released schema lists fewer levels and an `other` for the rest; the
+    # audit reads every row by it, as the run read its training rows. Without privacy (the
+    # inferred schema, no `other`) nothing changes.
+    table = loans()
+    schema = infer_schema(table, LABEL, POSITIVE)
+    rows = audit.canonical(table.head(200), schema)
+    names = features(table)
+    assert audit.released_view(rows, schema, names).equals(rows.loc[:, names])
+    released = replace(
+        schema,
+        columns=tuple(
+            replace(c, levels=("owner", "rent", "other"), other="other") if c.name == "Home" else c
+            for c in schema.columns
+        ),
+    )
+    view = audit.released_view(rows, released, names)
+    home = rows["Home"]
+    expected = home.where(home.isin(["owner", "rent"]) | home.isna(), "other")
+    assert view["Home"].equals(expected.rename("Home"))
+    assert view.drop(columns="Home").equals(rows.loc[:, names].drop(columns="Home"))
+    assert set(home.dropna()) > {"owner", "rent", "other"}  # parents read as other
 
 
 def test_auc_on_a_hand_example() -> None:

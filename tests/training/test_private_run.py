@@ -21,6 +21,7 @@ from wgangp.sample import SampleRequest, guarantee, sample
 from wgangp.serving.bundle import CALIBRATION_FILE, META_FILE, PREPROCESSING_FILE, SCHEMA_FILE
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.tracking.names import PRIVACY_DELTA, PRIVACY_EPSILON
+from wgangp.tracking.store import use_tracking_uri
 
 K = 5
 RUN = [o for o in TINY if not o.startswith("data")] + [
@@ -70,6 +71,9 @@ def test_the_guarantee_ships_and_is_logged(run) -> None:
     assert float(data.params["privacy.noise_multiplier"]) > 0
     assert data.params["select.every"] == "0"
     assert "Differential privacy" in data.tags["mlflow.note.content"]
+    with use_tracking_uri(uri):
+        model = mlflow.models.get_model_info(f"runs:/{result.run_id}/synthesizer")
+    assert model.metadata["privacy"] == shipped
 
 
 def test_sampling_says_what_the_rows_are_covered_by(run, caplog) -> None:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import WgangpError
-from wgangp.serving.bundle import BUNDLE, MODEL_NAME, SCHEMA_FILE
+from wgangp.serving.bundle import BUNDLE, META_FILE, MODEL_NAME, SCHEMA_FILE
 from wgangp.serving.conditions import Condition, ConditionError
 from wgangp.serving.labels import LabelError, label_class
 from wgangp.serving.memory import release_after_large_answer
@@ -203,7 +203,10 @@ def model_spec(bundle_dir: Path) -> dict[str, Any]:
     """The pyfunc model of a bundle, as the JSON the tracker logs (and journals in an outage)."""
     table = TableSchema.load(Path(bundle_dir) / SCHEMA_FILE)
     positive = table.positive
+    meta = json.loads((Path(bundle_dir) / META_FILE).read_text(encoding="utf-8"))
     return {
+        # The MLmodel file's metadata: a private model's guarantee, where a registry shows it.
+        "metadata": {"privacy": meta["privacy"]} if "privacy" in meta else None,
         "name": MODEL_NAME,
         "python_model": str(_MODEL_CODE),
         "artifacts": {BUNDLE: str(Path(bundle_dir).resolve())},

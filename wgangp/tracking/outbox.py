@@ -179,6 +179,7 @@ def log_pyfunc_model(spec: dict[str, Any], run_id: str, tracking_uri: str | None
             signature=ModelSignature.from_dict(spec["signature"]),
             input_example=pd.DataFrame(spec["input_example"]),
             pip_requirements=spec["pip_requirements"],
+            metadata=spec.get("metadata"),
         )
     return info.model_uri
 

@@ -1,0 +1,456 @@
+"""``python -m scripts.dp_figures``: wgangp under differential privacy (``privacy.epsilon``),
+measured the way ``scripts.dp_peers`` measures the DP peers, at epsilon 1, 3, 10 and without it.
+
+    python -m scripts.dp_figures [--data DIR] [--tables credit_data,default_islr,simulated_million]
+        [--seeds 0,1,2] [--epsilons 1,3,10,none] [--judge-on holdout|val]
+        [--set key=value ...] [--out results.jsonl] [--from-results a.jsonl,b.jsonl]
+
+Per table and seed the rare rows are split 70/30 by dp_peers' ``rare_split`` (credit_data's 1,254
+``bad`` rows: 878 and 376; default_islr's 333 ``Yes``: 233 and 100; ``simulated_million``, the
+1,000,000 rows of wgangp's own simulator (``wgangp.data.builtin.simulated``, table seed 0,
+Kaggle's schema, label ``Class``, rare value 1), 1,730 frauds: 1,211 and 519). The held-out 30%
+are never trained on. wgangp is conditional and trains on both classes: its frame is the
+training rare rows plus every row of the other class, fitted in-process by :func:`wgangp.fit`
+(a temporary MLflow store and run folder) with the ``private`` experiment preset
+(``+experiment=private``: a 128x128 critic, 500 steps, 2 critic updates a step, batches of 256)
+at ``privacy.epsilon=<epsilon>`` (delta: wgangp's default, 1 / (10 x training entities) rounded
+down to a power of ten: 1e-5 on the two shared tables, 1e-7 on the simulated one); for ``none``
+the same settings with ``privacy.epsilon=null select.every=0 ship.calibrate_marginals=false``,
+so only DP differs. Every run has ``evaluate.enabled=false``, ``trainer.progress=false``, the
+split's seed as ``seed`` and the smallest split of its own the config takes
+(``data.val_fraction=0``, ``data.test_fraction=1e-6``: one row of each class goes to the run's
+test split, which nothing reads), then ``--set`` overrides. The run's ``privacy/epsilon`` and
+``privacy/delta`` are read from its MLflow metrics. Its synthesizer draws as many rare rows as
+are held out (``sample(n, seed=<seed>)``), put in the schema's form by dp_peers' ``in_form``,
+and scored against the held-out rows by the tables benchmark's balanced detection
+(``scripts.tables_benchmark.scores.detection``, boosting C2ST ROC-AUC, dp_peers' repeats,
+rounds and seed; 0.5: can't tell) on :class:`~wgangp.evaluation.encoding.TableEncoding`
+matrices fitted on the training rare rows, the schema being :func:`infer_schema` of the whole
+file (Kaggle's shipped schema for the simulated table). dp_peers' two references are scored
+alike per table and seed: independent marginals of the training rare rows (the floor a
+generator should beat) and real training rare rows (the ceiling).
+
+``--judge-on val`` chooses settings without touching the held-out rows: 20% of the training rare
+rows (seeded) are carved out as validation rows, the model trains on the other 80% (plus the
+other class), and its rows and the references are scored against the validation rows.
+
+Prints a markdown table (table x epsilon: detection mean +- sd over the seeds, the mean wall
+seconds of one fit and draw, the epsilon spent and delta); ``--out`` gets one JSON line per
+table, method, epsilon and seed. A run that fails shows its last error line in its cell. A
+private run costs minutes on 2 cores (DP-SGD's per-entity gradients), one without privacy
+seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from scripts.dp_peers import (
+    DETECTION_SEED,
+    GBM_MAX_ITER,
+    REPEATS,
+    in_form,
+    last_error_line,
+    rare_split,
+)
+from scripts.tables_benchmark.tables import TABLES, shared_data_dir
+
+#: The tables this script knows: the two shared ones and the simulator's million rows.
+TABLE_NAMES = ("credit_data", "default_islr", "simulated_million")
+SIMULATED_ROWS, SIMULATED_SEED = 1_000_000, 0
+#: The share of the training rare rows ``--judge-on val`` scores against.
+VAL_SHARE = 0.2
+#: The smallest split of its own a run takes: no validation rows, one test row of each class.
+RUN_SPLIT = ("data.val_fraction=0", "data.test_fraction=1e-6")
+PRESET = "+experiment=private"
+#: Without privacy: what privacy.epsilon turns off, turned off by hand.
+NO_PRIVACY = ("privacy.epsilon=null", "select.every=0", "ship.calibrate_marginals=false")
+REFERENCES = ("marginals", "real")
+REFERENCE_NAMES = {"marginals": "marginals (floor)", "real": "real rows (ceiling)"}
+
+
+@dataclass
+class Result:
+    """One figure: wgangp (``epsilon`` None: without privacy) or a reference, a table and seed."""
+
+    table: str
+    method: str
+    epsilon: float | None
+    seed: int
+    judge_on: str = "holdout"
+    detection: float = float("nan")
+    wall_s: float = float("nan")
+    fit_s: float = float("nan")
+    spent_epsilon: float = float("nan")
+    delta: float = float("nan")
+    train_rare: int = 0
+    scored_rows: int = 0
+    note: str = ""
+    overrides: list[str] = field(default_factory=list)
+    privacy: dict[str, object] = field(default_factory=dict)
+    run_id: str | None = None
+
+
+@dataclass
+class Table:
+    """A table's rows as read (what wgangp trains on), the same rows validated (what is scored),
+    its schema, label and class, and the overrides its runs need."""
+
+    name: str
+    raw: pd.DataFrame
+    clean: pd.DataFrame
+    schema: object
+    label: str
+    positive: object
+    overrides: tuple[str, ...] = ()
+
+    @property
+    def features(self) -> list[str]:
+        return [column.name for column in self.schema.features]
+
+    def rare_positions(self) -> np.ndarray:
+        from wgangp.data.schema.table_schema import RARE
+
+        classes = np.asarray(self.schema.classes(self.clean[self.schema.label]))
+        return np.flatnonzero(classes == RARE)
+
+
+def load_table(name: str, data: str | None) -> Table:
+    """``name``'s rows: a shared table as dp_peers reads it, or the simulator's million rows."""
+    from wgangp.data.read.table_reader import read_table
+    from wgangp.data.schema.inference import infer_schema
+    from wgangp.data.schema.validation import validate_table
+
+    if name == "simulated_million":
+        from wgangp.data.builtin.creditcard import HEADER, creditcard_schema
+        from wgangp.data.builtin.simulated import simulate_creditcard
+
+        raw = simulate_creditcard(n_rows=SIMULATED_ROWS, seed=SIMULATED_SEED)
+        schema = creditcard_schema()
+        source = f"simulated(seed={SIMULATED_SEED}, rows={SIMULATED_ROWS})"
+        clean = validate_table(raw, schema, source=source, min_rows_per_class=1, header=HEADER)
+        overrides = ("data.schema=creditcard",)
+        return Table(name, raw, clean, schema, schema.label, schema.positive, overrides)
+    spec = TABLES[name]
+    path = spec.path(shared_data_dir(data))
+    if not path.is_file():
+        raise FileNotFoundError(f"no table at {path}: give --data the shared data folder")
+    raw = read_table(path)
+    schema = infer_schema(raw, spec.label, spec.positive, source=path.name)
+    clean = validate_table(raw, schema, source=path.name, min_rows_per_class=1)
+    assert len(clean) == len(raw), "validation keeps every row: rows are matched by position"
+    return Table(name, raw.reset_index(drop=True), clean, schema, spec.label, spec.positive)
+
+
+@dataclass
+class Parts:
+    """One seed's rows: what wgangp trains on, the training rare rows (features, validated),
+    the rows scored against."""
+
+    frame: pd.DataFrame
+    train: pd.DataFrame
+    judged: pd.DataFrame
+
+
+def seed_parts(table: Table, seed: int, judge_on: str) -> Parts:
+    """dp_peers' 70/30 split of the rare rows; under ``val`` 20% of the 70% carved out (seeded)
+    to be judged on instead, the held-out 30% left unread."""
+    positions = table.rare_positions()
+    rare = table.clean.iloc[positions][table.features].reset_index(drop=True)
+    rare["_position"] = positions
+    train, held = rare_split(rare, seed)  # dp_peers' split, the position carried along
+    if judge_on == "val":
+        order = np.random.default_rng((seed, 1)).permutation(len(train))
+        n_val = int(round(VAL_SHARE * len(train)))
+        judged = train.iloc[order[:n_val]].reset_index(drop=True)
+        train = train.iloc[order[n_val:]].reset_index(drop=True)
+    else:
+        judged = held
+    keep = np.ones(len(table.raw), bool)
+    keep[positions] = False
+    keep[train["_position"].to_numpy()] = True
+    frame = table.raw.loc[keep].reset_index(drop=True)
+    return Parts(frame, train.drop(columns="_position"), judged.drop(columns="_position"))
+
+
+def run_overrides(table: Table, epsilon: float | None, seed: int, extra: list[str]) -> list[str]:
+    """The overrides of one wgangp run (module doc); its checkpoint folder comes on top."""
+    privacy = [f"privacy.epsilon={epsilon:g}"] if epsilon is not None else list(NO_PRIVACY)
+    return [
+        PRESET,
+        *privacy,
+        f"seed={seed}",
+        "evaluate.enabled=false",
+        "trainer.progress=false",
+        *RUN_SPLIT,
+        *table.overrides,
+        *extra,
+    ]
+
+
+def wgangp_rows(
+    table: Table, parts: Parts, n: int, overrides: list[str], seed: int, result: Result
+) -> pd.DataFrame:
+    """``n`` rare rows of wgangp fitted on ``parts.frame``; fills ``result``'s run figures."""
+    import keras
+    from mlflow import MlflowClient
+
+    import wgangp
+
+    with tempfile.TemporaryDirectory(prefix="dp-figures-") as folder:
+        work = Path(folder)
+        uri = f"sqlite:///{work / 'mlflow.db'}"
+        start = time.perf_counter()
+        synthesizer = wgangp.fit(
+            parts.frame,
+            label=table.label,
+            positive=table.positive,
+            overrides=[*overrides, f"trainer.checkpoint_dir={work / 'checkpoints'}"],
+            tracking_uri=uri,
+            output_dir=work / "run",
+        )
+        result.fit_s = time.perf_counter() - start
+        result.run_id = synthesizer.run_id
+        result.privacy = dict(synthesizer.privacy or {})
+        metrics = MlflowClient(uri).get_run(synthesizer.run_id).data.metrics
+        result.spent_epsilon = metrics.get("privacy/epsilon", float("nan"))
+        result.delta = metrics.get("privacy/delta", float("nan"))
+        rows = synthesizer.sample(n, seed=seed)
+    keras.backend.clear_session()
+    return rows.loc[:, table.features].reset_index(drop=True)
+
+
+def _marginals(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    from scripts.tables_benchmark.baselines import marginal_rows
+
+    return marginal_rows(train, n, seed)
+
+
+def _real(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    return train.sample(n, random_state=seed).reset_index(drop=True)
+
+
+def scorer(table: Table, parts: Parts) -> Callable[[pd.DataFrame], float]:
+    """Detection of rows against ``parts.judged``, as dp_peers scores a peer."""
+    from threadpoolctl import threadpool_limits
+
+    from scripts.tables_benchmark.scores import detection
+    from wgangp.evaluation.encoding import TableEncoding
+
+    encoding = TableEncoding(table.schema, parts.train)
+    real = encoding.model_matrix(parts.judged)
+
+    def score(rows: pd.DataFrame) -> float:
+        generated = encoding.model_matrix(in_form(rows, table.schema).iloc[: len(real)])
+        with threadpool_limits(limits=1):
+            return detection(
+                real, generated, repeats=REPEATS, gbm_max_iter=GBM_MAX_ITER, seed=DETECTION_SEED
+            )
+
+    return score
+
+
+def measure(result: Result, draw: Callable[[], pd.DataFrame], score) -> Result:
+    """``result`` with the detection of ``draw``'s rows, or the one line of why it has none."""
+    start = time.perf_counter()
+    try:
+        rows = draw()
+        result.wall_s = time.perf_counter() - start
+        result.detection = score(rows)
+    except Exception as err:  # noqa: BLE001 - a run's failure is its cell's note
+        result.note = last_error_line(str(err)) if str(err) else type(err).__name__
+        result.wall_s = time.perf_counter() - start
+    return result
+
+
+def parse_epsilon(text: str) -> float | None:
+    return None if text.strip().lower() in ("none", "null", "off") else float(text)
+
+
+def _eps(value: float | None) -> str:
+    return "none" if value is None else f"{value:g}"
+
+
+def summarize(results: Iterable[Result], epsilons: list[float | None]) -> str:
+    """The markdown table: a row per table, a column per epsilon and reference."""
+    results = list(results)
+    head = ["table", *(f"epsilon {_eps(e)}" for e in epsilons)]
+    head += [REFERENCE_NAMES[name] for name in REFERENCES]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    tables = list(dict.fromkeys(r.table for r in results))
+    for name in tables:
+        mine = [r for r in results if r.table == name]
+        cells = [
+            _cell([r for r in mine if r.method == "wgangp" and r.epsilon == e], private=True)
+            for e in epsilons
+        ]
+        cells += [_cell([r for r in mine if r.method == ref], private=False) for ref in REFERENCES]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    judged = sorted({r.judge_on for r in results})
+    against = "the held-out rare rows" if judged == ["holdout"] else f"{'/'.join(judged)} rows"
+    lines.append("")
+    lines.append(
+        f"Cells: balanced detection (boosting C2ST ROC-AUC against {against}; 0.5: can't tell) "
+        "mean +- sd over seeds (n), the mean wall seconds of one fit and draw, and the epsilon "
+        "spent (mean) at delta, from the run's privacy/* metrics."
+    )
+    return "\n".join(lines)
+
+
+def _cell(results: list[Result], *, private: bool) -> str:
+    if not results:
+        return "not run"
+    scored = [r for r in results if math.isfinite(r.detection)]
+    failed = [r for r in results if not math.isfinite(r.detection)]
+    if not scored:
+        return "failed: " + _escape(failed[-1].note)
+    values = np.array([r.detection for r in scored])
+    sd = float(values.std(ddof=1)) if len(values) > 1 else float("nan")
+    text = f"{values.mean():.3f} ± {sd:.3f}" if math.isfinite(sd) else f"{values.mean():.3f}"
+    text += f" (n={len(values)}"
+    if private:
+        wall = float(np.mean([r.wall_s for r in scored]))
+        text += f"; {wall:.0f} s"
+        spent = [r.spent_epsilon for r in scored if math.isfinite(r.spent_epsilon)]
+        if spent:
+            deltas = sorted({r.delta for r in scored if math.isfinite(r.delta)})
+            text += f"; ε {np.mean(spent):.2f} at δ " + "/".join(f"{d:.0e}" for d in deltas)
+    text += ")"
+    if failed:
+        text += f"; {len(failed)} of {len(results)} failed: " + _escape(failed[-1].note)
+    return text
+
+
+def _escape(note: str) -> str:
+    return " ".join(note.split()).replace("|", "\\|")[:160]
+
+
+def json_line(result: Result) -> str:
+    """``result`` as one JSON line, a missing figure as null."""
+
+    def plain(value: object) -> object:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        return value
+
+    return json.dumps(plain(asdict(result)))
+
+
+def read_results(paths: list[str]) -> list[Result]:
+    """The results of earlier runs' ``--out`` files (null figures back to NaN)."""
+    results = []
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                raw = json.loads(line)
+                for key in ("detection", "wall_s", "fit_s", "spent_epsilon", "delta"):
+                    raw[key] = float("nan") if raw[key] is None else raw[key]
+                results.append(Result(**raw))
+    return results
+
+
+def arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m scripts.dp_figures", description=__doc__)
+    parser.add_argument("--data", default=None, help="shared data folder ($WGANGP_SHARED_DATA)")
+    parser.add_argument("--tables", default=",".join(TABLE_NAMES), help="comma-separated tables")
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated split seeds")
+    parser.add_argument(
+        "--epsilons", default="1,3,10,none", help="comma-separated epsilons; none: no privacy"
+    )
+    parser.add_argument(
+        "--judge-on",
+        choices=("holdout", "val"),
+        default="holdout",
+        help="score against the held-out 30%% (holdout) or 20%% of the training rare rows (val)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="extra",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a training override after the preset's, repeatable",
+    )
+    parser.add_argument("--no-references", action="store_true", help="skip the two references")
+    parser.add_argument("--out", default=None, help="JSON lines file of the results")
+    parser.add_argument(
+        "--from-results",
+        default=None,
+        metavar="JSONL[,JSONL]",
+        help="print the table of earlier runs' --out files instead of running",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    epsilons = [parse_epsilon(e) for e in args.epsilons.split(",") if e.strip()]
+    if args.from_results:
+        print(summarize(read_results(args.from_results.split(",")), epsilons))
+        return 0
+    names = [t.strip() for t in args.tables.split(",") if t.strip()]
+    unknown = sorted(set(names) - set(TABLE_NAMES))
+    if unknown:
+        print(f"dp_figures: unknown table(s) {', '.join(unknown)}: choose from {TABLE_NAMES}")
+        return 2
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("")
+    results: list[Result] = []
+    for name in names:
+        try:
+            table = load_table(name, args.data)
+        except FileNotFoundError as err:
+            print(f"dp_figures: {err}")
+            return 2
+        for seed in seeds:
+            parts = seed_parts(table, seed, args.judge_on)
+            n, score = len(parts.judged), scorer(table, parts)
+            runs: list[tuple[Result, Callable[[], pd.DataFrame]]] = []
+            if not args.no_references:
+                for method, rows_of in (("marginals", _marginals), ("real", _real)):
+                    runs.append(
+                        (Result(name, method, None, seed), partial(rows_of, parts.train, n, seed))
+                    )
+            for epsilon in epsilons:
+                result = Result(name, "wgangp", epsilon, seed)
+                result.overrides = run_overrides(table, epsilon, seed, args.extra)
+                draw = partial(wgangp_rows, table, parts, n, result.overrides, seed, result)
+                runs.append((result, draw))
+            for result, draw in runs:
+                result.judge_on, result.train_rare = args.judge_on, len(parts.train)
+                result.scored_rows = n
+                measure(result, draw, score)
+                results.append(result)
+                shown = f"{result.detection:.3f}" if not result.note else f"failed: {result.note}"
+                print(
+                    f"{name} seed {seed} {result.method} eps={_eps(result.epsilon)}: {shown} "
+                    f"({result.wall_s:.0f} s; spent {result.spent_epsilon:.3g})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                if out is not None:
+                    with out.open("a") as handle:
+                        handle.write(json_line(result) + "\n")
+    print(summarize(results, epsilons))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
