@@ -490,16 +490,15 @@ class Config:
             self._under_privacy()
 
     def _under_privacy(self) -> None:
-        """Refuse, one line each, what DP-SGD does not cover; turn off what reads rows outside
-        the budget (the step selection reads validation rows, the calibration training rows
-        without noise): the run says so before training (``wgangp.privacy.plan``)."""
+        """Refuse, one line each, what DP-SGD does not cover; turn off the step selection, which
+        reads validation rows outside the budget (the run says so before training); the
+        calibration is fitted from DP releases (``wgangp.serving.calibration``)."""
         for key, refused, fix in _NOT_PRIVATE:
             if refused(self):
                 value = functools.reduce(getattr, key.split("."), self)
                 shown = str(value).lower() if isinstance(value, bool) else repr(value)
                 _require(False, key, f"{shown} is not supported under privacy.epsilon; {fix}")
         self.select.every = 0
-        self.ship.calibrate_marginals = False
 
 
 def register_configs() -> None:

@@ -117,7 +117,10 @@ def train(
                     data.fit_rows.train,
                     cfg.ship,
                     cfg.seed,
-                    entities=data.entities(data.fit_rows.train),
+                    entities=(
+                        private.fit_entities if private else data.entities(data.fit_rows.train)
+                    ),
+                    private=private.statistics if private else None,
                 )
             if private is not None:
                 synthesizer = replace(synthesizer, privacy=private.plan.summary())

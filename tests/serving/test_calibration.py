@@ -247,3 +247,49 @@ def test_a_mixed_calibration_round_trips_and_an_edited_file_is_one_line(mixed, t
     with pytest.raises(DataError, match="level weights of merchant are not >= 0") as info:
         MarginalCalibration.load(path)
     assert "\n" not in str(info.value)
+
+
+# --- under privacy.epsilon: every target a DP release --------------------------------------------
+
+
+def _mixed_rows(rng: np.random.Generator, rows: int, shift: float) -> np.ndarray:
+    """Rows of MIXED in the networks' space: a normal number (empty in 10%), a level of three
+    with shares 0.6, 0.3, 0.1 (generated rows as probabilities, real ones as one-hot)."""
+    x = np.zeros((rows, 5))
+    x[:, 0] = rng.standard_normal(rows) + shift
+    x[:, 1] = rng.random(rows) < 0.1
+    x[np.arange(rows), 2 + rng.choice(3, rows, p=[0.6, 0.3, 0.1])] = 1.0
+    return x
+
+
+def test_a_private_calibration_releases_one_target_per_block_and_class() -> None:
+    """20,000 entities of 2 rows each at noise 1: the targets are the real marginals (generated
+    numbers off by 1 come back centred, levels and gaps at their shares), from exactly
+    ``releases(layout)`` Gaussian releases."""
+    from wgangp.data.transform.private_column import PrivateFit
+
+    rng = np.random.default_rng(0)
+    real = {c: _mixed_rows(rng, 40_000, 0.0) for c in CLASSES}
+    generated = {c: _mixed_rows(rng, 20_000, 1.0) for c in CLASSES}
+    for c in CLASSES:  # generated levels as flat probabilities, gaps at 40%
+        generated[c][:, 2:5] = 1 / 3
+        generated[c][:, 1] = 0.4
+    owners = {c: np.repeat(np.arange(20_000), 2) for c in CLASSES}
+    private = PrivateFit(1.0, np.random.default_rng(1))
+    calibration = MarginalCalibration.fit(MIXED, generated, real, owners=owners, private=private)
+    assert len(private.events) == MarginalCalibration.releases(MIXED) == 6
+    out = calibration.apply(_mixed_rows(np.random.default_rng(2), 20_000, 1.0), label=1)
+    assert abs(out[:, 0].mean()) < 0.05 and abs(out[:, 0].std() - 1.0) < 0.05
+    probabilities = np.full((20_000, 3), 1 / 3)
+    flat = np.column_stack([np.zeros(20_000), np.full(20_000, 0.4), probabilities])
+    shares = calibration.apply(flat, label=0)
+    np.testing.assert_allclose(shares[:, 2:5].mean(axis=0), [0.6, 0.3, 0.1], atol=0.01)
+    assert abs(shares[:, 1].mean() - 0.1) < 0.01
+
+
+def test_a_private_calibration_needs_the_entities() -> None:
+    from wgangp.data.transform.private_column import PrivateFit
+
+    rows = {c: np.zeros((10, 5)) for c in CLASSES}
+    with pytest.raises(ValueError, match="counts entities"):
+        MarginalCalibration.fit(MIXED, rows, rows, private=PrivateFit(1.0, np.random.default_rng()))

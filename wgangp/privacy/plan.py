@@ -122,7 +122,7 @@ class TrainingPlan:
             f"rare entities (~{self.expected[1]:.0f}), leave noise multiplier "
             f"{self.noise_multiplier:.3g} at clip {self.clip:g}; the statistics spend epsilon "
             f"{self.epsilon_statistics:.3g} alone, everything {self.epsilon:.4g}; the last step "
-            "ships, without marginal calibration"
+            "ships"
         )
 
     def advice(self) -> str | None:

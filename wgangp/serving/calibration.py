@@ -29,10 +29,13 @@ from typing import Any
 import numpy as np
 
 from wgangp.data.knots import DEFAULT_MIN_ROWS
+from wgangp.data.schema.table_schema import CLASSES
 from wgangp.data.transform.layout import MISSING, Block, slot_names
+from wgangp.data.transform.private_column import PrivateFit
 from wgangp.data.transform.scales import QuantileScale
 from wgangp.data.transform.stored import RETRAIN
 from wgangp.errors import DataError
+from wgangp.privacy.mechanisms import dp_quantiles, noisy_histogram, noisy_share
 from wgangp.serving.stored_tables import checked_quantiles
 
 FORMAT = "wgangp.calibration/2"
@@ -74,19 +77,38 @@ class MarginalCalibration:
         real: dict[int, np.ndarray],
         min_rows: int = DEFAULT_MIN_ROWS,
         owners: dict[int, np.ndarray] | None = None,
+        private: PrivateFit | None = None,
     ) -> MarginalCalibration:
         """Fit per class on a large generated draw (the heads' probabilities) and the training
         rows of that class, both in the networks' space; ``owners``: each training row's entity
-        per class (None: each row its own), which the training quantile tables count."""
+        per class (None: each row its own), which the training quantile tables count.
+
+        ``private`` (a run under ``privacy.epsilon``; ``owners`` then required): every target is
+        a DP release of the class's rows instead, one per block (:func:`releases` of them): a
+        number's quantiles off a noisy tree on a public grid of the networks' scale, a
+        categorical's shares off a noisy histogram, a gap share off two noisy sums."""
+        if private is not None and owners is None:
+            raise ValueError("a private calibration counts entities: pass owners")
         return cls(
             tuple(layout),
             {
                 c: _fit_class(
-                    layout, generated[c], real[c], min_rows, None if owners is None else owners[c]
+                    layout,
+                    generated[c],
+                    real[c],
+                    min_rows,
+                    None if owners is None else owners[c],
+                    private,
                 )
                 for c in generated
             },
         )
+
+    @staticmethod
+    def releases(layout: tuple[Block, ...], classes: int = len(CLASSES)) -> int:
+        """The DP releases a private fit makes: one per block of the networks (numbers,
+        categoricals, gap indicators) and class."""
+        return classes * len(layout)
 
     def apply(self, x: np.ndarray, label: int) -> np.ndarray:
         """Generated rows of class ``label`` -> the same rows with the training marginals."""
@@ -172,6 +194,7 @@ def _fit_class(
     real: np.ndarray,
     min_rows: int,
     owners: np.ndarray | None,
+    private: PrivateFit | None = None,
 ) -> ClassCalibration:
     present = _present_rows(layout, real)
     numbers = [b for b in layout if b.activation == "identity"]
@@ -180,6 +203,10 @@ def _fit_class(
     if numbers:
         generated_q = QuantileScale.fit(generated[:, [b.start for b in numbers]])
     for block in numbers:
+        if private is not None:  # every present row: choosing rows by their count is a release
+            rows = present[block.column]
+            real_q.append(_private_quantiles(real[rows, block.start], owners[rows], private))
+            continue
         # Over the rows where the column is present: a gap's fill is no value of the class.
         rows = present[block.column] if present[block.column].any() else slice(None)
         who = None if owners is None else owners[rows]
@@ -188,16 +215,56 @@ def _fit_class(
     for block in layout:
         if block.kind == "categorical":
             rows = real[present[block.column], block.start : block.stop]
-            if len(rows):
-                shares = rows.mean(axis=0)
+            if private is not None:
+                shares = _private_shares(rows, owners[present[block.column]], private)
+            else:
+                shares = rows.mean(axis=0) if len(rows) else None
+            if shares is not None:
                 weights[block.start] = _level_weights(
                     generated[:, block.start : block.stop], shares
                 ).tolist()
         elif block.kind == MISSING:
-            shifts[block.start] = _logit_shift(
-                generated[:, block.start], real[:, block.start].mean()
-            )
+            if private is not None:
+                share, event = noisy_share(
+                    real[:, block.start] >= 0.5, owners, private.noise_multiplier, private.rng
+                )
+                private.events.append(event)
+            else:
+                share = real[:, block.start].mean()
+            shifts[block.start] = _logit_shift(generated[:, block.start], share)
     return ClassCalibration(generated_q, real_q, weights, shifts)
+
+
+#: The public grid a private calibration reads a number's quantiles on: the networks' scale
+#: (a private transform's quantile scales put a class's values inside about +-5.2).
+PRIVATE_EDGES = np.linspace(-6.0, 6.0, 1025)
+#: The probabilities of its knots (as a private transform's).
+PRIVATE_PROBABILITIES = np.concatenate([[0.0, 0.001], np.linspace(0.01, 0.99, 63), [0.999, 1.0]])
+
+
+def _private_quantiles(
+    values: np.ndarray, owners: np.ndarray, private: PrivateFit
+) -> QuantileScale:
+    knots, event = dp_quantiles(
+        values, owners, PRIVATE_PROBABILITIES, private.noise_multiplier, private.rng,
+        PRIVATE_EDGES,
+    )  # fmt: skip
+    private.events.append(event)
+    return QuantileScale([[float(k)] for k in knots], [float(p) for p in PRIVATE_PROBABILITIES])
+
+
+def _private_shares(
+    onehot: np.ndarray, owners: np.ndarray, private: PrivateFit
+) -> np.ndarray | None:
+    """A categorical's level shares off a noisy histogram of its present rows' levels (None
+    when the noise leaves no level with a positive count)."""
+    width = onehot.shape[1]
+    edges = np.arange(width + 1, dtype=np.float64) - 0.5
+    levels = np.argmax(onehot, axis=1).astype(np.float64) if len(onehot) else np.zeros(0)
+    counts, event = noisy_histogram(levels, owners, edges, private.noise_multiplier, private.rng)
+    private.events.append(event)
+    counts = np.clip(counts, 0.0, None)
+    return counts / counts.sum() if counts.sum() > 0 else None
 
 
 def _present_rows(layout: tuple[Block, ...], real: np.ndarray) -> dict[str, np.ndarray]:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from wgangp.config import ShipConfig
 from wgangp.data.schema.table_schema import CLASSES, TableSchema
+from wgangp.data.transform.private_column import PrivateFit
 from wgangp.data.transform.table_transform import TableTransform
 from wgangp.serving.calibration import MarginalCalibration
 from wgangp.serving.copula import GaussianCopula
@@ -38,6 +39,7 @@ def assemble(
     seed: int,
     classes: Sequence[int] = CLASSES,
     entities: np.ndarray | None = None,
+    private: PrivateFit | None = None,
 ) -> Synthesizer:
     """The synthesizer that ships ``generator`` for the table ``table``: its current weights,
     calibrated onto ``train``'s marginals and mixed with a copula of ``train`` as ``ship`` says,
@@ -46,7 +48,8 @@ def assemble(
 
     Each class is fitted on its own, so a probe that only draws the rare class may pass just that
     one and get the very rows the full assembly would draw. A generator that puts out NaN fails
-    here, in ``Synthesizer.generate``'s one line.
+    here, in ``Synthesizer.generate``'s one line. ``private``: a run under ``privacy.epsilon``,
+    whose calibration's targets are DP releases at its noise.
     """
     synthesizer = Synthesizer(generator, transformer, latent_dim, table)
     if not ship.calibrate_marginals and not ship.copula_share:
@@ -58,7 +61,7 @@ def assemble(
         noise_seed = seed + CALIBRATION_SEED_OFFSET
         generated = {c: synthesizer.generate(CALIBRATION_ROWS, c, noise_seed) for c in classes}
         calibration = MarginalCalibration.fit(
-            transformer.layout, generated, real, ship.min_atom_rows, owners
+            transformer.layout, generated, real, ship.min_atom_rows, owners, private
         )
         synthesizer = replace(synthesizer, calibration=calibration)
     if ship.copula_share:

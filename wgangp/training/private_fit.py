@@ -8,7 +8,8 @@ In order, each release counted by one accountant (:mod:`wgangp.privacy.plan`):
 2. the schema that ships (:mod:`wgangp.data.schema.released`);
 3. the transform (:class:`~wgangp.data.transform.private_column.PrivateFit`): one quantile tree a
    number (every row's scale: at the same noise, a class of a few hundred entities would read as
-   noise), one histogram a categorical;
+   noise), one histogram a categorical; and, with ``ship.calibrate_marginals``, the releases the
+   calibration makes after training (one per block of the networks and class), counted here;
 4. the entities of each class (noisy counts), which set each class's sampling rate;
 5. DP-SGD's noise multiplier, for what is left of the budget.
 """
@@ -23,11 +24,11 @@ import numpy as np
 from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
 from wgangp.data.schema.released import released_schema
-from wgangp.data.schema.table_schema import RARE, TableSchema
+from wgangp.data.schema.table_schema import CLASSES, RARE, TableSchema
 from wgangp.data.transform.private_column import PrivateFit
 from wgangp.data.transform.table_transform import TableTransform
 from wgangp.errors import ConfigError, DataError
-from wgangp.privacy.accountant import Budget
+from wgangp.privacy.accountant import Budget, gaussian_event
 from wgangp.privacy.mechanisms import noisy_group_counts, threshold_for
 from wgangp.privacy.plan import (
     SELECTION_DELTA_SHARE,
@@ -36,6 +37,7 @@ from wgangp.privacy.plan import (
     plan_training,
     statistics_noise,
 )
+from wgangp.serving.calibration import MarginalCalibration
 from wgangp.step.private_step import entity_classes
 
 log = logging.getLogger("wgangp.train")
@@ -54,6 +56,11 @@ class PrivateRelease:
     transformer: TableTransform
     plan: TrainingPlan
     entities: np.ndarray
+    #: The same for the rows fits use (``data.fit_rows.train``), which the calibration counts.
+    fit_entities: np.ndarray
+    #: The statistics' noise and generator, for the calibration's releases after training
+    #: (reserved in the plan: the accountant counts them before DP-SGD's noise is set).
+    statistics: PrivateFit
 
 
 def release(cfg: Config, data: PreparedData) -> PrivateRelease:
@@ -74,7 +81,9 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
     selections = _selections(data.schema, data.inferred)
     selection_delta = SELECTION_DELTA_SHARE * delta if selections else 0.0
     accounted = Budget(privacy.epsilon, delta - selection_delta)
-    releases = selections + _transform_releases(data.schema, data.inferred) + 1
+    calibrated = cfg.ship.calibrate_marginals
+    calibration = _calibration_releases(data.schema) if calibrated else 0
+    releases = selections + _transform_releases(data.schema, data.inferred) + 1 + calibration
     sigma = statistics_noise(accounted, privacy.statistics_share, releases)
     k = cfg.ship.min_atom_rows
     threshold = (
@@ -103,6 +112,8 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
         private=fit,
     )
     events.extend(fit.events)
+    if calibrated:  # released after training, at this noise: counted now
+        events.append(gaussian_event(sigma, MarginalCalibration.releases(transformer.layout)))
     _, of_class = entity_classes(data.classes(data.train), entities)
     counts, event = noisy_group_counts(of_class, 2, sigma, rng)
     events.append(event)
@@ -126,7 +137,7 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
     advice = plan.advice()
     if advice:
         log.warning("%s", advice)
-    return PrivateRelease(data, transformer, plan, entities)
+    return PrivateRelease(data, transformer, plan, entities, fit_entities, PrivateFit(sigma, rng))
 
 
 def _selections(schema: TableSchema, inferred: bool) -> int:
@@ -150,6 +161,13 @@ def _transform_releases(schema: TableSchema, inferred: bool) -> int:
         if column.kind == "datetime" and (inferred or column.bounds is None):
             releases += 1
     return releases
+
+
+def _calibration_releases(schema: TableSchema) -> int:
+    """The calibration's releases: a block of the networks per feature, and per feature that
+    may be empty its gap indicator, each per class."""
+    features = schema.features
+    return len(CLASSES) * (len(features) + sum(column.nullable for column in features))
 
 
 def _share(counts: np.ndarray) -> float:
