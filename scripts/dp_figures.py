@@ -97,6 +97,10 @@ class Result:
     delta: float = float("nan")
     train_rare: int = 0
     scored_rows: int = 0
+    #: The share of drawn rows with a categorical level no training rare row holds (``other``).
+    unseen_levels: float = float("nan")
+    #: Distinct rows among those drawn (1: the generator collapsed onto one row).
+    distinct_rows: int = 0
     note: str = ""
     overrides: list[str] = field(default_factory=list)
     privacy: dict[str, object] = field(default_factory=dict)
@@ -262,13 +266,37 @@ def scorer(table: Table, parts: Parts) -> Callable[[pd.DataFrame], float]:
     return score
 
 
-def measure(result: Result, draw: Callable[[], pd.DataFrame], score) -> Result:
+def unseen_share(rows: pd.DataFrame, table: Table, train: pd.DataFrame) -> float:
+    """The share of ``rows`` with a categorical level no row of ``train`` holds (a released
+    schema's ``other``, say), gaps aside."""
+    unseen = np.zeros(len(rows), bool)
+    for column in table.schema.features:
+        if column.kind == "categorical":
+            values = rows[column.name]
+            seen = set(train[column.name].dropna().astype(str))
+            unseen |= (values.notna() & ~values.astype(str).isin(seen)).to_numpy()
+    return float(unseen.mean()) if len(rows) else float("nan")
+
+
+def measure(
+    result: Result,
+    draw: Callable[[], pd.DataFrame],
+    score: Callable[[pd.DataFrame], float],
+    unseen: Callable[[pd.DataFrame], float],
+) -> Result:
     """``result`` with the detection of ``draw``'s rows, or the one line of why it has none."""
     start = time.perf_counter()
     try:
         rows = draw()
         result.wall_s = time.perf_counter() - start
+        result.unseen_levels = unseen(rows)
+        result.distinct_rows = int(len(rows.astype(str).drop_duplicates()))
         result.detection = score(rows)
+        if not math.isfinite(result.detection) and result.distinct_rows == 1:
+            # The half-split keeps identical rows on one side, so one distinct row leaves every
+            # cut with a class missing and no AUC: a detector tells it apart perfectly.
+            result.detection = 1.0
+            result.note = f"collapsed: all {len(rows)} drawn rows identical, read as 1.0"
     except Exception as err:  # noqa: BLE001 - a run's failure is its cell's note
         result.note = last_error_line(str(err)) if str(err) else type(err).__name__
         result.wall_s = time.perf_counter() - start
@@ -304,7 +332,8 @@ def summarize(results: Iterable[Result], epsilons: list[float | None]) -> str:
     lines.append(
         f"Cells: balanced detection (boosting C2ST ROC-AUC against {against}; 0.5: can't tell) "
         "mean +- sd over seeds (n), the mean wall seconds of one fit and draw, and the epsilon "
-        "spent (mean) at delta, from the run's privacy/* metrics."
+        "spent (mean) at delta, from the run's privacy/* metrics; unseen levels: the share of "
+        "drawn rows with a categorical level no training rare row holds (a released `other`)."
     )
     return "\n".join(lines)
 
@@ -327,6 +356,12 @@ def _cell(results: list[Result], *, private: bool) -> str:
         if spent:
             deltas = sorted({r.delta for r in scored if math.isfinite(r.delta)})
             text += f"; ε {np.mean(spent):.2f} at δ " + "/".join(f"{d:.0e}" for d in deltas)
+    unseen = [r.unseen_levels for r in scored if math.isfinite(r.unseen_levels)]
+    if unseen and np.mean(unseen) > 0:
+        text += f"; {np.mean(unseen):.0%} unseen levels"
+    collapsed = sum(r.note.startswith("collapsed") for r in scored)
+    if collapsed:
+        text += f"; {collapsed} collapsed onto one row"
     text += ")"
     if failed:
         text += f"; {len(failed)} of {len(results)} failed: " + _escape(failed[-1].note)
@@ -357,8 +392,15 @@ def read_results(paths: list[str]) -> list[Result]:
         for line in Path(path).read_text().splitlines():
             if line.strip():
                 raw = json.loads(line)
-                for key in ("detection", "wall_s", "fit_s", "spent_epsilon", "delta"):
-                    raw[key] = float("nan") if raw[key] is None else raw[key]
+                for key in (
+                    "detection",
+                    "wall_s",
+                    "fit_s",
+                    "spent_epsilon",
+                    "delta",
+                    "unseen_levels",
+                ):
+                    raw[key] = float("nan") if raw.get(key) is None else raw[key]
                 results.append(Result(**raw))
     return results
 
@@ -436,12 +478,13 @@ def main(argv: list[str] | None = None) -> int:
             for result, draw in runs:
                 result.judge_on, result.train_rare = args.judge_on, len(parts.train)
                 result.scored_rows = n
-                measure(result, draw, score)
+                measure(result, draw, score, partial(unseen_share, table=table, train=parts.train))
                 results.append(result)
                 shown = f"{result.detection:.3f}" if not result.note else f"failed: {result.note}"
                 print(
                     f"{name} seed {seed} {result.method} eps={_eps(result.epsilon)}: {shown} "
-                    f"({result.wall_s:.0f} s; spent {result.spent_epsilon:.3g})",
+                    f"({result.wall_s:.0f} s; spent {result.spent_epsilon:.3g}; unseen levels "
+                    f"{result.unseen_levels:.3f})",
                     file=sys.stderr,
                     flush=True,
                 )
