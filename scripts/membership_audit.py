@@ -28,24 +28,26 @@ the training rare rows, ``closest_records``). A high score guesses "member". Eve
 space (candidates, drawn rows, SMOTE's rows and the training rare rows the scales are fitted
 on) is read by the levels of the schema that ships in the bundle: under ``privacy.epsilon`` it
 is the released schema, which lists only the levels its noisy selection kept and always an
-``other`` for the rest, so a candidate's level the run never released (on the credit table at
-epsilon 3, ``Home: ignore`` and ``Marital: widow`` or ``divorced``: every canary's) reads as
-``other``, as the run's own training rows read it. Without privacy the shipped schema is the
-inferred one and nothing is recoded. Reported per seed and pooled over seeds (scores
-concatenated): the AUC of IN against OUT, the advantage max_t (TPR - FPR) over every threshold,
-95% bootstrap intervals (IN and OUT resampled within each seed), a one-sided permutation p-value
-and the null's 95th percentile (labels shuffled within each seed: what an audit of this size
-reads 1 time in 20 with nothing to find). The bootstrap
-interval of the advantage, a maximum over thresholds, lies above 0 even for pure noise: read the
-advantage against the null. The same statistics for OUT against FRESH (both never trained on)
-are one such draw of the noise, at this K. The positive control: the same attack on as many
-rows of SMOTE(-NC) fitted on the same training split (``scripts.tables_benchmark.baselines``),
-a generator that puts rows on the segments between training rows, so its rows sit next to the
-IN canaries: what the audit reads when the generator does leak membership.
+``other`` level for the rest (``rare levels`` where ``other`` is itself a kept level), so a
+candidate's level the run never released (on the credit table at epsilon 3, seeds 0 to 3,
+``Home: ignore`` and ``Marital: widow`` or ``divorced``: every canary's) reads as that level,
+as the run's own training rows read it. Without privacy the shipped schema is the inferred one
+and nothing is recoded. Reported per seed and pooled over seeds (scores concatenated): the AUC
+of IN against OUT, the advantage max_t (TPR - FPR) over every threshold, 95% bootstrap
+intervals (IN and OUT resampled within each seed), a one-sided permutation p-value and the
+null's 95th percentile (labels shuffled within each seed: what an audit of this size reads 1
+time in 20 with nothing to find). The bootstrap interval of the advantage, a maximum over
+thresholds, lies above 0 even for pure noise: read the advantage against the null. The same
+statistics for OUT against FRESH (both never trained on) are one such draw of the noise, at
+this K. The positive control: the same attack on as many rows of SMOTE(-NC) fitted on the same
+training split (``scripts.tables_benchmark.baselines``; the same real rows, not the released
+schema's view of them), a generator that puts rows on the segments between training rows, so
+its rows sit next to the IN canaries: what the audit reads when the generator does leak
+membership.
 
 Run it (a seed takes about as long as its training run: 4 to 4.5 minutes for the default,
-about 15 s at ``trainer.steps=500``, about 5.5 minutes under ``privacy.epsilon`` with the
-private experiment's settings, all on 2 cores; seeds run one after another)::
+about 15 s at ``trainer.steps=500``, 5.5 to 7.5 minutes under ``privacy.epsilon`` with the
+private experiment's settings, on the shared 2-core machine; seeds run one after another)::
 
     python -m scripts.membership_audit [--data DIR] [--seeds 0,1,2] [--canaries 20] \\
         [--set key=value ...] [--out FILE] [--work DIR]
@@ -53,16 +55,16 @@ private experiment's settings, all on 2 cores; seeds run one after another)::
 ``--data``: the shared data folder (else ``$WGANGP_SHARED_DATA``, else ``../shared/data``).
 ``--set``: an extra training override, repeatable (``--set trainer.steps=500`` for a quicker,
 weaker model). Under privacy, the private experiment's settings (conf/experiment/private.yaml;
-the run turns off the step selection and the marginal calibration itself)::
+the run turns the step selection off itself)::
 
     --set privacy.epsilon=3 --set model.critic.hidden=[128,128] --set trainer.steps=500 \\
         --set trainer.n_critic=2 --set trainer.batch_size=256
 
-and its baseline without privacy adds ``--set select.every=0 --set
-ship.calibrate_marginals=false`` to the same settings, so that only DP differs. ``--out``: JSON
-lines, one per seed, generator and comparison, and one pooled per generator and comparison.
-``--work``: keep the runs (their tables with canaries, MLflow store and bundles) in DIR; by
-default they go to a temporary folder that is deleted at the end.
+and its baseline without privacy: the same settings and ``--set select.every=0``, so that only
+DP differs (``--set ship.calibrate_marginals=false`` on both compares the networks' own rows).
+``--out``: JSON lines, one per seed, generator and comparison, and one pooled per generator and
+comparison. ``--work``: keep the runs (their tables with canaries, MLflow store and bundles)
+in DIR; by default they go to a temporary folder that is deleted at the end.
 """
 
 from __future__ import annotations

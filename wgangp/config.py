@@ -423,9 +423,10 @@ class PrivacyConfig:
     #: null: 1 / (10 x the training entities), rounded down to a power of ten
     delta: float | None = None
     clip: float = 1.0  # the L2 bound on one entity's critic gradient
-    #: The share of epsilon the statistics fitted before training (levels, bounds, knots, counts)
-    #: are released at; DP-SGD spends the rest.
-    statistics_share: float = 0.1
+    #: The share of epsilon the statistics (levels, bounds, knots, counts, the calibration's
+    #: targets) are released at; DP-SGD spends the rest. Half: with a few hundred rare entities
+    #: the marginals carry most of what a budget can buy, the critic's updates are mostly noise.
+    statistics_share: float = 0.5
 
     @property
     def enabled(self) -> bool:

@@ -121,10 +121,12 @@ def dp_quantiles(
     noise_multiplier: float,
     rng: np.random.Generator,
     edges: np.ndarray = DEFAULT_GRID,
+    spread: bool = False,
 ) -> tuple[np.ndarray, dp_accounting.DpEvent]:
     """The values at ``probabilities`` (in [0, 1]) of the entity-weighted distribution of
     ``values`` (NaNs left out), read off the noisy :func:`entity_tree` (post-processing): the
-    tree's leaf shares, cumulated, interpolated linearly within the bin a probability falls in.
+    tree's leaf shares (``spread``: see :func:`_leaf_shares`), cumulated, interpolated linearly
+    within the bin a probability falls in.
     Non-decreasing in the probability and within the grid's ends; probability 0 reads the lower
     edge of the first bin given any share. With no entity (or noise drowning every count) the
     answer is still values of the grid, read off noise."""
@@ -134,7 +136,7 @@ def dp_quantiles(
         raise ValueError("probabilities must be a 1-D array of values in [0, 1]")
     tree = entity_tree(values, entities, edges)
     noisy = tree + rng.normal(0.0, _sigma(noise_multiplier), tree.shape)
-    shares = _leaf_shares(noisy, len(edges) - 1, noise_multiplier)
+    shares = _leaf_shares(noisy, len(edges) - 1, noise_multiplier, spread)
     return _read_quantiles(shares, edges, probabilities), _event(noise_multiplier)
 
 
@@ -145,12 +147,16 @@ def dp_bounds(
     rng: np.random.Generator,
     probabilities: tuple[float, float] = BOUND_PROBABILITIES,
     edges: np.ndarray = DEFAULT_GRID,
+    spread: bool = False,
 ) -> tuple[tuple[float, float], dp_accounting.DpEvent]:
     """``(low, high)``: the :func:`dp_quantiles` at ``probabilities`` moved out to the edges of
     their bins, so a bound is a public grid edge (derived from no entity's value) and brackets its
-    bin's whole share."""
+    bin's whole share. ``spread`` (:func:`_leaf_shares`): where evidence is weak the bounds err
+    wide, not narrow; a narrow bound clips the column, so a private transform reads them so."""
     edges = _edges(edges)
-    (low, high), event = dp_quantiles(values, entities, probabilities, noise_multiplier, rng, edges)
+    (low, high), event = dp_quantiles(
+        values, entities, probabilities, noise_multiplier, rng, edges, spread
+    )
     low = edges[max(int(np.searchsorted(edges, low, side="right")) - 1, 0)]
     high = edges[min(int(np.searchsorted(edges, high, side="left")), len(edges) - 1)]
     return (float(low), float(high)), event
@@ -335,13 +341,17 @@ def _tree_levels(histogram: np.ndarray) -> list[np.ndarray]:
     return levels
 
 
-def _leaf_shares(noisy: np.ndarray, bins: int, noise_multiplier: float) -> np.ndarray:
+def _leaf_shares(
+    noisy: np.ndarray, bins: int, noise_multiplier: float, spread: bool = False
+) -> np.ndarray:
     """Each bin's share of the mass from a noisy :func:`entity_tree`, top-down. A node's share is
     split between its children in proportion to their noisy counts (clipped at 0) among those at
     or above ``KEEP_SIGMAS`` node deviations; when neither is, it all goes to the child nearer the
     centre of the shares placed so far (at the top, the larger count): evidence too weak to place
-    mass moves it towards the data, never out into the grid's empty reaches. Padding gets
-    nothing; the shares sum to 1."""
+    mass moves it towards the data, never out into the grid's empty reaches. ``spread``: it is
+    split evenly instead, for edges that hold no empty reaches (equal bins between released
+    bounds), where piling it into one bin would make a few entities' column one value. Padding
+    gets nothing; the shares sum to 1."""
     leaves = 2 ** max(1, math.ceil(math.log2(max(bins, 1))))
     sizes = [leaves >> depth for depth in range(leaves.bit_length() - 1)]
     starts = np.cumsum([0, *sizes[:-1]]).tolist()
@@ -361,6 +371,8 @@ def _leaf_shares(noisy: np.ndarray, bins: int, noise_multiplier: float) -> np.nd
             nearer = (centre > np.arange(len(share)) + 0.5).astype(np.int64)
             nearer = np.where(real[np.arange(len(share)), nearer], nearer, 0)
         weak = (np.arange(2) == nearer[:, None]).astype(np.float64)
+        if spread:
+            weak = real / np.maximum(real.sum(axis=1, keepdims=True), 1)
         split = np.where(total > 0, counts / np.where(total > 0, total, 1.0), weak)
         share = (share[:, None] * split).ravel()
     return share[:bins]

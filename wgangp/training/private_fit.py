@@ -153,12 +153,12 @@ def _selections(schema: TableSchema, inferred: bool) -> int:
 
 
 def _transform_releases(schema: TableSchema, inferred: bool) -> int:
-    """The transform's releases: a tree a number, a histogram a categorical, a datetime's
-    bounds first when the schema gives none."""
+    """The transform's releases: a tree a number or datetime, its bounds first when the schema
+    gives none (an inferred one's are not kept); a histogram a categorical."""
     releases = 0
     for column in schema.features:
         releases += 1
-        if column.kind == "datetime" and (inferred or column.bounds is None):
+        if column.kind != "categorical" and (inferred or column.bounds is None):
             releases += 1
     return releases
 

@@ -32,7 +32,8 @@ def test_a_number_many_entities_hold_is_scaled_to_a_normal() -> None:
     values = rng.lognormal(3.0, 1.0, ENTITIES)
     classes = (rng.random(ENTITIES) < 0.3).astype(int)
     fitted, events = _fit(values, ColumnSchema("amount", "continuous"), classes=classes)
-    assert events == [dp_accounting.GaussianDpEvent(1.0)] * 3  # every row, then each class
+    # the bounds, then the knots of every row and of each class
+    assert events == [dp_accounting.GaussianDpEvent(1.0)] * 4
     assert set(fitted.scales) == {ALL_ROWS, "0", "1"}
     z = fitted.scales[ALL_ROWS].forward(values[:, None])[:, 0]
     assert abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
@@ -131,7 +132,7 @@ def test_a_private_transform_stores_no_training_value_and_round_trips() -> None:
     private = PrivateFit(noise_multiplier=2.0, rng=np.random.default_rng(0))
     fitted = TableTransform.fit(table, schema, classes, private=private)
     kinds = [c.kind for c in schema.features]
-    expected = sum(1 if k == "categorical" else 4 if k == "datetime" else 3 for k in kinds)
+    expected = sum(1 if k == "categorical" else 4 for k in kinds)  # bounds, 3 trees
     assert len(private.events) == expected
     stored = set(_numbers(json.loads(fitted.to_json())))
     values = [table["amount"].dropna(), table["count"].dropna()]
@@ -143,3 +144,14 @@ def test_a_private_transform_stores_no_training_value_and_round_trips() -> None:
     x = back.transform(table, classes)
     assert np.isfinite(x).all()
     assert list(back.inverse(x, classes).columns) == [c.name for c in schema.features]
+
+
+def test_a_few_hundred_entities_under_heavy_noise_keep_a_spread_of_values() -> None:
+    """900 entities at noise 40 (a small table's budget): the knots do not pile into a handful
+    of values (the column would come back as a few values), and they stay inside the bounds."""
+    values = np.random.default_rng(5).gamma(2.0, 500.0, 900).round()
+    fitted, _ = _fit(values, ColumnSchema("amount", "integer"), noise=40.0)
+    knots = np.array(fitted.scales[ALL_ROWS].quantiles)[:, 0]
+    assert len(np.unique(np.round(knots))) > 25
+    low, high = fitted.low_high()
+    assert low <= knots.min() and knots.max() <= high

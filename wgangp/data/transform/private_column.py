@@ -5,15 +5,18 @@
 releases each through :mod:`wgangp.privacy.mechanisms` instead and returns the releases'
 ``dp_accounting`` events for the run's accountant. Per column:
 
-- a number: one noisy quantile tree per scale (every row, and each class unless ``per_class``
-  is false): the scale is a quantile scale on those knots; bounds the schema does not give are
-  the every-row tree's 0.1% and 99.9% quantiles moved out to their bins' edges, the fill its
-  median (both read off the same release: post-processing). Quantile scales always, per class
-  or not as the caller says: choosing a scale by the rows (point masses, a class's row count)
-  would be a release of its own.
-- a datetime: first its bounds off the geometric grid (which resolves a date only to years),
-  then the trees on 1,024 equal bins between them; not rounded to days (finding that every date
-  is whole would read the rows).
+- a number or a datetime: first its bounds, unless the schema gives them, off the geometric grid
+  (:func:`~wgangp.privacy.mechanisms.dp_bounds`: 0.1% and 99.9%, moved out to their bins'
+  edges, weak evidence spread evenly: with a few hundred entities the tails are below the
+  noise, and pulling them in would clip the column to its middle); then one noisy quantile tree
+  per scale (every row, and each class unless ``per_class`` is false) on 1,024 equal bins
+  between the bounds, read with weak evidence spread evenly too (inside the bounds there are no
+  empty reaches to avoid, and piling it into one bin would make the column of a few hundred
+  entities a handful of values); the scale is a quantile scale on those knots, the fill its
+  median. Quantile scales always, per class or not
+  as the caller says: choosing a scale by the rows (point masses, a class's row count) would be
+  a release of its own. Dates are not rounded to days (finding that every date is whole would
+  read the rows).
 - a categorical (its levels are the schema's, public or released before): its fill is the level
   of the largest noisy count, one noisy histogram.
 
@@ -61,8 +64,8 @@ class PrivateFit:
 #: The probabilities of a scale's knots: its ends (a quantile scale spans 0 to 1; read as the
 #: edges of the outermost bins given any share), the bounds' tails, then 63 evenly spaced.
 KNOTS = np.concatenate([[0.0, BOUND_TAIL], np.linspace(0.01, 0.99, 63), [1 - BOUND_TAIL, 1.0]])
-#: Equal bins between a datetime's released bounds.
-DATETIME_BINS = 1024
+#: Equal bins between a column's released (or given) bounds, where its knots are read.
+BINS = 1024
 
 
 def fit_private_column(
@@ -87,19 +90,15 @@ def fit_private_column(
         counts, event = noisy_histogram(present, owners, edges, noise_multiplier, rng)
         return FittedColumn(column, fill=levels[int(np.argmax(counts))]), [event]
     events: list[dp_accounting.DpEvent] = []
-    edges = DEFAULT_GRID
-    if column.kind == "datetime":
-        if column.bounds is not None:  # the schema's: public
-            low, high = FittedColumn(column, fill=0).low_high()
-        else:
-            (low, high), event = dp_bounds(present, owners, noise_multiplier, rng)
-            events.append(event)
-        edges = np.linspace(low, high, DATETIME_BINS + 1) if high > low else DEFAULT_GRID
-    knots, event = dp_quantiles(present, owners, KNOTS, noise_multiplier, rng, edges)
-    events.append(event)
-    if column.bounds is None:
-        low, high = (_outward(knots[1], edges), _outward(knots[-2], edges, up=True))
+    if column.bounds is not None:  # the schema's: public
+        low, high = FittedColumn(column, fill=0).low_high()
+    else:
+        (low, high), event = dp_bounds(present, owners, noise_multiplier, rng, spread=True)
+        events.append(event)
         column = replace(column, bounds=bounds_value(column, low, high))
+    edges = np.linspace(low, high, BINS + 1) if high > low else DEFAULT_GRID
+    knots, event = dp_quantiles(present, owners, KNOTS, noise_multiplier, rng, edges, spread=True)
+    events.append(event)
     fitted = FittedColumn(column, fill=0, quantile=True)
     low, high = fitted.low_high()
     median = float(np.interp(0.5, KNOTS, knots))
@@ -109,7 +108,7 @@ def fit_private_column(
     for c in CLASSES if per_class else ():
         of_class = present_classes == c
         knots, event = dp_quantiles(
-            present[of_class], owners[of_class], KNOTS, noise_multiplier, rng, edges
+            present[of_class], owners[of_class], KNOTS, noise_multiplier, rng, edges, spread=True
         )
         events.append(event)
         fitted.scales[str(c)] = _scale(knots)
@@ -119,10 +118,3 @@ def fit_private_column(
 def _scale(knots: np.ndarray) -> QuantileScale:
     """A quantile scale on released knots (non-decreasing: the mechanism reads them so)."""
     return QuantileScale([[float(k)] for k in knots], [float(p) for p in KNOTS])
-
-
-def _outward(value: float, edges: np.ndarray, up: bool = False) -> float:
-    """``value`` moved out to the edge of its bin (a public number, not the interpolation)."""
-    if up:
-        return float(edges[min(int(np.searchsorted(edges, value, side="left")), len(edges) - 1)])
-    return float(edges[max(int(np.searchsorted(edges, value, side="right")) - 1, 0)])
