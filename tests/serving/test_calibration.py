@@ -293,3 +293,19 @@ def test_a_private_calibration_needs_the_entities() -> None:
     rows = {c: np.zeros((10, 5)) for c in CLASSES}
     with pytest.raises(ValueError, match="counts entities"):
         MarginalCalibration.fit(MIXED, rows, rows, private=PrivateFit(1.0, np.random.default_rng()))
+
+
+def test_a_private_calibration_of_few_entities_under_heavy_noise_keeps_a_spread() -> None:
+    """900 entities at noise 20: the class's numbers are calibrated onto a spread of values,
+    never onto one (a column of a single value is what piling weak evidence did)."""
+    from wgangp.data.transform.private_column import PrivateFit
+
+    rng = np.random.default_rng(3)
+    real = {c: _mixed_rows(rng, 900, 0.0) for c in CLASSES}
+    generated = {c: _mixed_rows(rng, 5000, 0.0) for c in CLASSES}
+    owners = {c: np.arange(900) for c in CLASSES}
+    private = PrivateFit(20.0, np.random.default_rng(4))
+    calibration = MarginalCalibration.fit(MIXED, generated, real, owners=owners, private=private)
+    out = calibration.apply(_mixed_rows(np.random.default_rng(5), 5000, 0.0), label=1)
+    assert 0.5 < out[:, 0].std() < 2.0
+    assert len(np.unique(np.round(out[:, 0], 2))) > 100

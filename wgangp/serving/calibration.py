@@ -245,9 +245,11 @@ PRIVATE_PROBABILITIES = np.concatenate([[0.0, 0.001], np.linspace(0.01, 0.99, 63
 def _private_quantiles(
     values: np.ndarray, owners: np.ndarray, private: PrivateFit
 ) -> QuantileScale:
+    # Weak evidence spread evenly: piled into one bin, a class of a few hundred entities would
+    # calibrate its column to one value.
     knots, event = dp_quantiles(
         values, owners, PRIVATE_PROBABILITIES, private.noise_multiplier, private.rng,
-        PRIVATE_EDGES,
+        PRIVATE_EDGES, spread=True,
     )  # fmt: skip
     private.events.append(event)
     return QuantileScale([[float(k)] for k in knots], [float(p) for p in PRIVATE_PROBABILITIES])
