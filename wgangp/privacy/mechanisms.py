@@ -53,6 +53,10 @@ GRID_LOW, GRID_HIGH, GRID_PER_DECADE = 1e-9, 1e15, 40
 #: quantiles (the bounds) into empty space; the price is that a tail of fewer entities than that
 #: moves next to its neighbours. docs/privacy.md measures 2, 3 and 4.
 KEEP_SIGMAS = 3.0
+#: The widest node (in bins of the geometric grid: 1.6 decades) whose weak evidence a private
+#: transform's bounds spread evenly (:func:`_leaf_shares`); wider ones send it towards the data,
+#: as spreading them put bounds at +-1e14 under heavy noise.
+BOUND_SPREAD = 64
 #: The default (low, high) probabilities of :func:`dp_bounds`.
 BOUND_PROBABILITIES = (0.001, 0.999)
 
@@ -121,7 +125,7 @@ def dp_quantiles(
     noise_multiplier: float,
     rng: np.random.Generator,
     edges: np.ndarray = DEFAULT_GRID,
-    spread: bool = False,
+    spread: int = 0,
 ) -> tuple[np.ndarray, dp_accounting.DpEvent]:
     """The values at ``probabilities`` (in [0, 1]) of the entity-weighted distribution of
     ``values`` (NaNs left out), read off the noisy :func:`entity_tree` (post-processing): the
@@ -147,12 +151,13 @@ def dp_bounds(
     rng: np.random.Generator,
     probabilities: tuple[float, float] = BOUND_PROBABILITIES,
     edges: np.ndarray = DEFAULT_GRID,
-    spread: bool = False,
+    spread: int = 0,
 ) -> tuple[tuple[float, float], dp_accounting.DpEvent]:
     """``(low, high)``: the :func:`dp_quantiles` at ``probabilities`` moved out to the edges of
     their bins, so a bound is a public grid edge (derived from no entity's value) and brackets its
-    bin's whole share. ``spread`` (:func:`_leaf_shares`): where evidence is weak the bounds err
-    wide, not narrow; a narrow bound clips the column, so a private transform reads them so."""
+    bin's whole share. ``spread`` (:func:`_leaf_shares`): inside nodes that narrow, where
+    evidence is weak the bounds err wide rather than narrow (a narrow bound clips the column);
+    wider nodes keep the rule that never sends mass into the grid's empty reaches."""
     edges = _edges(edges)
     (low, high), event = dp_quantiles(
         values, entities, probabilities, noise_multiplier, rng, edges, spread
@@ -342,16 +347,17 @@ def _tree_levels(histogram: np.ndarray) -> list[np.ndarray]:
 
 
 def _leaf_shares(
-    noisy: np.ndarray, bins: int, noise_multiplier: float, spread: bool = False
+    noisy: np.ndarray, bins: int, noise_multiplier: float, spread: int = 0
 ) -> np.ndarray:
     """Each bin's share of the mass from a noisy :func:`entity_tree`, top-down. A node's share is
     split between its children in proportion to their noisy counts (clipped at 0) among those at
     or above ``KEEP_SIGMAS`` node deviations; when neither is, it all goes to the child nearer the
     centre of the shares placed so far (at the top, the larger count): evidence too weak to place
-    mass moves it towards the data, never out into the grid's empty reaches. ``spread``: it is
-    split evenly instead, for edges that hold no empty reaches (equal bins between released
-    bounds), where piling it into one bin would make a few entities' column one value. Padding
-    gets nothing; the shares sum to 1."""
+    mass moves it towards the data, never out into the grid's empty reaches. In a node of at most
+    ``spread`` bins it is split evenly instead: piled into one bin, a column of a few hundred
+    entities would come back as a handful of values (``spread`` = the bins: everywhere, for edges
+    with no empty reaches, equal bins between released bounds). Padding gets nothing; the shares
+    sum to 1."""
     leaves = 2 ** max(1, math.ceil(math.log2(max(bins, 1))))
     sizes = [leaves >> depth for depth in range(leaves.bit_length() - 1)]
     starts = np.cumsum([0, *sizes[:-1]]).tolist()
@@ -371,7 +377,7 @@ def _leaf_shares(
             nearer = (centre > np.arange(len(share)) + 0.5).astype(np.int64)
             nearer = np.where(real[np.arange(len(share)), nearer], nearer, 0)
         weak = (np.arange(2) == nearer[:, None]).astype(np.float64)
-        if spread:
+        if 2 * (leaves // size) <= spread:  # the parents span at most ``spread`` bins
             weak = real / np.maximum(real.sum(axis=1, keepdims=True), 1)
         split = np.where(total > 0, counts / np.where(total > 0, total, 1.0), weak)
         share = (share[:, None] * split).ravel()

@@ -249,7 +249,7 @@ def _private_quantiles(
     # calibrate its column to one value.
     knots, event = dp_quantiles(
         values, owners, PRIVATE_PROBABILITIES, private.noise_multiplier, private.rng,
-        PRIVATE_EDGES, spread=True,
+        PRIVATE_EDGES, spread=len(PRIVATE_EDGES),
     )  # fmt: skip
     private.events.append(event)
     return QuantileScale([[float(k)] for k in knots], [float(p) for p in PRIVATE_PROBABILITIES])

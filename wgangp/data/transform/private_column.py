@@ -42,7 +42,13 @@ from wgangp.data.transform.fitted_column import (
     present_codes,
 )
 from wgangp.data.transform.scales import QuantileScale
-from wgangp.privacy.mechanisms import DEFAULT_GRID, dp_bounds, dp_quantiles, noisy_histogram
+from wgangp.privacy.mechanisms import (
+    BOUND_SPREAD,
+    DEFAULT_GRID,
+    dp_bounds,
+    dp_quantiles,
+    noisy_histogram,
+)
 
 #: The share of a column's entities fitted bounds leave out at either end.
 BOUND_TAIL = 0.001
@@ -93,11 +99,12 @@ def fit_private_column(
     if column.bounds is not None:  # the schema's: public
         low, high = FittedColumn(column, fill=0).low_high()
     else:
-        (low, high), event = dp_bounds(present, owners, noise_multiplier, rng, spread=True)
+        (low, high), event = dp_bounds(present, owners, noise_multiplier, rng, spread=BOUND_SPREAD)
         events.append(event)
         column = replace(column, bounds=bounds_value(column, low, high))
-    edges = np.linspace(low, high, BINS + 1) if high > low else DEFAULT_GRID
-    knots, event = dp_quantiles(present, owners, KNOTS, noise_multiplier, rng, edges, spread=True)
+    edges = _equal_bins(low, high)
+    knots, event = dp_quantiles(present, owners, KNOTS, noise_multiplier, rng, edges, len(edges))
+    knots = _zero_atom(knots, edges)
     events.append(event)
     fitted = FittedColumn(column, fill=0, quantile=True)
     low, high = fitted.low_high()
@@ -108,8 +115,9 @@ def fit_private_column(
     for c in CLASSES if per_class else ():
         of_class = present_classes == c
         knots, event = dp_quantiles(
-            present[of_class], owners[of_class], KNOTS, noise_multiplier, rng, edges, spread=True
+            present[of_class], owners[of_class], KNOTS, noise_multiplier, rng, edges, len(edges)
         )
+        knots = _zero_atom(knots, edges)
         events.append(event)
         fitted.scales[str(c)] = _scale(knots)
     return fitted, events
@@ -118,3 +126,27 @@ def fit_private_column(
 def _scale(knots: np.ndarray) -> QuantileScale:
     """A quantile scale on released knots (non-decreasing: the mechanism reads them so)."""
     return QuantileScale([[float(k)] for k in knots], [float(p) for p in KNOTS])
+
+
+def _equal_bins(low: float, high: float) -> np.ndarray:
+    """``BINS`` equal bins between the bounds, and, when 0 lies inside, a bin of width 1e-9 of
+    the range at 0: a column's exact zeros (a debt, an asset, a seniority of none) fall in it,
+    and come back as 0 (:func:`_zero_atom`) rather than spread over the first bin."""
+    if not high > low:
+        return DEFAULT_GRID
+    edges = np.linspace(low, high, BINS + 1)
+    if low <= 0 < high:
+        edges = np.unique(np.concatenate([edges, [0.0, _zero_width(low, high)]]))
+    return edges
+
+
+def _zero_width(low: float, high: float) -> float:
+    return 1e-9 * (high - low)
+
+
+def _zero_atom(knots: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Knots read inside the zero bin of :func:`_equal_bins`, set to 0 (a public value)."""
+    if not (edges[0] <= 0 < edges[-1]) or 0.0 not in edges:
+        return knots
+    width = _zero_width(edges[0], edges[-1])
+    return np.where((knots >= 0) & (knots < width), 0.0, knots)
