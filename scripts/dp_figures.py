@@ -16,8 +16,11 @@ training rare rows plus every row of the other class, fitted in-process by :func
 at ``privacy.epsilon=<epsilon>`` (delta: wgangp's default, 1 / (10 x training entities) rounded
 down to a power of ten: 1e-5 on the two shared tables, 1e-7 on the simulated one); for ``none``
 the same settings with ``privacy.epsilon=null select.every=0 ship.calibrate_marginals=false``,
-so only DP differs. Every run has ``evaluate.enabled=false``, ``trainer.progress=false``, the
-split's seed as ``seed`` and the smallest split of its own the config takes
+so only DP differs (a privacy run turned the calibration off when this was written; from
+``6b9bab8`` on it fits it from DP releases, so add ``--set ship.calibrate_marginals=true``, which
+comes after, to keep the two alike). Every run has ``evaluate.enabled=false``,
+``trainer.progress=false``, the split's seed as ``seed`` and the smallest split of its own the
+config takes
 (``data.val_fraction=0``, ``data.test_fraction=1e-6``: one row of each class goes to the run's
 test split, which nothing reads), then ``--set`` overrides. The run's ``privacy/epsilon`` and
 ``privacy/delta`` are read from its MLflow metrics. Its synthesizer draws as many rare rows as
@@ -35,10 +38,14 @@ rows (seeded) are carved out as validation rows, the model trains on the other 8
 other class), and its rows and the references are scored against the validation rows.
 
 Prints a markdown table (table x epsilon: detection mean +- sd over the seeds, the mean wall
-seconds of one fit and draw, the epsilon spent and delta); ``--out`` gets one JSON line per
-table, method, epsilon and seed. A run that fails shows its last error line in its cell. A
-private run costs minutes on 2 cores (DP-SGD's per-entity gradients), one without privacy
-seconds.
+seconds of one fit and draw, the epsilon spent and delta, and the share of drawn rows holding a
+categorical level no training rare row holds, such as the ``other`` level a released schema
+always adds); ``--out`` gets one JSON line per table, method, epsilon and seed (with the plan's
+summary: noise multiplier, sample rate, the statistics' epsilon). A draw that collapsed onto one
+distinct row has no half-split AUC (identical rows stay on one side of every cut) and is read as
+1.0 with a note. A run that fails shows its last error line in its cell. A private run costs
+minutes on 2 cores (DP-SGD's per-entity gradients), one without privacy seconds; run one
+invocation at a time, on a commit that does not move under it.
 """
 
 from __future__ import annotations
