@@ -108,10 +108,16 @@ class Result:
     unseen_levels: float = float("nan")
     #: Distinct rows among those drawn (1: the generator collapsed onto one row).
     distinct_rows: int = 0
+    #: Detection against the judged rows read in the model's released levels (a value its
+    #: schema does not list is its ``other`` level, as the run read its own training rows):
+    #: a private model cannot name a level its selection dropped. NaN: no released schema.
+    detection_released: float = float("nan")
     note: str = ""
     overrides: list[str] = field(default_factory=list)
     privacy: dict[str, object] = field(default_factory=dict)
     run_id: str | None = None
+    #: A private run's released levels per categorical: (levels, the other level).
+    released: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -238,6 +244,11 @@ def wgangp_rows(
         metrics = MlflowClient(uri).get_run(synthesizer.run_id).data.metrics
         result.spent_epsilon = metrics.get("privacy/epsilon", float("nan"))
         result.delta = metrics.get("privacy/delta", float("nan"))
+        result.released = {
+            column.name: (list(column.levels or ()), column.other)
+            for column in synthesizer.schema.features
+            if column.kind == "categorical" and column.other is not None
+        }
         rows = synthesizer.sample(n, seed=seed)
     keras.backend.clear_session()
     return rows.loc[:, table.features].reset_index(drop=True)
@@ -273,6 +284,33 @@ def scorer(table: Table, parts: Parts) -> Callable[[pd.DataFrame], float]:
     return score
 
 
+def in_released_levels(frame: pd.DataFrame, released: dict[str, object]) -> pd.DataFrame:
+    """``frame`` with each categorical value its released schema does not list read as its
+    ``other`` level (the rule the run read its training rows by)."""
+    frame = frame.copy()
+    for name, (levels, other) in released.items():
+        values = frame[name]
+        listed = values.isna() | values.astype(str).isin({str(v) for v in levels})
+        frame[name] = values.where(listed, other)
+    return frame
+
+
+def released_score(table: Table, parts: Parts, released: dict[str, object], rows: pd.DataFrame):
+    """Detection of ``rows`` against the judged rows in the released levels (:class:`Result`)."""
+    from threadpoolctl import threadpool_limits
+
+    from scripts.tables_benchmark.scores import detection
+    from wgangp.evaluation.encoding import TableEncoding
+
+    encoding = TableEncoding(table.schema, in_released_levels(parts.train, released))
+    real = encoding.model_matrix(in_released_levels(parts.judged, released))
+    generated = encoding.model_matrix(in_form(rows, table.schema).iloc[: len(real)])
+    with threadpool_limits(limits=1):
+        return detection(
+            real, generated, repeats=REPEATS, gbm_max_iter=GBM_MAX_ITER, seed=DETECTION_SEED
+        )
+
+
 def unseen_share(rows: pd.DataFrame, table: Table, train: pd.DataFrame) -> float:
     """The share of ``rows`` with a categorical level no row of ``train`` holds (a released
     schema's ``other``, say), gaps aside."""
@@ -290,6 +328,7 @@ def measure(
     draw: Callable[[], pd.DataFrame],
     score: Callable[[pd.DataFrame], float],
     unseen: Callable[[pd.DataFrame], float],
+    released: Callable[[dict, pd.DataFrame], float] | None = None,
 ) -> Result:
     """``result`` with the detection of ``draw``'s rows, or the one line of why it has none."""
     start = time.perf_counter()
@@ -299,6 +338,8 @@ def measure(
         result.unseen_levels = unseen(rows)
         result.distinct_rows = int(len(rows.astype(str).drop_duplicates()))
         result.detection = score(rows)
+        if released is not None and result.released:
+            result.detection_released = released(result.released, rows)
         if not math.isfinite(result.detection) and result.distinct_rows == 1:
             # The half-split keeps identical rows on one side, so one distinct row leaves every
             # cut with a class missing and no AUC: a detector tells it apart perfectly.
@@ -366,6 +407,11 @@ def _cell(results: list[Result], *, private: bool) -> str:
     unseen = [r.unseen_levels for r in scored if math.isfinite(r.unseen_levels)]
     if unseen and np.mean(unseen) > 0:
         text += f"; {np.mean(unseen):.0%} unseen levels"
+    in_levels = [r.detection_released for r in scored if math.isfinite(r.detection_released)]
+    if in_levels:
+        sd = float(np.std(in_levels, ddof=1)) if len(in_levels) > 1 else float("nan")
+        spread = f" ± {sd:.3f}" if math.isfinite(sd) else ""
+        text += f"; in its released levels {np.mean(in_levels):.3f}{spread}"
     collapsed = sum(r.note.startswith("collapsed") for r in scored)
     if collapsed:
         text += f"; {collapsed} collapsed onto one row"
@@ -406,6 +452,7 @@ def read_results(paths: list[str]) -> list[Result]:
                     "spent_epsilon",
                     "delta",
                     "unseen_levels",
+                    "detection_released",
                 ):
                     raw[key] = float("nan") if raw.get(key) is None else raw[key]
                 results.append(Result(**raw))
@@ -485,7 +532,10 @@ def main(argv: list[str] | None = None) -> int:
             for result, draw in runs:
                 result.judge_on, result.train_rare = args.judge_on, len(parts.train)
                 result.scored_rows = n
-                measure(result, draw, score, partial(unseen_share, table=table, train=parts.train))
+                measure(
+                    result, draw, score, partial(unseen_share, table=table, train=parts.train),
+                    partial(released_score, table, parts),
+                )  # fmt: skip
                 results.append(result)
                 shown = f"{result.detection:.3f}" if not result.note else f"failed: {result.note}"
                 print(

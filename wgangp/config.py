@@ -42,8 +42,8 @@ DEVICES = ("auto", "cpu", "gpu")
 STRATEGIES = ("none", "mirrored")
 NAN_POLICIES = ("raise", "stop", "skip")
 SELECT_BY = ("c2st_auc_gbm", "ks_mean")  # val/* metrics the quality loop can select by
-MAX_SEED = 2**32 - 1
-MAX_EPSILON = 100  # numpy's legacy seeding (Keras' set_random_seed) takes 32-bit seeds
+MAX_SEED = 2**32 - 1  # numpy's legacy seeding (Keras' set_random_seed) takes 32-bit seeds
+MAX_EPSILON = 100  # beyond, DP-SGD's noise protects next to nothing
 
 
 def _require(condition: bool, key: str, message: str) -> None:
