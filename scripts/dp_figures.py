@@ -12,13 +12,11 @@ Kaggle's schema, label ``Class``, rare value 1), 1,730 frauds: 1,211 and 519). T
 are never trained on. wgangp is conditional and trains on both classes: its frame is the
 training rare rows plus every row of the other class, fitted in-process by :func:`wgangp.fit`
 (a temporary MLflow store and run folder) with the ``private`` experiment preset
-(``+experiment=private``: a 128x128 critic, 500 steps, 2 critic updates a step, batches of 256)
-at ``privacy.epsilon=<epsilon>`` (delta: wgangp's default, 1 / (10 x training entities) rounded
-down to a power of ten: 1e-5 on the two shared tables, 1e-7 on the simulated one); for ``none``
-the same settings with ``privacy.epsilon=null select.every=0 ship.calibrate_marginals=false``,
-so only DP differs (a privacy run turned the calibration off when this was written; from
-``6b9bab8`` on it fits it from DP releases, so add ``--set ship.calibrate_marginals=true``, which
-comes after, to keep the two alike). Every run has ``evaluate.enabled=false``,
+(``+experiment=private``, conf/experiment/private.yaml) at ``privacy.epsilon=<epsilon>``
+(delta: wgangp's default, 1 / (10 x training entities) rounded down to a power of ten: 1e-5 on
+the two shared tables, 1e-7 on the simulated one); for ``none`` the same settings with
+``privacy.epsilon=null select.every=0``, so only DP differs (a private run ships its last step,
+and calibrates its marginals from DP releases). Every run has ``evaluate.enabled=false``,
 ``trainer.progress=false``, the split's seed as ``seed`` and the smallest split of its own the
 config takes
 (``data.val_fraction=0``, ``data.test_fraction=1e-6``: one row of each class goes to the run's
@@ -83,7 +81,7 @@ VAL_SHARE = 0.2
 RUN_SPLIT = ("data.val_fraction=0", "data.test_fraction=1e-6")
 PRESET = "+experiment=private"
 #: Without privacy: what privacy.epsilon turns off, turned off by hand.
-NO_PRIVACY = ("privacy.epsilon=null", "select.every=0", "ship.calibrate_marginals=false")
+NO_PRIVACY = ("privacy.epsilon=null", "select.every=0")
 REFERENCES = ("marginals", "real")
 REFERENCE_NAMES = {"marginals": "marginals (floor)", "real": "real rows (ceiling)"}
 
