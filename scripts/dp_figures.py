@@ -55,7 +55,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -63,10 +63,9 @@ import numpy as np
 import pandas as pd
 
 from scripts.dp_peers import (
-    DETECTION_SEED,
-    GBM_MAX_ITER,
-    REPEATS,
-    in_form,
+    _escape,
+    held_out_scorer,
+    json_line,
     last_error_line,
     rare_split,
 )
@@ -264,22 +263,7 @@ def _real(train: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
 
 def scorer(table: Table, parts: Parts) -> Callable[[pd.DataFrame], float]:
     """Detection of rows against ``parts.judged``, as dp_peers scores a peer."""
-    from threadpoolctl import threadpool_limits
-
-    from scripts.tables_benchmark.scores import detection
-    from wgangp.evaluation.encoding import TableEncoding
-
-    encoding = TableEncoding(table.schema, parts.train)
-    real = encoding.model_matrix(parts.judged)
-
-    def score(rows: pd.DataFrame) -> float:
-        generated = encoding.model_matrix(in_form(rows, table.schema).iloc[: len(real)])
-        with threadpool_limits(limits=1):
-            return detection(
-                real, generated, repeats=REPEATS, gbm_max_iter=GBM_MAX_ITER, seed=DETECTION_SEED
-            )
-
-    return score
+    return held_out_scorer(table.schema, parts.train, parts.judged)
 
 
 def in_released_levels(frame: pd.DataFrame, released: dict[str, object]) -> pd.DataFrame:
@@ -295,18 +279,8 @@ def in_released_levels(frame: pd.DataFrame, released: dict[str, object]) -> pd.D
 
 def released_score(table: Table, parts: Parts, released: dict[str, object], rows: pd.DataFrame):
     """Detection of ``rows`` against the judged rows in the released levels (:class:`Result`)."""
-    from threadpoolctl import threadpool_limits
-
-    from scripts.tables_benchmark.scores import detection
-    from wgangp.evaluation.encoding import TableEncoding
-
-    encoding = TableEncoding(table.schema, in_released_levels(parts.train, released))
-    real = encoding.model_matrix(in_released_levels(parts.judged, released))
-    generated = encoding.model_matrix(in_form(rows, table.schema).iloc[: len(real)])
-    with threadpool_limits(limits=1):
-        return detection(
-            real, generated, repeats=REPEATS, gbm_max_iter=GBM_MAX_ITER, seed=DETECTION_SEED
-        )
+    train, judged = (in_released_levels(f, released) for f in (parts.train, parts.judged))
+    return held_out_scorer(table.schema, train, judged)(rows)
 
 
 def unseen_share(rows: pd.DataFrame, table: Table, train: pd.DataFrame) -> float:
@@ -417,23 +391,6 @@ def _cell(results: list[Result], *, private: bool) -> str:
     if failed:
         text += f"; {len(failed)} of {len(results)} failed: " + _escape(failed[-1].note)
     return text
-
-
-def _escape(note: str) -> str:
-    return " ".join(note.split()).replace("|", "\\|")[:160]
-
-
-def json_line(result: Result) -> str:
-    """``result`` as one JSON line, a missing figure as null."""
-
-    def plain(value: object) -> object:
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        if isinstance(value, dict):
-            return {key: plain(item) for key, item in value.items()}
-        return value
-
-    return json.dumps(plain(asdict(result)))
 
 
 def read_results(paths: list[str]) -> list[Result]:

@@ -66,13 +66,10 @@ import numpy as np
 import pandas as pd
 
 from scripts.dp_peers import (
-    DETECTION_SEED,
-    GBM_MAX_ITER,
-    REPEATS,
     TABLE,
     Result,
     _marginals,
-    in_form,
+    held_out_scorer,
     json_line,
     rare_split,
     run_one,
@@ -215,14 +212,10 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from threadpoolctl import threadpool_limits
-
-    from scripts.tables_benchmark.scores import detection
     from wgangp.data.read.table_reader import read_table
     from wgangp.data.schema.inference import infer_schema
     from wgangp.data.schema.table_schema import RARE
     from wgangp.data.schema.validation import validate_table
-    from wgangp.evaluation.encoding import TableEncoding
     from wgangp.privacy.accountant import Budget, epsilon_spent
     from wgangp.privacy.plan import statistics_noise
 
@@ -250,16 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     for seed in seeds:
         train, held = rare_split(rare, seed)
         n = len(held)
-        encoding = TableEncoding(schema, train)
-        real = encoding.model_matrix(held)
-
-        def score(rows: pd.DataFrame, real=real, encoding=encoding) -> float:
-            generated = encoding.model_matrix(in_form(rows, schema).iloc[: len(real)])
-            with threadpool_limits(limits=1):
-                return detection(
-                    real, generated, repeats=REPEATS, gbm_max_iter=GBM_MAX_ITER,
-                    seed=DETECTION_SEED,
-                )  # fmt: skip
+        score = held_out_scorer(schema, train, held)
 
         def draw(epsilon: float, train=train, n=n, seed=seed) -> tuple[pd.DataFrame, dict]:
             sigma = noise[epsilon]

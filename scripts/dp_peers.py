@@ -228,8 +228,31 @@ def run_one(
     return result
 
 
-def json_line(result: Result) -> str:
-    """``result`` as one JSON line, a missing figure as null."""
+def held_out_scorer(
+    schema, train: pd.DataFrame, held: pd.DataFrame
+) -> Callable[[pd.DataFrame], float]:
+    """Detection of generated rows against the ``held`` real rows, on an encoding fitted on the
+    ``train`` rows: the one way every method of the DP figures is scored."""
+    from threadpoolctl import threadpool_limits
+
+    from scripts.tables_benchmark.scores import detection
+    from wgangp.evaluation.encoding import TableEncoding
+
+    encoding = TableEncoding(schema, train)
+    real = encoding.model_matrix(held)
+
+    def score(rows: pd.DataFrame) -> float:
+        generated = encoding.model_matrix(in_form(rows, schema).iloc[: len(real)])
+        with threadpool_limits(limits=1):
+            return detection(
+                real, generated, repeats=REPEATS, gbm_max_iter=GBM_MAX_ITER, seed=DETECTION_SEED
+            )
+
+    return score
+
+
+def json_line(result: object) -> str:
+    """A result (any of the DP figures' dataclasses) as one JSON line, a missing figure as null."""
 
     def plain(value: object) -> object:
         if isinstance(value, float) and not math.isfinite(value):
@@ -284,14 +307,10 @@ def read_results(paths: list[str]) -> list[Result]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from threadpoolctl import threadpool_limits
-
-    from scripts.tables_benchmark.scores import detection
     from wgangp.data.read.table_reader import read_table
     from wgangp.data.schema.inference import infer_schema
     from wgangp.data.schema.table_schema import RARE
     from wgangp.data.schema.validation import validate_table
-    from wgangp.evaluation.encoding import TableEncoding
 
     args = arguments(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -323,16 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     for seed in seeds:
         train, held = rare_split(rare, seed)
         n = len(held)
-        encoding = TableEncoding(schema, train)
-        real = encoding.model_matrix(held)
-
-        def score(rows: pd.DataFrame, real=real, encoding=encoding) -> float:
-            generated = encoding.model_matrix(in_form(rows, schema).iloc[: len(real)])
-            with threadpool_limits(limits=1):
-                return detection(
-                    real, generated, repeats=REPEATS, gbm_max_iter=GBM_MAX_ITER,
-                    seed=DETECTION_SEED,
-                )  # fmt: skip
+        score = held_out_scorer(schema, train, held)
 
         draws = [
             (Result("marginals", None, seed), partial(_marginals, train, n, seed)),
