@@ -10,6 +10,7 @@ with gaps, a categorical).
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -233,6 +234,22 @@ def test_each_kind_gets_the_training_marginal(mixed) -> None:
         assert abs(np.quantile(out[:, 0], q) - np.quantile(present, q)) < 0.15 * present.std()
     # the number's map is monotone: a row keeps its rank
     assert (np.diff(out[np.argsort(generated[:, 0]), 0]) >= 0).all()
+
+
+def test_a_gap_probability_of_exactly_one_in_float32_stays_finite() -> None:
+    # In float32, 1 - 1e-12 rounds to 1: a generated gap probability of exactly 1 must not
+    # read as an infinite logit when the gap share is fitted, nor when it is applied.
+    rng = np.random.default_rng(1)
+    real = {0: _real(rng, 400), 1: _real(rng, 200)}
+    generated = {label: _generated(rng, 2000).astype(np.float32) for label in (0, 1)}
+    for rows in generated.values():
+        rows[:50, 1], rows[50:100, 1] = 1.0, 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        calibration = MarginalCalibration.fit(MIXED, generated, real, 5)
+        out = calibration.apply(generated[1], 1)
+    assert np.isfinite(out).all()
+    assert abs(out[:, 1].mean() - real[1][:, 1].mean()) < 0.02  # the share still lands
 
 
 def test_a_mixed_calibration_round_trips_and_an_edited_file_is_one_line(mixed, tmp_path) -> None:

@@ -296,7 +296,8 @@ def _reweighted(p: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(p, _EPS, 1 - _EPS)
+    # float64 first: in float32, 1 - 1e-12 rounds to 1 and a share of 1 would read +inf.
+    p = np.clip(np.asarray(p, np.float64), _EPS, 1 - _EPS)
     return np.log(p) - np.log1p(-p)
 
 
