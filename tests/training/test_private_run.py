@@ -110,6 +110,39 @@ def test_the_bundle_holds_no_value_fewer_than_k_customers_hold(run) -> None:
             assert column.bounds is None  # the transform holds the released ones
 
 
+def test_the_generators_labels_follow_the_released_share_not_the_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every fraud customer's rows five times over: a third of the rows are frauds, a tenth of
+    # the customers. Under `empirical` the generator's labels follow the customers' noisy
+    # share; the rows' share would read their counts.
+    from wgangp.training import fit, private_fit
+
+    frame = transactions_table()
+    fraud = frame[frame["status"] == "fraud"]
+    frame = pd.concat([frame, *[fraud] * 4], ignore_index=True)
+    table = tmp_path / "transactions.csv"
+    frame.to_csv(table, index=False)
+    released, shares, original = [], [], private_fit.release
+
+    def recording_release(*args, **kwargs):
+        released.append(original(*args, **kwargs))
+        return released[-1]
+
+    class RecordingRows(fit.ClassBalancedRows):
+        def __init__(self, x, classes, rare_share, **kwargs) -> None:
+            shares.append(rare_share)
+            super().__init__(x, classes, rare_share, **kwargs)
+
+    monkeypatch.setattr(private_fit, "release", recording_release)
+    monkeypatch.setattr(fit, "ClassBalancedRows", RecordingRows)
+    result, _ = _train(tmp_path, table, "trainer.label_sampling=empirical")
+    assert result.status == "FINISHED"
+    rows_share = (frame["status"] == "fraud").mean()
+    assert shares == [released[0].label_share]
+    assert abs(shares[0] - 0.1) < 0.08 and rows_share > 0.3
+
+
 def test_a_private_run_needs_the_class_to_synthesize(tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
     transactions_table(customers=60).to_csv(table, index=False)

@@ -95,9 +95,8 @@ def _fit_private(
     transformer = private.transformer
     classes = data.classes(data.train)
     x = transformer.transform(data.train, classes)
-    rows = ClassBalancedRows(
-        x, classes, rare_share(cfg.trainer.label_sampling), layout=transformer.layout
-    )
+    # The generator's labels by the released share: the rows' own share would read their counts.
+    rows = ClassBalancedRows(x, classes, private.label_share, layout=transformer.layout)
     pools = EntityPools(x, classes, private.entities)
     train_step = PrivateTrainStep(
         cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows, pools=pools, plan=private.plan

@@ -61,6 +61,9 @@ class PrivateRelease:
     #: The statistics' noise and generator, for the calibration's releases after training
     #: (reserved in the plan: the accountant counts them before DP-SGD's noise is set).
     statistics: PrivateFit
+    #: The rare class's share of the generator's labels: 0.5 (``balanced``), or off the noisy
+    #: entity counts (``empirical``), never the rows' own share.
+    label_share: float = 0.5
 
 
 def release(cfg: Config, data: PreparedData) -> PrivateRelease:
@@ -137,7 +140,9 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
     advice = plan.advice()
     if advice:
         log.warning("%s", advice)
-    return PrivateRelease(data, transformer, plan, entities, fit_entities, PrivateFit(sigma, rng))
+    return PrivateRelease(
+        data, transformer, plan, entities, fit_entities, PrivateFit(sigma, rng), share
+    )
 
 
 def _selections(schema: TableSchema, inferred: bool) -> int:
