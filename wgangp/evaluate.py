@@ -136,7 +136,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     settings.check()
     seed = cfg.seed if args.seed is None else args.seed
 
-    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir)
+    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir, private=cfg.privacy.enabled)
     new_split = check_same_table(run_id, tags.get("data.digest"), data, args.new_split)
     if cfg.trainer.refit:  # the generator trained on the validation rows too: so do baselines
         data = data.with_validation_rows()

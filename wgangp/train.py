@@ -75,7 +75,13 @@ def train(
     clock = PhaseClock()
     with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir), embedded) as run:
         with clock.phase("read"):
-            data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch, frame=frame)
+            data = prepare_data(
+                cfg.data,
+                seed=cfg.seed,
+                launch_dir=run.dirs.launch,
+                frame=frame,
+                private=cfg.privacy.enabled,
+            )
         log.info("data: %s", data.describe())
         check_batch_fits(data, cfg.trainer.batch_size)
         private = None

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import support.creditcard as schema
 from support.creditcard import SCHEMA
+from support.docs import documented, one_line
 
 from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.split import Split, identical_row_groups, rows_needed
@@ -228,4 +229,62 @@ def test_too_few_customers_with_the_rare_class_is_one_line_naming_the_entity() -
         "tx.csv: only 2 customer_id value(s) hold rows with Class=1; at least 4 are needed so "
         "that training gets 2 and validation and test one each: use a larger table or another "
         "data.entity than customer_id"
+    )
+
+
+# --- under privacy.epsilon: each entity's part drawn on its own ----------------------------------
+
+
+def _part_of_each_row(split: Split) -> dict[int, str]:
+    return {i: name for name in ("train", "val", "test") for i in ids(getattr(split, name))}
+
+
+@pytest.mark.parametrize("with_entities", [True, False])
+def test_a_private_split_moves_no_one_when_an_entity_leaves(with_entities: bool) -> None:
+    """One customer (or one distinct row) fewer, and the rows reordered: every other row keeps
+    its part. The exact split, by contrast, reshuffles many (what the private one avoids)."""
+    df = table(rows=3_000, fraud_rate=0.05)
+    customer = np.random.default_rng(0).integers(0, 400, len(df))
+    if not with_entities:
+        customer = np.arange(len(df))
+    leaving = customer[np.flatnonzero(df[schema.LABEL] == 1)[3]]
+    keep = np.flatnonzero(customer != leaving)
+    order = np.random.default_rng(1).permutation(keep)
+    fewer = df.iloc[order].reset_index(drop=True)
+    codes = pd.factorize(customer[order])[0]
+
+    def parts(frame: pd.DataFrame, owners: np.ndarray, independent: bool) -> dict[int, str]:
+        entities = dict(entities=owners, entity="customer") if with_entities else {}
+        return _part_of_each_row(
+            stratified_split(frame, seed=3, independent=independent, **entities)
+        )
+
+    before, after = parts(df, customer, True), parts(fewer, codes, True)
+    assert all(before[i] == part for i, part in after.items())
+    moved = parts(df, customer, False), parts(fewer, codes, False)
+    assert sum(moved[0][i] != part for i, part in moved[1].items()) > 100
+
+
+def test_a_private_split_meets_the_fractions_in_expectation() -> None:
+    df = table(rows=3_000, fraud_rate=0.05)
+    customer = np.random.default_rng(0).integers(0, 400, len(df))
+    split = stratified_split(df, seed=0, entities=customer, entity="customer", independent=True)
+    owner = {name: set(customer[split.rows[name]]) for name in ("train", "val", "test")}
+    assert not owner["train"] & owner["test"] and not owner["train"] & owner["val"]
+    assert len(split.test) / len(df) == pytest.approx(0.2, abs=0.05)
+    assert len(split.val) / len(df) == pytest.approx(0.1, abs=0.04)
+    assert all(frauds(part) for part in (split.train, split.test))
+
+
+def test_a_private_draw_without_a_test_fraud_is_one_line() -> None:
+    df = table(rows=500, fraud_rate=0.02)
+    rare = np.flatnonzero(df[schema.LABEL] == 1)
+    df = df.drop(index=rare[4:]).reset_index(drop=True)  # 4 frauds: the fewest a split takes
+    stratified_split(df, seed=0, source="tx.csv", independent=True)
+    with pytest.raises(DataError) as err:
+        stratified_split(df, seed=2, source="tx.csv", independent=True)
+    assert documented(one_line(err), path="tx.csv") == (
+        "<path>: under privacy.epsilon each entity's part is drawn on its own, and seed 2 leaves "
+        "3 entities with Class=1 in training and 0 in test (at least 2 and 1 are needed): use a "
+        "larger table or another seed"
     )

@@ -138,6 +138,12 @@ def test_canaries_and_their_split_follow_the_seed() -> None:
     assert {g: int((groups == g).sum()) for g in audit.GROUPS} == {"in": 10, "out": 10, "fresh": 10}
     assert (groups == audit.assign_groups(10, seed=0)).all()
     assert not (groups == audit.assign_groups(10, seed=1)).all()
+    # IN only among the candidates a private run would train on; too few is one line.
+    mask = np.arange(30) % 3 != 0
+    masked = audit.assign_groups(10, seed=0, trainable=mask)
+    assert mask[masked == "in"].all() and (masked == "out").sum() == (masked == "fresh").sum()
+    with pytest.raises(ValueError, match="ask fewer --canaries"):
+        audit.assign_groups(10, seed=0, trainable=np.arange(30) < 9)
 
 
 def test_a_table_without_rare_tails_is_refused() -> None:
@@ -164,6 +170,37 @@ def test_every_planted_canary_lands_in_the_runs_training_split(tmp_path: Path) -
     assert pd.read_csv(path).shape == written.shape
     trained = set(audit.row_keys(data.train, names))
     assert all(key in trained for key in audit.row_keys(canaries, names))
+
+
+def test_a_private_runs_canaries_are_the_trainable_ones(tmp_path: Path) -> None:
+    # A private run's split draws each canary's part from its own rows: no place moves it, so
+    # the audit draws IN among the candidates that split trains on, and plants them as they are.
+    table = loans()
+    candidates = audit.make_canaries(table, LABEL, POSITIVE, 30, seed=3)
+    path = tmp_path / "loans.csv"
+    cfg = compose(audit.audit_overrides(path, 3, tmp_path, ["privacy.epsilon=3"]))
+    trainable = audit.trainable(table, candidates, path, cfg, copies=2)
+    assert 0 < trainable.sum() < len(candidates)
+    groups = audit.assign_groups(10, seed=3, trainable=trainable)
+    members = candidates[groups == "in"].reset_index(drop=True)
+    _, data = audit.plant(table, members, path, cfg, seed=3, copies=2)
+    trained = pd.Series(audit.row_keys(data.train, features(table))).value_counts()
+    assert all(trained.get(key, 0) == 2 for key in audit.row_keys(members, features(table)))
+    with pytest.raises(RuntimeError, match="does not train on"):
+        audit.plant(table, candidates[~trainable], path, cfg, seed=3, copies=2)
+
+
+def test_a_canary_entity_of_many_copies_lands_whole_in_training(tmp_path: Path) -> None:
+    table = loans()
+    canaries = audit.make_canaries(table, LABEL, POSITIVE, 20, seed=3)
+    path = tmp_path / "loans.csv"
+    cfg = compose(audit.audit_overrides(path, 3, tmp_path, []))
+    names = features(table)
+    written, data = audit.plant(table, canaries, path, cfg, seed=3, copies=6)
+    assert len(written) == len(table) + 6 * len(canaries)
+    # Every copy of every canary is a training row: the entity, whole, in training.
+    trained = pd.Series(audit.row_keys(data.train, names)).value_counts()
+    assert all(trained.get(key, 0) == 6 for key in audit.row_keys(canaries, names))
 
 
 def test_rows_are_read_by_the_shipped_schemas_levels() -> None:
@@ -220,8 +257,33 @@ def test_the_null_and_the_intervals_tell_signal_from_noise() -> None:
     assert loud["advantage_low"] > quiet["advantage_null95"]
 
 
+def _audit(seed: int, in_shift: float, copies: int = 10) -> audit.SeedResult:
+    """A seed's result whose IN canaries sit ``in_shift`` nearer the generated rows."""
+    rng = np.random.default_rng([seed, 9])
+    distances = {g: rng.exponential(size=30) + 1.0 for g in audit.GROUPS}
+    distances["in"] = distances["in"] - in_shift
+    return audit.SeedResult(seed, {"default": distances}, copies=copies)
+
+
+def test_a_paired_difference_sees_a_leak_and_refuses_other_canaries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(audit, "BOOTSTRAP", 300)
+    leaky = [_audit(seed, 0.9) for seed in (0, 1)]
+    private = [_audit(seed, 0.0) for seed in (0, 1)]
+    figures = audit.paired_difference(leaky, private)
+    assert figures["auc"] > 0.2 and figures["auc_low"] > 0 and figures["auc_p"] < 0.01
+    assert figures["advantage"] > 0.3 and figures["advantage_low"] > 0
+    # Against itself: exactly 0, every resample too.
+    same = audit.paired_difference(private, private)
+    assert same["advantage"] == same["advantage_low"] == same["advantage_high"] == 0
+    assert "paired over 60 IN and 60 OUT canaries (seeds 0,1)" in audit.paired_text(figures, leaky)
+    with pytest.raises(ValueError, match="nothing to pair"):
+        audit.paired_difference(leaky, [_audit(seed, 0.0, copies=1) for seed in (0, 1)])
+
+
 def test_records_round_trip_through_their_json_lines(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(audit, "BOOTSTRAP", 100)
     monkeypatch.setattr(audit, "PERMUTATIONS", 100)
@@ -255,6 +317,11 @@ def test_records_round_trip_through_their_json_lines(
     read = [json.loads(line) for line in again.read_text().splitlines()]
     assert read == [json.loads(line) for line in first.read_text().splitlines()]
     assert read[0]["overrides"] == ["trainer.steps=5"]
+    # Paired against another audit of other seeds: one line, exit 2.
+    other = tmp_path / "other.jsonl"
+    audit.report(audit.records(results[:1], []), str(other))
+    assert audit.main(["--from-results", str(first), "--against", str(other)]) == 2
+    assert "nothing to pair" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -264,6 +331,8 @@ def test_records_round_trip_through_their_json_lines(
         (["--set", "trainer.stepz=5"], "unknown config key"),
         (["--seeds", "1,1"], "distinct integers"),
         (["--canaries", "1"], ">= 2"),
+        (["--copies", "0"], ">= 1"),
+        (["--against", "other.jsonl"], "--against needs --from-results FILE"),
     ],
 )
 def test_bad_arguments_are_one_line(

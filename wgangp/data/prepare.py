@@ -196,7 +196,12 @@ class PreparedData:
 
 
 def prepare_data(
-    data: DataConfig, *, seed: int, launch_dir: Path, frame: pd.DataFrame | None = None
+    data: DataConfig,
+    *,
+    seed: int,
+    launch_dir: Path,
+    frame: pd.DataFrame | None = None,
+    private: bool = False,
 ) -> PreparedData:
     """Load the configured table (relative paths from ``launch_dir``; ``frame``, a DataFrame
     given in Python, instead of ``data.path``), give it its schema, validate it, split it.
@@ -204,6 +209,10 @@ def prepare_data(
     Each class needs ``data.min_rows_per_class`` rows (validation), and distinct rows enough for
     every split (the split's own check, :func:`~wgangp.data.split.rows_needed`); each shortfall is
     one line with the number really needed.
+
+    ``private`` (``privacy.epsilon``): each entity's part is drawn on its own (so one entity more
+    or less moves no other between training and the held-out parts) and fits read every
+    training row (a sample of a fixed size would depend on the others' count).
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir, frame=frame)
     schema, inferred = table_schema(loaded, data)
@@ -235,9 +244,13 @@ def prepare_data(
         columns=schema.names,
         entities=None if data.entity is None else frame[data.entity].to_numpy(),
         entity=data.entity,
+        independent=private,
     )
     del frame
     budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    fit_masks, score_masks = budget.masks(classes)
+    if private:  # the fits' sample is a fixed number of rows: fits read every row, not scores
+        fit_masks, score_masks = None, fit_masks if score_masks is None else score_masks
     fit_subsets, score_subsets = (
         None
         if keep is None
@@ -247,7 +260,7 @@ def prepare_data(
                 for part in ("train", "val", "test")
             )
         )
-        for keep in budget.masks(classes)
+        for keep in (fit_masks, score_masks)
     )
     prepared = PreparedData(
         provenance,

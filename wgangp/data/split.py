@@ -70,6 +70,7 @@ def stratified_split(
     columns: Sequence[str] | None = None,
     entities: np.ndarray | None = None,
     entity: str | None = None,
+    independent: bool = False,
 ) -> Split:
     """Split ``df`` per class (``classes``: each row's 0 or 1, named ``class_names`` in errors)
     into train/val/test by groups of rows identical in ``columns`` (None: every column), or by
@@ -77,7 +78,10 @@ def stratified_split(
     part), by ``seed``.
 
     An entity with a row of the rare class is split among the rare class's entities (by its rare
-    rows), its other rows following it. ``val_fraction`` may be 0 (empty validation frame); the
+    rows), its other rows following it. ``independent`` (under ``privacy.epsilon``): each entity's
+    part is drawn from its own rows and the seed alone (:func:`independent_parts`), so adding or
+    removing one entity moves no other between parts; the parts then meet the fractions only in
+    expectation. ``val_fraction`` may be 0 (empty validation frame); the
     fractions are the schema's (``DataConfig``: each below 0.5). Each class needs
     :func:`rows_needed` distinct rows (entities), else DataError (one line mentioning
     ``source``). Without duplicates or entities the parts are the same as a row-by-row split
@@ -93,6 +97,10 @@ def stratified_split(
     rare_group[groups[labels == RARE]] = True
     group_class = np.where(rare_group, RARE, 1 - RARE)
     rng = np.random.Generator(np.random.PCG64(seed))
+    drawn = None
+    if independent:
+        content = df if columns is None else df.loc[:, list(columns)]
+        drawn = independent_parts(content, groups, val_fraction, test_fraction, seed)
     parts: dict[str, list[np.ndarray]] = {"train": [], "val": [], "test": []}
     for cls, name in zip(CLASSES, class_names, strict=True):
         rows = np.flatnonzero(group_class[groups] == cls)
@@ -107,6 +115,12 @@ def stratified_split(
                 f"{'validation and ' if has_val else ''}test one each: use a larger table"
                 + (f" or another data.entity than {entity}" if entity else "")
             )
+        if drawn is not None:
+            part_of_row = drawn[groups[rows]]
+            _check_drawn(part_of_row, group_of_row, name, source, seed)
+            for index, part in enumerate(("test", "val", "train")):
+                parts[part].append(rows[part_of_row == index])
+            continue
         n_test, n_val = _class_sizes(int(sizes.sum()), val_fraction, test_fraction)
         order = rng.permutation(len(sizes))
         test_end, val_end = _cuts(sizes[order], n_test, n_val, has_val)
@@ -128,6 +142,48 @@ def stratified_split(
         duplicate_rare=int((duplicated & (labels == RARE)).sum()),
         rows=rows_of,
     )
+
+
+def independent_parts(
+    content: pd.DataFrame,
+    groups: np.ndarray,
+    val_fraction: float,
+    test_fraction: float,
+    seed: int,
+) -> np.ndarray:
+    """Each group's part (0 test, 1 validation, 2 train), drawn from its own rows and the seed
+    alone: the group's key is the sum (mod 2**64) of its rows' content hashes, mixed with the
+    seed into a uniform u; u below ``test_fraction`` is test, below it plus ``val_fraction``
+    validation, the rest train. A group's part never depends on another group's rows, nor on
+    the row order."""
+    hashes = pd.util.hash_pandas_object(content, index=False).to_numpy(np.uint64)
+    keys = np.zeros(int(groups.max()) + 1 if len(groups) else 0, np.uint64)
+    np.add.at(keys, groups, hashes)
+    u = (_mix(keys ^ _mix(np.array([seed], np.uint64))) >> np.uint64(11)) / float(2**53)
+    return np.where(u < test_fraction, 0, np.where(u < test_fraction + val_fraction, 1, 2))
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: a bijection of uint64 that scatters nearby keys."""
+    x = np.asarray(x, np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _check_drawn(
+    part_of_row: np.ndarray, group_of_row: np.ndarray, name: str, source: str, seed: int
+) -> None:
+    """An independent draw must leave training :data:`MIN_TRAIN_ROWS` groups of the class and
+    test one: else one line (a larger table, or another seed, draws again)."""
+    train = len(np.unique(group_of_row[part_of_row == 2]))
+    test = len(np.unique(group_of_row[part_of_row == 0]))
+    if train < MIN_TRAIN_ROWS or test < 1:
+        raise DataError(
+            f"{source}: under privacy.epsilon each entity's part is drawn on its own, and seed "
+            f"{seed} leaves {train} entities with {name} in training and {test} in test (at "
+            f"least {MIN_TRAIN_ROWS} and 1 are needed): use a larger table or another seed"
+        )
 
 
 def _units(groups: int, rows: int, name: str, entity: str | None) -> str:
