@@ -13,7 +13,10 @@ integers stay whole, no canary equals a real row or another, and the canaries to
 tail value to an atom (a value 5 rare rows share ships as itself; so one canary's value never
 makes another's more likely). That last rule bounds K: on the credit table seeds 0 to 3 yield
 138 to 145 candidates, so K = 46 at most (more fails in one line). The candidates are split at
-random into K IN, K OUT and K FRESH. The table plus the IN canaries is written to a work folder
+random into K IN, K OUT and K FRESH. Each IN canary is written ``--copies`` R times (default 1):
+R identical rows are one entity (the split, the k-entity rules and differential privacy count
+identical rows once), a customer with R records, as a transactions table holds; the networks
+without privacy train on every row. The table plus the IN canaries is written to a work folder
 and the default model is trained on it in-process (the config ``python -m wgangp.train`` would
 compose, with the table, its label and ``data.positive=bad`` given, the seed, a temporary MLflow
 store, no end-of-run evaluation, and any ``--set`` overrides). The IN canaries are placed in
@@ -50,7 +53,7 @@ about 15 s at ``trainer.steps=500``, 5.5 to 7.5 minutes under ``privacy.epsilon`
 private experiment's settings, on the shared 2-core machine; seeds run one after another)::
 
     python -m scripts.membership_audit [--data DIR] [--seeds 0,1,2] [--canaries 20] \\
-        [--set key=value ...] [--out FILE] [--work DIR]
+        [--copies 1] [--set key=value ...] [--out FILE] [--work DIR]
 
 ``--data``: the shared data folder (else ``$WGANGP_SHARED_DATA``, else ``../shared/data``).
 ``--set``: an extra training override, repeatable (``--set trainer.steps=500`` for a quicker,
@@ -105,6 +108,8 @@ OWN_KEYS = ("data.path", "data.label", "data.positive", "seed", "tracking.uri", 
 BOOTSTRAP = 2000
 PERMUTATIONS = 2000
 GROUPS = ("in", "out", "fresh")
+#: Rounds of swaps :func:`plant` tries before giving up.
+PLACEMENT_ROUNDS = 20
 
 
 # ---------------------------------------------------------------- canaries
@@ -228,10 +233,38 @@ def make_canaries(
     return pd.DataFrame(rows).astype(table.dtypes.to_dict()).reset_index(drop=True)
 
 
-def assign_groups(n_each: int, seed: int) -> np.ndarray:
-    """A random group (in, out, fresh) for each of 3 x ``n_each`` candidates, ``n_each`` each."""
-    groups = np.repeat(np.array(GROUPS), n_each)
-    return np.random.default_rng([seed, 2]).permutation(groups)
+def assign_groups(n_each: int, seed: int, trainable: np.ndarray | None = None) -> np.ndarray:
+    """A random group (in, out, fresh) for each of 3 x ``n_each`` candidates, ``n_each`` each;
+    IN drawn among the ``trainable`` ones (a mask: those a private run's split would train on),
+    OUT and FRESH among the rest of the candidates."""
+    rng = np.random.default_rng([seed, 2])
+    count = 3 * n_each
+    trainable = np.ones(count, bool) if trainable is None else np.asarray(trainable, bool)
+    if trainable.sum() < n_each:
+        raise ValueError(
+            f"only {int(trainable.sum())} of {count} candidates would be trained on under "
+            f"privacy's split, {n_each} wanted: ask fewer --canaries"
+        )
+    groups = np.full(count, GROUPS[1], dtype=object)
+    members = rng.choice(np.flatnonzero(trainable), n_each, replace=False)
+    groups[members] = GROUPS[0]
+    others = rng.permutation(np.flatnonzero(groups != GROUPS[0]))
+    groups[others[n_each:]] = GROUPS[2]
+    return groups.astype(str)
+
+
+def trainable(
+    table: pd.DataFrame, candidates: pd.DataFrame, path: Path, cfg, copies: int
+) -> np.ndarray:
+    """Which candidates a private run's split (each entity's part drawn from its own rows and
+    the seed, :func:`wgangp.data.split.independent_parts`) would put in training, written with
+    ``copies`` rows each: a private run cannot be placed, so both audits draw IN among these
+    (the part is a hash of the canary's rows: unrelated to how far it lies from anything)."""
+    planted = candidates.loc[candidates.index.repeat(copies)].reset_index(drop=True)
+    frame = pd.concat([table, planted], ignore_index=True)
+    frame.to_csv(path, index=False)
+    parts, _ = parts_of(frame, cfg, independent=True)
+    return np.array(parts[len(table) :: copies]) == "train"
 
 
 # ---------------------------------------------------------------- statistics
@@ -338,6 +371,8 @@ class SeedResult:
     generated: int = 0
     wall_s: float = float("nan")
     run_id: str | None = None
+    #: Identical rows of each IN canary in the table (one entity).
+    copies: int = 1
 
     def scores(self, group: str, generator: str = "default") -> np.ndarray:
         return -self.distances[generator][group]
@@ -383,14 +418,16 @@ def released_view(frame: pd.DataFrame, schema, features: Sequence[str]) -> pd.Da
     return out
 
 
-def parts_of(frame: pd.DataFrame, cfg) -> tuple[list[str], object]:
+def parts_of(frame: pd.DataFrame, cfg, independent: bool | None = None) -> tuple[list[str], object]:
     """The split each row of ``frame`` (as written to ``cfg``'s data.path) lands in, by the
-    run's own :func:`~wgangp.data.prepare.prepare_data`; and the prepared data."""
+    run's own :func:`~wgangp.data.prepare.prepare_data` (``independent``: a private run's split
+    whatever ``cfg`` says; None: ``cfg``'s); and the prepared data."""
     from wgangp.config import to_config
     from wgangp.data.prepare import prepare_data
 
     config = to_config(cfg)
-    data = prepare_data(config.data, seed=config.seed, launch_dir=REPO)
+    private = config.privacy.enabled if independent is None else independent
+    data = prepare_data(config.data, seed=config.seed, launch_dir=REPO, private=private)
     columns = data.schema.names
     part = {}
     for name in ("train", "val", "test"):
@@ -399,38 +436,69 @@ def parts_of(frame: pd.DataFrame, cfg) -> tuple[list[str], object]:
     return [part[key] for key in keys], data
 
 
-def plant(
-    table: pd.DataFrame, canaries: pd.DataFrame, path: Path, cfg, seed: int
-) -> tuple[pd.DataFrame, object]:
-    """Write ``table`` with ``canaries`` to ``path`` so that the run's split puts every canary
-    in training, and return the written frame and the run's prepared data.
+def is_private(cfg) -> bool:
+    """Whether ``cfg`` trains under ``privacy.epsilon``."""
+    from wgangp.config import to_config
 
-    The split permutes the rare class's groups of identical rows in order of first appearance,
-    by seed and group count alone: swapping a canary that landed outside training with a real
-    rare row (one of a kind) that landed inside swaps their parts and nothing else. Checked on
-    the run's own split after writing."""
-    frame = pd.concat([table, canaries], ignore_index=True)
-    frame.to_csv(path, index=False)
-    parts, _ = parts_of(frame, cfg)
+    return to_config(cfg).privacy.enabled
+
+
+def plant(
+    table: pd.DataFrame, canaries: pd.DataFrame, path: Path, cfg, seed: int, copies: int = 1
+) -> tuple[pd.DataFrame, object]:
+    """Write ``table`` with ``copies`` identical rows of each of ``canaries`` to ``path`` so that
+    the run's split puts every canary in training, and return the written frame and the run's
+    prepared data.
+
+    The split permutes the rare class's groups of identical rows (a canary's copies are one
+    group, one entity) in order of first appearance, by seed and group count alone: swapping a
+    canary's first row, when its group landed outside training, with a real rare row (one of a
+    kind) that landed inside swaps their places in that order. With one copy the parts follow;
+    with more, the groups ahead of the training part shrink, the cuts may move, and the swaps
+    repeat on whatever landed outside. Checked on the run's own split after writing. A private
+    run's split draws each entity's part from its own rows: no place moves it, so its canaries
+    must be :func:`trainable` ones (RuntimeError otherwise)."""
+    planted = canaries.loc[canaries.index.repeat(copies)].reset_index(drop=True)
+    frame = pd.concat([table, planted], ignore_index=True)
     n = len(table)
-    outside = [n + i for i in range(len(canaries)) if parts[n + i] != "train"]
     rare = (table[TABLE.label].astype(str) == TABLE.positive).to_numpy()
     single = ~table.duplicated(keep=False).to_numpy()
-    donors = np.flatnonzero(rare & single & (np.array(parts[:n]) == "train"))
-    chosen = np.random.default_rng([seed, 5]).choice(donors, len(outside), replace=False)
-    order = np.arange(len(frame))
-    order[outside], order[chosen] = chosen, outside
-    frame = frame.iloc[order].reset_index(drop=True)
-    frame.to_csv(path, index=False)
-    parts, data = parts_of(frame, cfg)
-    placed = [parts[i] for i in np.flatnonzero(order >= n)]
-    if any(part != "train" for part in placed):
-        raise RuntimeError(f"canaries landed outside training: {sorted(set(placed))}")
-    return frame, data
+    rng = np.random.default_rng([seed, 5])
+    order = np.arange(len(frame))  # frame row i is written from row order[i]
+    used: set[int] = set()
+    for _ in range(PLACEMENT_ROUNDS):
+        written = frame.iloc[order].reset_index(drop=True)
+        written.to_csv(path, index=False)
+        parts, data = parts_of(written, cfg)
+        at = np.argsort(order)  # where each original row is written
+        firsts = [
+            int(at[n + i * copies : n + (i + 1) * copies].min()) for i in range(len(canaries))
+        ]
+        outside = [i for i in firsts if parts[i] != "train"]
+        if not outside:
+            return written, data
+        if is_private(cfg):  # no place moves a private run's canary
+            raise RuntimeError(f"{len(outside)} canaries a private run's split does not train on")
+        train = np.array([parts[at[j]] == "train" for j in range(n)])
+        donors = [j for j in np.flatnonzero(rare & single & train) if j not in used]
+        chosen = rng.choice(donors, len(outside), replace=False)
+        used.update(int(j) for j in chosen)
+        for place, donor in zip(outside, chosen, strict=True):
+            there = int(at[donor])
+            order[place], order[there] = order[there], order[place]
+            at = np.argsort(order)
+    raise RuntimeError(
+        f"canaries still outside training after {PLACEMENT_ROUNDS} rounds of placement"
+    )
 
 
 def run_seed(
-    table: pd.DataFrame, seed: int, n_each: int, work: Path, extra: Sequence[str]
+    table: pd.DataFrame,
+    seed: int,
+    n_each: int,
+    work: Path,
+    extra: Sequence[str],
+    copies: int = 1,
 ) -> SeedResult:
     """Plant, train, sample and score one seed's canaries (module doc)."""
     from scripts.tables_benchmark.baselines import smote_rows
@@ -445,10 +513,10 @@ def run_seed(
     folder = work / f"seed{seed}"
     folder.mkdir(parents=True, exist_ok=True)
     candidates = make_canaries(table, TABLE.label, TABLE.positive, 3 * n_each, seed)
-    groups = assign_groups(n_each, seed)
     path = folder / "credit_data.csv"  # the run is named after the file
     cfg = compose(audit_overrides(path, seed, work, extra))
-    _, data = plant(table, candidates[groups == "in"], path, cfg, seed)
+    groups = assign_groups(n_each, seed, trainable(table, candidates, path, cfg, copies))
+    _, data = plant(table, candidates[groups == "in"], path, cfg, seed, copies)
     features = data.features
     train_rare = data.rare(data.train).loc[:, features]
     model = train_default(cfg, folder / "run", REPO)
@@ -481,6 +549,71 @@ def run_seed(
         generated=len(generated),
         wall_s=wall,
         run_id=model.run_id,
+        copies=copies,
+    )
+
+
+Picks = Sequence[tuple[np.ndarray, np.ndarray]]
+
+
+def _difference(
+    first: Sequence[SeedResult], second: Sequence[SeedResult], picks: Picks, statistic: Statistic
+) -> float:
+    """``statistic`` of the picked IN against the picked OUT scores (per seed, the indices in
+    ``picks``), in ``first`` minus in ``second``."""
+    values = []
+    for results in (first, second):
+        a = np.concatenate([r.scores("in")[i] for r, (i, _) in zip(results, picks, strict=True)])
+        b = np.concatenate([r.scores("out")[j] for r, (_, j) in zip(results, picks, strict=True)])
+        values.append(statistic(a, b))
+    return values[0] - values[1]
+
+
+def paired_difference(
+    first: Sequence[SeedResult], second: Sequence[SeedResult], seed: int = 0
+) -> dict[str, float]:
+    """The shipped synthesizer's AUC and advantage (IN against OUT) in ``first`` minus those in
+    ``second``: two audits of the same seeds, hence of the same canaries, trained two ways (say
+    without and with privacy). The 95% interval resamples each seed's IN and OUT canaries with
+    replacement, the same canaries in both audits; ``*_p`` is the share of resamples where the
+    difference is at most 0 (one-sided: ``first`` gives more away). ValueError when the audits
+    differ in seeds, canaries or copies."""
+
+    def shape(results: Sequence[SeedResult]) -> list[tuple[int, ...]]:
+        return [
+            (r.seed, r.copies, *(len(r.distances["default"][g]) for g in GROUPS)) for r in results
+        ]
+
+    if shape(first) != shape(second):
+        raise ValueError("the two audits differ in seeds, canaries or copies: nothing to pair")
+    rng = np.random.default_rng([seed, 6])
+    whole = [(np.arange(len(r.scores("in"))), np.arange(len(r.scores("out")))) for r in first]
+    resamples = [
+        [(rng.integers(len(i), size=len(i)), rng.integers(len(j), size=len(j))) for i, j in whole]
+        for _ in range(BOOTSTRAP)
+    ]
+    figures: dict[str, float] = {}
+    for name, statistic in (("auc", auc), ("advantage", advantage)):
+        draws = np.array([_difference(first, second, p, statistic) for p in resamples])
+        figures[name] = _difference(first, second, whole, statistic)
+        low, high = np.percentile(draws, [2.5, 97.5])
+        figures[f"{name}_low"], figures[f"{name}_high"] = float(low), float(high)
+        figures[f"{name}_p"] = float(np.mean(draws <= 0))
+    return figures
+
+
+def paired_text(figures: dict[str, float], results: Sequence[SeedResult]) -> str:
+    """One line: the paired difference of two audits (:func:`paired_difference`)."""
+    members = sum(len(r.scores("in")) for r in results)
+    others = sum(len(r.scores("out")) for r in results)
+    seeds = ",".join(str(r.seed) for r in results)
+    return (
+        f"paired over {members} IN and {others} OUT canaries (seeds {seeds}), first minus "
+        f"second: AUC {figures['auc']:+.3f} [{figures['auc_low']:+.3f}, "
+        f"{figures['auc_high']:+.3f}] (resamples at or below 0: {figures['auc_p']:.3f}), "
+        f"advantage {figures['advantage']:+.3f} [{figures['advantage_low']:+.3f}, "
+        f"{figures['advantage_high']:+.3f}] (resamples at or below 0: "
+        f"{figures['advantage_p']:.3f})"
     )
 
 
@@ -516,6 +649,7 @@ def records(results: Sequence[SeedResult], extra: Sequence[str]) -> list[dict[st
                 row["generated"] = [r.generated for r in chosen]
                 row["wall_s"] = [round(r.wall_s, 1) for r in chosen]
                 row["run_id"] = [r.run_id for r in chosen]
+                row["copies"] = chosen[0].copies
                 row["overrides"] = list(extra)
                 if len(chosen) == 1:
                     row["distances"] = {
@@ -545,6 +679,7 @@ def results_of(rows: Sequence[dict[str, object]]) -> tuple[list[SeedResult], lis
             generated=row["generated"][0],
             wall_s=row["wall_s"][0],
             run_id=row["run_id"][0],
+            copies=int(row.get("copies", 1)),
         )
         extra = list(row["overrides"])
     return list(results.values()), extra
@@ -603,6 +738,12 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
     parser.add_argument("--canaries", type=int, default=20, help="K: IN, OUT and FRESH each")
     parser.add_argument(
+        "--copies",
+        type=int,
+        default=1,
+        help="identical rows of each IN canary: one entity holding that many rows",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -617,6 +758,12 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="FILE",
         help="recompute and print the figures of an earlier --out file instead of training",
     )
+    parser.add_argument(
+        "--against",
+        default=None,
+        metavar="FILE",
+        help="with --from-results: also the paired difference, that file's audit minus this one",
+    )
     return parser.parse_args(argv)
 
 
@@ -629,6 +776,8 @@ def check_arguments(args: argparse.Namespace) -> list[int]:
         raise ValueError(f"--seeds needs distinct integers, got {args.seeds!r}")
     if args.canaries < 2:
         raise ValueError(f"--canaries must be >= 2, got {args.canaries}")
+    if args.copies < 1:
+        raise ValueError(f"--copies must be >= 1, got {args.copies}")
     for item in args.set:
         key = item.split("=", 1)[0].lstrip("+~")
         if "=" not in item:
@@ -647,7 +796,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.from_results:
         lines = Path(args.from_results).read_text().splitlines()
         results, extra = results_of([json.loads(line) for line in lines if line.strip()])
-        return report(records(results, extra), args.out)
+        code = report(records(results, extra), args.out)
+        if args.against:
+            lines = Path(args.against).read_text().splitlines()
+            second, _ = results_of([json.loads(line) for line in lines if line.strip()])
+            try:
+                print(paired_text(paired_difference(results, second), results))
+            except ValueError as err:
+                print(f"membership_audit: {err}", file=sys.stderr)
+                return 2
+        return code
+    if args.against:
+        print("membership_audit: --against needs --from-results FILE", file=sys.stderr)
+        return 2
     try:
         seeds = check_arguments(args)
     except (ValueError, WgangpError) as err:
@@ -666,7 +827,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = []
         for seed in seeds:
             log.info("seed %d: planting %d canaries and training", seed, args.canaries)
-            results.append(run_seed(table, seed, args.canaries, work, args.set))
+            results.append(run_seed(table, seed, args.canaries, work, args.set, args.copies))
             log.info("seed %d: done in %.0f s", seed, results[-1].wall_s)
     return report(records(results, args.set), args.out)
 
