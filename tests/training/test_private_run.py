@@ -110,6 +110,7 @@ def test_the_bundle_holds_no_value_fewer_than_k_customers_hold(run) -> None:
             assert column.bounds is None  # the transform holds the released ones
 
 
+@pytest.mark.slow
 def test_the_generators_labels_follow_the_released_share_not_the_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
