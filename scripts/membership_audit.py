@@ -13,16 +13,19 @@ integers stay whole, no canary equals a real row or another, and the canaries to
 tail value to an atom (a value 5 rare rows share ships as itself; so one canary's value never
 makes another's more likely). That last rule bounds K: on the credit table seeds 0 to 3 yield
 138 to 145 candidates, so K = 46 at most (more fails in one line). The candidates are split at
-random into K IN, K OUT and K FRESH. Each IN canary is written ``--copies`` R times (default 1):
-R identical rows are one entity (the split, the k-entity rules and differential privacy count
-identical rows once), a customer with R records, as a transactions table holds; the networks
-without privacy train on every row. The table plus the IN canaries is written to a work folder
-and the default model is trained on it in-process (the config ``python -m wgangp.train`` would
-compose, with the table, its label and ``data.positive=bad`` given, the seed, a temporary MLflow
-store, no end-of-run evaluation, and any ``--set`` overrides). The IN canaries are placed in
-the file so that the run's own split puts every one of them in its training split (appended at
-the end, 3 to 6 of 20 would land in validation or test on seeds 0 to 2, and be no members); the
-placement is checked on the run's split before training.
+random into K IN, K OUT and K FRESH, IN among those a private run's split would train on (there
+an entity's part is a hash of its rows and the seed, unrelated to where the canary lies), so an
+audit with ``privacy.epsilon`` and one without plant the same canaries. Each IN canary is
+written ``--copies`` R times (default 1): R identical rows are one entity (the split, the
+k-entity rules and differential privacy count identical rows once), a customer with R records,
+as a transactions table holds; the networks without privacy train on every row. The table plus
+the IN canaries is written to a work folder and the default model is trained on it in-process
+(the config ``python -m wgangp.train`` would compose, with the table, its label and
+``data.positive=bad`` given, the seed, a temporary MLflow store, no end-of-run evaluation, and
+any ``--set`` overrides). The IN canaries are placed in the file so that the run's own split
+puts every one of them in its training split (appended at the end, 3 to 6 of 20 would land in
+validation or test on seeds 0 to 2, and be no members; a private run's split needs no placing);
+the placement is checked on the run's split before training.
 
 The attack. The shipped synthesizer draws M rare-class rows (M = the training split's rare
 rows); a candidate's score is minus its distance to the nearest drawn row in the mixed-type
