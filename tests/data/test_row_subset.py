@@ -31,6 +31,14 @@ def test_the_samples_of_each_class() -> None:
     assert fits is None and scores[classes == 0].all() and scores.sum() == 940
     fits, scores = RowBudget(rest=300, rare=100, seed=0).masks(classes)
     assert scores is None and fits.sum() == 400  # scores use what fits use
+    # Under privacy fits read every row; scores keep the samples they had.
+    assert RowBudget(300, 100, seed=0).masks(classes, every_row_fits=True)[0] is None
+    np.testing.assert_array_equal(
+        RowBudget(300, 100, seed=0).masks(classes, every_row_fits=True)[1], fits
+    )
+    np.testing.assert_array_equal(
+        RowBudget(300, 40, seed=0).masks(classes, every_row_fits=True)[1], again[1]
+    )
 
 
 def _prepared(tmp_path: Path, **caps) -> PreparedData:

@@ -248,9 +248,6 @@ def prepare_data(
     )
     del frame
     budget = RowBudget(data.rest_subset, data.rare_subset, seed)
-    fit_masks, score_masks = budget.masks(classes)
-    if private:  # the fits' sample is a fixed number of rows: fits read every row, not scores
-        fit_masks, score_masks = None, fit_masks if score_masks is None else score_masks
     fit_subsets, score_subsets = (
         None
         if keep is None
@@ -260,7 +257,7 @@ def prepare_data(
                 for part in ("train", "val", "test")
             )
         )
-        for keep in (fit_masks, score_masks)
+        for keep in budget.masks(classes, every_row_fits=private)
     )
     prepared = PreparedData(
         provenance,

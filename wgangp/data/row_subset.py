@@ -35,17 +35,22 @@ class RowBudget:
     rare: int
     seed: int
 
-    def masks(self, classes: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def masks(
+        self, classes: np.ndarray, every_row_fits: bool = False
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """``(fits, scores)``: masks over the table's rows of what fits use (the sample of the
         rest, every rare-class row) and what scores use (the samples of both classes); None
-        where it is every row (fits), or what fits use (scores)."""
+        where it is every row (fits), or what fits use (scores). ``every_row_fits`` (under
+        ``privacy.epsilon``: a sample of a fixed count of rows depends on the others' count):
+        fits use every row, scores keep their samples."""
         classes = np.asarray(classes)
         rest = self._sample(classes != RARE, self.rest, "rest")
         rare = self._sample(classes == RARE, self.rare, "rare")
         fits = None if rest is None else rest | (classes == RARE)
-        if rare is None:  # scores use what fits use
-            return fits, None
-        return fits, (rest if rest is not None else classes != RARE) | rare
+        scores = None if rare is None else (rest if rest is not None else classes != RARE) | rare
+        if every_row_fits:
+            return None, fits if scores is None else scores
+        return fits, scores  # scores None: what fits use
 
     def _sample(self, mask: np.ndarray, size: int, what: str) -> np.ndarray | None:
         """A uniform subset of ``size`` of the rows in ``mask`` (by seed and ``what``); None
