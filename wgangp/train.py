@@ -123,9 +123,7 @@ def train(
                     data.fit_rows.train,
                     cfg.ship,
                     cfg.seed,
-                    entities=(
-                        private.fit_entities if private else data.entities(data.fit_rows.train)
-                    ),
+                    entities=private.entities if private else data.entities(data.fit_rows.train),
                     private=private.statistics if private else None,
                 )
             if private is not None:

@@ -56,8 +56,6 @@ class PrivateRelease:
     transformer: TableTransform
     plan: TrainingPlan
     entities: np.ndarray
-    #: The same for the rows fits use (``data.fit_rows.train``), which the calibration counts.
-    fit_entities: np.ndarray
     #: The statistics' noise and generator, for the calibration's releases after training
     #: (reserved in the plan: the accountant counts them before DP-SGD's noise is set).
     statistics: PrivateFit
@@ -75,9 +73,9 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
             "privacy.epsilon needs data.positive (the class to synthesize): choosing the rarer "
             f"value of {data.schema.label} would read its counts; set data.positive=<value>"
         )
-    entities = data.entities(data.train)
-    fitted_on = data.fit_rows.train
-    fit_entities = data.entities(fitted_on)
+    # Fits read every training row under privacy (prepare_data(private=True): no sample).
+    fitted_on = data.train
+    entities = data.entities(fitted_on)
     assert privacy.epsilon is not None
     delta = privacy.delta or default_delta(len(np.unique(entities)))
     budget = Budget(privacy.epsilon, delta)
@@ -97,7 +95,7 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
     schema, events, _ = released_schema(
         data.schema,
         fitted_on,
-        fit_entities,
+        entities,
         inferred=data.inferred,
         noise_multiplier=sigma,
         threshold=float(threshold),
@@ -111,7 +109,7 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
         schema,
         data.classes(fitted_on),
         source=f"{data.origin} (training rows)",
-        entities=fit_entities,
+        entities=entities,
         private=fit,
     )
     events.extend(fit.events)
@@ -140,9 +138,7 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
     advice = plan.advice()
     if advice:
         log.warning("%s", advice)
-    return PrivateRelease(
-        data, transformer, plan, entities, fit_entities, PrivateFit(sigma, rng), share
-    )
+    return PrivateRelease(data, transformer, plan, entities, PrivateFit(sigma, rng), share)
 
 
 def _selections(schema: TableSchema, inferred: bool) -> int:
