@@ -52,7 +52,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -66,9 +65,9 @@ import pandas as pd
 from scripts.dp_peers import (
     _escape,
     held_out_scorer,
-    json_line,
     last_error_line,
     rare_split,
+    report,
 )
 from scripts.tables_benchmark.tables import TABLES, shared_data_dir
 
@@ -494,17 +493,13 @@ def main(argv: list[str] | None = None) -> int:
                     partial(released_score, table, parts),
                 )  # fmt: skip
                 results.append(result)
-                shown = f"{result.detection:.3f}" if not result.note else f"failed: {result.note}"
-                print(
-                    f"{name} seed {seed} {result.method} eps={_eps(result.epsilon)}: {shown} "
-                    f"({result.wall_s:.0f} s; spent {result.spent_epsilon:.3g}; unseen levels "
-                    f"{result.unseen_levels:.3f})",
-                    file=sys.stderr,
-                    flush=True,
+                report(
+                    result,
+                    f"{name} seed {seed} {result.method} eps={_eps(result.epsilon)}",
+                    f"{result.wall_s:.0f} s; spent {result.spent_epsilon:.3g}; unseen levels "
+                    f"{result.unseen_levels:.3f}",
+                    out,
                 )
-                if out is not None:
-                    with out.open("a") as handle:
-                        handle.write(json_line(result) + "\n")
     print(summarize(results, epsilons))
     return 0
 

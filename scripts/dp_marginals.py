@@ -70,8 +70,8 @@ from scripts.dp_peers import (
     Result,
     _marginals,
     held_out_scorer,
-    json_line,
     rare_split,
+    report,
     run_one,
 )
 from scripts.tables_benchmark.tables import shared_data_dir
@@ -272,16 +272,8 @@ def main(argv: list[str] | None = None) -> int:
         for result, run in draws:
             run_one(result, run, score)
             results.append(result)
-            shown = f"{result.detection:.3f}" if not result.note else f"failed: {result.note}"
-            print(
-                f"seed {seed} {result.method} eps={result.epsilon}: {shown} "
-                f"({result.wall_s:.1f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
-            if out is not None:
-                with out.open("a") as handle:
-                    handle.write(json_line(result) + "\n")
+            head = f"seed {seed} {result.method} eps={result.epsilon}"
+            report(result, head, f"{result.wall_s:.1f} s", out)
     print(summarize(results, epsilons, spent))
     print(f"dp_marginals: {time.perf_counter() - started:.0f} s in all", file=sys.stderr)
     return 0

@@ -264,6 +264,17 @@ def json_line(result: object) -> str:
     return json.dumps(plain(asdict(result)))
 
 
+def report(result, head: str, details: str, out: Path | None) -> None:
+    """One result as it lands (the DP figures' scripts): ``head: <detection, or why it failed>
+    (details)`` on stderr, and a JSON line appended to ``out``, so a long run keeps what it has
+    measured."""
+    shown = f"{result.detection:.3f}" if not result.note else f"failed: {result.note}"
+    print(f"{head}: {shown} ({details})", file=sys.stderr, flush=True)
+    if out is not None:
+        with out.open("a") as handle:
+            handle.write(json_line(result) + "\n")
+
+
 def _marginals(train: pd.DataFrame, n: int, seed: int) -> tuple[pd.DataFrame, dict]:
     from scripts.tables_benchmark.baselines import marginal_rows
 
@@ -359,16 +370,8 @@ def main(argv: list[str] | None = None) -> int:
         for result, draw in draws:
             run_one(result, draw, score)
             results.append(result)
-            shown = f"{result.detection:.3f}" if not result.note else f"failed: {result.note}"
-            print(
-                f"seed {seed} {result.method} eps={result.epsilon}: {shown} "
-                f"({result.wall_s:.0f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
-            if out is not None:
-                with out.open("a") as handle:
-                    handle.write(json_line(result) + "\n")
+            head = f"seed {seed} {result.method} eps={result.epsilon}"
+            report(result, head, f"{result.wall_s:.0f} s", out)
     print(summarize(results, epsilons, methods))
     return 0
 
