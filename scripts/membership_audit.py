@@ -489,7 +489,7 @@ def plant(
         for place, donor in zip(outside, chosen, strict=True):
             there = int(at[donor])
             order[place], order[there] = order[there], order[place]
-            at = np.argsort(order)
+            at[order[place]], at[order[there]] = place, there
     raise RuntimeError(
         f"canaries still outside training after {PLACEMENT_ROUNDS} rounds of placement"
     )
