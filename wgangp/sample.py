@@ -33,6 +33,7 @@ from wgangp.cli import command_args, key_values, quiet_tensorflow
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
+from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
 from wgangp.serving.bundle import SCHEMA_FILE, stored_bundle
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
@@ -255,16 +256,28 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         len(frame), shown, request.seed, request.output or "stdout",
         time.perf_counter() - started,
     )  # fmt: skip
-    log.info("%s", guarantee(synthesizer.privacy))
+    log.info("%s", guarantee(synthesizer.privacy, synthesizer.guarantee))
     return request.output
 
 
-def guarantee(privacy: dict | None) -> str:
-    """What a bundle's rows are covered by: its differential-privacy guarantee, or none."""
+def guarantee(privacy: dict | None, held: dict | None) -> str:
+    """What a bundle's rows are covered by: its differential-privacy guarantee (``held``:
+    :attr:`Synthesizer.guarantee`), or none, and why (``privacy``: what it was trained under)."""
     if privacy is None:
         return (
             "privacy: no differential-privacy guarantee (trained without privacy.epsilon; "
             "stored tables are k-anonymous, near copies measured: docs/privacy.md)"
+        )
+    if held is None:
+        source = (
+            f"a test key ({REPLAYABLE_ENV})"
+            if privacy.get("noise") == REPLAYABLE
+            else "the run's public seed (trained before wgangp drew it from a secret key)"
+        )
+        return (
+            f"privacy: NO differential-privacy guarantee: this model's DP noise came from "
+            f"{source}, so anyone with the bundle can replay it; retrain it under "
+            "privacy.epsilon without the test key"
         )
     return (
         f"privacy: ({privacy['epsilon']:.3g}, {privacy['delta']:.0e})-differential privacy per "

@@ -127,7 +127,7 @@ def train(
                     private=private.statistics if private else None,
                 )
             if private is not None:
-                synthesizer = replace(synthesizer, privacy=private.plan.summary())
+                synthesizer = replace(synthesizer, privacy=private.summary())
                 tracker.log_params(private.plan.params())
                 tracker.log_metrics(private.plan.metrics(), outcome.step)
                 outcome.final_metrics.update(private.plan.metrics())

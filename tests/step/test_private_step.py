@@ -57,7 +57,7 @@ def test_each_sampled_entity_gives_one_row_of_its_own_class() -> None:
     assert rates[50:].mean() == pytest.approx(0.5, abs=0.03)
 
 
-def _private_step(seed: int = 0) -> PrivateTrainStep:
+def _private_step(seed: int = 0, key: tuple[int, int] = (7, 11)) -> PrivateTrainStep:
     cfg = to_config(compose([*TINY, "privacy.epsilon=3"]))
     keras.utils.set_random_seed(seed)
     rng = np.random.default_rng(0)
@@ -68,7 +68,14 @@ def _private_step(seed: int = 0) -> PrivateTrainStep:
     rows = ClassBalancedRows(x, classes)
     pools = EntityPools(x, classes, entities)
     return PrivateTrainStep(
-        cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows, pools=pools, plan=plan
+        cfg.model,
+        cfg.gp,
+        cfg.trainer,
+        seed=cfg.seed,
+        rows=rows,
+        pools=pools,
+        plan=plan,
+        secret_key=key,
     )
 
 
@@ -90,9 +97,16 @@ def test_a_private_step_trains_both_networks_and_logs_no_real_row_metric() -> No
     assert all(np.isnan(v) for v in row.values())  # each would read training rows
 
 
-def test_a_private_step_is_a_function_of_the_seed() -> None:
-    first, second = _private_step(), _private_step()
-    first.advance(2)
-    second.advance(2)
-    for a, b in zip(first.critic.weights, second.critic.weights, strict=True):
+def test_its_sampling_and_noise_follow_the_secret_key_not_the_seed() -> None:
+    """One seed, one key: the same update (what a test key buys). One seed, another key: another
+    Poisson sample and other noise, so the public seed alone replays nothing."""
+    first, same, other = _private_step(), _private_step(), _private_step(key=(7, 12))
+    for step in (first, same, other):
+        step.advance(2)
+    for a, b in zip(first.critic.weights, same.critic.weights, strict=True):
         np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-5, atol=1e-6)
+    moved = [
+        float(np.max(np.abs(np.array(a) - np.array(c))))
+        for a, c in zip(first.critic.weights, other.critic.weights, strict=True)
+    ]
+    assert max(moved) > 1e-3  # the noise alone moves weights by ~lr per update

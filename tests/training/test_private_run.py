@@ -80,10 +80,22 @@ def test_sampling_says_what_the_rows_are_covered_by(run, caplog) -> None:
     result, _, _, folder = run
     with caplog.at_level(logging.INFO, logger="wgangp.sample"):
         sample(SampleRequest(str(result.synthesizer_dir), folder / "rows.csv", n=50))
-    shipped = Synthesizer.load(Path(result.synthesizer_dir)).privacy
-    assert guarantee(shipped) in caplog.text
-    assert guarantee(shipped).startswith("privacy: (3, 1e-0")
-    assert "no differential-privacy guarantee" in guarantee(None)
+    shipped = Synthesizer.load(Path(result.synthesizer_dir))
+    line = guarantee(shipped.privacy, shipped.guarantee)
+    assert line in caplog.text and line.startswith("privacy: (3, 1e-0")
+    assert shipped.privacy["noise"] == "secret" and shipped.guarantee == shipped.privacy
+    assert "no differential-privacy guarantee" in guarantee(None, None)
+
+
+@pytest.mark.parametrize("noise", ["replayable", None])
+def test_a_model_whose_noise_can_be_replayed_is_presented_as_no_guarantee(noise) -> None:
+    """A test key's bundle, or one trained when the noise followed the public seed."""
+    record = {"epsilon": 3.0, "delta": 1e-5, "unit": "entity"}
+    if noise is not None:
+        record["noise"] = noise
+    line = guarantee(record, None)
+    assert line.startswith("privacy: NO differential-privacy guarantee")
+    assert ("test key" if noise else "public seed") in line
 
 
 def _held_by_few(frame: pd.DataFrame, column: str) -> set:

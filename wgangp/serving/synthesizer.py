@@ -34,6 +34,7 @@ from wgangp.data.transform.table_transform import TableTransform
 from wgangp.errors import WgangpError
 from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES
+from wgangp.privacy.randomness import SECRET
 from wgangp.serving.bundle import (
     BUNDLE,
     BUNDLE_FILES,
@@ -85,9 +86,20 @@ class Synthesizer:
     #: :func:`wgangp.fit` or :func:`wgangp.load` made it; None otherwise.
     run_id: str | None = None
     model_uri: str | None = None
-    #: The guarantee it was trained under (``privacy.epsilon``: epsilon spent, delta, how they
-    #: were spent), as ``synthesizer.json`` carries it; None: no guarantee.
+    #: What it was trained under (``privacy.epsilon``: epsilon spent, delta, how they were
+    #: spent, where the noise came from), as ``synthesizer.json`` carries it; None: no privacy.
+    #: Whether that is a guarantee: :attr:`guarantee`.
     privacy: dict[str, Any] | None = None
+
+    @property
+    def guarantee(self) -> dict[str, Any] | None:
+        """The differential-privacy guarantee its rows carry: :attr:`privacy` when that noise
+        was secret; None without privacy, or where the noise is replayable (a test key, or a
+        bundle trained before DP noise came from a secret key: its noise followed the public
+        seed, so anyone with the bundle can replay it)."""
+        if self.privacy is None or self.privacy.get("noise") != SECRET:
+            return None
+        return self.privacy
 
     @property
     def columns(self) -> list[str]:

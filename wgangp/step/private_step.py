@@ -13,9 +13,12 @@ a row, so it is post-processing. Each critic update instead:
    gradient clipped, summed, noised, divided by the expected sample);
 4. is judged by the NaN guard and applied.
 
-Every draw is a stateless function of (seed, step, iteration), as the rest of training's are.
-Metrics that would read training rows (the critic's loss, the penalty, the Wasserstein estimate,
-the penalty's gradient norms) are not computed: NaN in the metrics, so no number outside the
+Every draw is a stateless function of (key, step, iteration). The draws the guarantee rests on
+(the Poisson sample, the DP-SGD noise) are keyed by the run's secret key
+(:mod:`wgangp.privacy.randomness`), never by the public seed; the rest (the fake rows' latent
+noise, the interpolation) follow the seed as training's other draws do. Metrics that would read
+training rows (the critic's loss, the penalty, the Wasserstein estimate, the penalty's gradient
+norms) are not computed: NaN in the metrics, so no number outside the
 budget is logged.
 """
 
@@ -31,7 +34,12 @@ from wgangp.privacy.plan import TrainingPlan
 from wgangp.step.batch import ClassBalancedRows, StepBatch
 from wgangp.step.dp_sgd import private_critic_gradients
 from wgangp.step.guard import CRITIC_HEAD
-from wgangp.step.random_streams import CRITIC_SLOTS, stateless_standard_normal, step_seed
+from wgangp.step.random_streams import (
+    CRITIC_SLOTS,
+    SLOTS_PER_STEP,
+    stateless_standard_normal,
+    step_seed,
+)
 from wgangp.step.train_step import METRICS, StepMetrics, TrainStep
 
 #: A critic iteration's private draws use its slots 3 to 6 (:class:`StepBatch` uses 0 to 2).
@@ -97,16 +105,24 @@ class PrivateTrainStep(TrainStep):
         rows: ClassBalancedRows,
         pools: EntityPools,
         plan: TrainingPlan,
+        secret_key: tuple[int, int],
     ) -> None:
         self.pools = pools
         self.plan = plan
+        # A constant of the traced graph, never a variable: checkpoints do not hold it.
+        self.secret_key = tf.constant(secret_key, tf.int64)
         super().__init__(model, gp, trainer, seed=seed, rows=rows)
+
+    def secret_seed(self, step: tf.Tensor, slot: int) -> tf.Tensor:
+        """The stateless seed of one private draw: the secret key folded with (step, slot)."""
+        counter = tf.cast(step, tf.int64) * SLOTS_PER_STEP + slot
+        return tf.random.experimental.stateless_fold_in(self.secret_key, counter)
 
     def private_critic_update(self, step: tf.Tensor, batch: StepBatch, i: int) -> list[tf.Tensor]:
         """Critic iteration ``i``'s DP-SGD gradient (module doc, steps 1-3)."""
         alg, base = self.batches.alg, self.batches.base_seed
         slot = CRITIC_SLOTS * i + _PRIVATE_SLOT
-        real, labels = self.pools.sample(self.plan.rates, step_seed(base, step, slot), alg)
+        real, labels = self.pools.sample(self.plan.rates, self.secret_seed(step, slot), alg)
         count = tf.shape(real)[0]
         onehot = tf.one_hot(labels, N_CLASSES, dtype=tf.float32)
         z = stateless_standard_normal(
@@ -128,7 +144,7 @@ class PrivateTrainStep(TrainStep):
             clip=self.plan.clip,
             noise_multiplier=self.plan.noise_multiplier,
             gp_weight=self.gp.weight,
-            seed=step_seed(base, step, slot + 3),
+            seed=self.secret_seed(step, slot + 3),
             fake_term=(public_fake, batch.onehot[i]),
         )
         return grads

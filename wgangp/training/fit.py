@@ -99,7 +99,14 @@ def _fit_private(
     rows = ClassBalancedRows(x, classes, private.label_share, layout=transformer.layout)
     pools = EntityPools(x, classes, private.entities)
     train_step = PrivateTrainStep(
-        cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows, pools=pools, plan=private.plan
+        cfg.model,
+        cfg.gp,
+        cfg.trainer,
+        seed=cfg.seed,
+        rows=rows,
+        pools=pools,
+        plan=private.plan,
+        secret_key=private.noise.tf_key(),
     )
     loop_run.tracker.set_tags({"strategy": "none", "replicas": 1, "privacy": "dp-sgd"})
     decay = cfg.trainer.ema_decay

@@ -37,13 +37,16 @@ from wgangp.privacy.plan import (
     plan_training,
     statistics_noise,
 )
+from wgangp.privacy.randomness import (
+    CALIBRATION_STREAM,
+    STATISTICS_STREAM,
+    NoiseSource,
+    noise_source,
+)
 from wgangp.serving.calibration import MarginalCalibration
 from wgangp.step.private_step import entity_classes
 
 log = logging.getLogger("wgangp.train")
-
-#: Added to the run's seed for the statistics' noise: never a stream training draws from.
-NOISE_SEED_OFFSET = 2**33
 
 
 @dataclass
@@ -61,7 +64,13 @@ class PrivateRelease:
     statistics: PrivateFit
     #: The rare class's share of the generator's labels: 0.5 (``balanced``), or off the noisy
     #: entity counts (``empirical``), never the rows' own share.
-    label_share: float = 0.5
+    label_share: float
+    #: The run's secret key: every DP draw's (:mod:`wgangp.privacy.randomness`).
+    noise: NoiseSource
+
+    def summary(self) -> dict[str, float | int | str]:
+        """The guarantee the bundle records: the plan's, and where its noise came from."""
+        return {**self.plan.summary(), "noise": self.noise.kind}
 
 
 def release(cfg: Config, data: PreparedData) -> PrivateRelease:
@@ -90,7 +99,8 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
     threshold = (
         threshold_for(sigma, selection_delta / selections, min_entities=k) if selections else k
     )
-    rng = np.random.default_rng(cfg.seed + NOISE_SEED_OFFSET)
+    noise = noise_source()
+    rng = noise.numpy(STATISTICS_STREAM)
 
     schema, events, _ = released_schema(
         data.schema,
@@ -138,7 +148,8 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
     advice = plan.advice()
     if advice:
         log.warning("%s", advice)
-    return PrivateRelease(data, transformer, plan, entities, PrivateFit(sigma, rng), share)
+    calibration_fit = PrivateFit(sigma, noise.numpy(CALIBRATION_STREAM))
+    return PrivateRelease(data, transformer, plan, entities, calibration_fit, share, noise)
 
 
 def _selections(schema: TableSchema, inferred: bool) -> int:
