@@ -429,7 +429,7 @@ class PrivacyConfig:
     ships, and every statistic of the training rows it is fitted from, within (epsilon, delta)."""
 
     epsilon: float | None = None  # null: off (k-anonymous stored tables, no guarantee)
-    #: null: 1 / (10 x the training entities), rounded down to a power of ten
+    #: null: 1e-6, public (never read off the table; refused when not below 1 / (10 x entities))
     delta: float | None = None
     clip: float = 1.0  # the L2 bound on one entity's critic gradient
     #: The share of epsilon the statistics (levels, bounds, knots, counts, the calibration's

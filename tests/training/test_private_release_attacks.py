@@ -31,7 +31,8 @@ PRIVATE = [o for o in TINY if not o.startswith("data")] + [
 
 
 def _customers(rows: int = 1500, seed: int = 0) -> pd.DataFrame:
-    """A table with gaps nowhere, whole incomes, booleans, a short text column and a label."""
+    """A table with gaps nowhere, whole incomes, booleans, a short text column, ISO dates and a
+    label."""
     rng = np.random.default_rng(seed)
     bad = rng.random(rows) < 0.2
     return pd.DataFrame(
@@ -41,6 +42,9 @@ def _customers(rows: int = 1500, seed: int = 0) -> pd.DataFrame:
             "score": np.round(rng.normal(600, 50, rows), 3),
             "vip": rng.random(rows) < 0.3,
             "channel": rng.choice(["web", "app", "branch"], rows),
+            "opened": (
+                pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 1500, rows), "D")
+            ).strftime("%Y-%m-%d"),
             "status": np.where(bad, "bad", "good"),
         }
     )
@@ -73,6 +77,7 @@ def _released(
     }
 
 
+@pytest.mark.slow
 def test_a_replay_with_the_public_seed_tells_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -104,6 +109,7 @@ def test_a_replay_with_the_public_seed_tells_nothing(
     assert advantage(None) == 0.0  # secret noise: no replay matches
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_table_draw_different_noise(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,14 +125,14 @@ def test_one_customers_odd_cells_change_no_fact_of_the_shipped_schema(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The neighbour attack on metadata: one customer whose row has a gap, a fraction in a whole
-    column, a text cell among numbers and an e-mail. Inferred from every row, each flipped what
+    column, a text cell among numbers and among dates, and an e-mail. Inferred from every row, each flipped what
     ships (nullable, the kind, the networks' width, which columns exist); released by votes,
     the table and its neighbour ship the same description (one test key for both, so the noise
     is the same draw: only the customer differs)."""
     table = _customers()
     odd = table.iloc[[0]].astype(object).copy()
     odd["marital"], odd["income"], odd["score"] = None, 2.5, "unknown"
-    odd["channel"] = "write to jane.doe@example.com"
+    odd["channel"], odd["opened"] = "write to jane.doe@example.com", "last spring"
     with_odd = pd.concat([table.astype(object), odd], ignore_index=True)
     shipped = _released(with_odd, tmp_path / "odd", monkeypatch, 11)
     without = _released(table, tmp_path / "plain", monkeypatch, 11)
@@ -135,6 +141,7 @@ def test_one_customers_odd_cells_change_no_fact_of_the_shipped_schema(
     columns = {c["name"]: c for c in shipped["schema"]["columns"]}
     assert not columns["marital"]["nullable"] and columns["income"]["kind"] == "integer"
     assert columns["score"]["kind"] == "continuous" and columns["vip"]["levels"] == [False, True]
+    assert columns["opened"]["kind"] == "datetime" and not columns["opened"]["nullable"]
     assert "jane.doe@example.com" not in json.dumps(shipped)
 
 

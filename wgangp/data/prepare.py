@@ -211,15 +211,18 @@ class PreparedData:
     def with_gaps_filled(self, fills: dict[str, object]) -> PreparedData:
         """Every part with the gaps of each column named in ``fills`` filled with its value (the
         transform's released fill of a column a private run released as not nullable)."""
-        columns = {name: self.schema.column(name) for name in fills}
+        # Each fill in its column's canonical type (a level, a whole number, an instant).
+        values = {
+            name: canonical(pd.Series([value], dtype=object), self.schema.column(name), "fill")
+            for name, value in fills.items()
+        }
 
         def fill(frame: pd.DataFrame) -> pd.DataFrame:
             frame = frame.copy()
-            for name, value in fills.items():
-                cells = frame[name].astype(object)
-                if cells.isna().any():
-                    filled = cells.where(cells.notna(), value)
-                    frame[name] = canonical(filled, columns[name], self.origin).to_numpy()
+            for name, value in values.items():
+                if frame[name].isna().any():
+                    filled = frame[name].fillna(value.iloc[0])
+                    frame[name] = filled.astype(value.dtype) if len(filled) else filled
             return frame
 
         def parts(splits: Splits | None) -> Splits | None:

@@ -230,15 +230,17 @@ class TrackedRun:
         cfg = self.cfg
         tags = data_tags(data)
         self.records.set_tags(tags)
+        # A DataFrame's origin counts its rows: under privacy the shared run names its kind.
+        origin = data.origin if data.provenance != "dataframe" or not self.report else "DataFrame"
         if self.report is not None:
-            self.tracker.set_tags({k: tags[k] for k in ("data.source", "data.origin")})
+            self.tracker.set_tags({"data.source": tags["data.source"], "data.origin": origin})
         name = table_name(cfg, data)
         if name != planned_table_name(cfg) and not cfg.tracking.run_name:
             run_name = default_run_name(cfg, name, self.record.config_key)
             self.tracker.set_tags({RUN_NAME_TAG: run_name})
         self.records.log_dataset(dataset_record(data, name))
         self.tracker.log_artifact(write_schema(data, cfg, self.dirs.output))
-        label = data_label(name, data.provenance, data.origin)
+        label = data_label(name, data.provenance, origin)
         self._trained_on = trained_on(data, cfg.trainer.steps)
         withheld = TrainedOn(None, None, cfg.trainer.steps)
         self.describe(RunNote(label, withheld if self.report else self._trained_on))
