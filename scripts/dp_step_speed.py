@@ -13,10 +13,9 @@ the same rows and network sizes, so only DP differs. Each is timed after one war
 trace), ``--repeats`` rounds, private and non-private in turn (private first in even rounds, last
 in odd ones, so the machine's drift hits both alike):
 
-- a critic update: ``--updates`` updates' gradients in one compiled ``tf.range`` loop, each on
-  its own step's draws (private: the Poisson sample, its chunks, the paired fake rows; both: the
-  batch and the generator's call for the fake term's rows), not applied (Adam's apply is the
-  same for both);
+- a critic update: ``--updates`` updates' gradients in one compiled ``tf.range`` loop, on one
+  drawn batch, each with the generator's call for its fake rows and, private, its own Poisson
+  sample, chunks, paired fake rows and noise; not applied (Adam's apply is the same for both);
 - a generator step: one compiled call of ``trainer.steps_per_call`` generator steps, applied, as
   the host loop runs them.
 
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     import tensorflow as tf
 
     from wgangp.config import Config
+    from wgangp.step.batch import StepBatch
     from wgangp.step.private_step import PrivateTrainStep
     from wgangp.step.train_step import TrainStep
 
@@ -108,37 +108,51 @@ def build_steps(cfg: Config) -> tuple[PrivateTrainStep, TrainStep]:
     return step, build_train_step(cfg, step.batches.rows)
 
 
-def private_update(step: PrivateTrainStep) -> Callable[[tf.Tensor], list[tf.Tensor]]:
-    """One private critic update's gradient at a step number, its draws and fake rows included."""
+def private_update(step: PrivateTrainStep) -> Callable[..., list[tf.Tensor]]:
+    """One private critic update's gradient at a step number (its Poisson sample, chunks and
+    noise), on a batch's first iteration (its fake term's rows, one generator call)."""
 
-    def update(s: tf.Tensor) -> list[tf.Tensor]:
-        batch = step.batches.draw(s)
+    def update(s: tf.Tensor, batch: StepBatch) -> list[tf.Tensor]:
         fake = step.generator([batch.z[0], batch.onehot[0]], training=True)
         return step.private_critic_update(s, batch, 0, fake)
 
     return update
 
 
-def plain_update(step: TrainStep) -> Callable[[tf.Tensor], list[tf.Tensor]]:
-    """One non-private critic update's gradient at a step number, its fake rows included."""
+def plain_update(step: TrainStep) -> Callable[..., list[tf.Tensor]]:
+    """One non-private critic update's gradient on a batch's first iteration, its fake rows
+    (one generator call) included."""
 
-    def update(s: tf.Tensor) -> list[tf.Tensor]:
-        batch = step.batches.draw(s)
+    def update(s: tf.Tensor, batch: StepBatch) -> list[tf.Tensor]:
+        del s  # the batch is all it draws
         fake = step.generator([batch.z[0], batch.onehot[0]], training=True)
         return step.critic_update(batch, 0, fake[None]).grads
 
     return update
 
 
-def looped(update: Callable[[tf.Tensor], list[tf.Tensor]], count: int) -> Any:
-    """``count`` calls of ``update`` (steps start, start + 1, ...) in one compiled loop."""
+def looped(
+    update: Callable[..., list[tf.Tensor]],
+    count: int,
+    draw: Callable[[tf.Tensor], StepBatch] | None = None,
+) -> Any:
+    """``count`` calls of ``update`` (steps start, start + 1, ...) in one compiled loop; with
+    ``draw``, each on the batch of step ``start``, drawn once (drawing a step's every iteration
+    for each update would time the draws), its latent noise moved by the loop's counter (by
+    1e-30: nothing in the loop is the same twice, so nothing can be hoisted out of it)."""
     import tensorflow as tf
 
     @tf.function
     def run(start: tf.Tensor) -> tf.Tensor:
+        batch = draw(start) if draw is not None else None
         total = tf.constant(0.0)
         for u in tf.range(count):
-            grads = update(start + tf.cast(u, tf.int64))
+            s = start + tf.cast(u, tf.int64)
+            if batch is None:
+                grads = update(s)
+            else:
+                moved = batch._replace(z=batch.z + 1e-30 * tf.cast(u, tf.float32))
+                grads = update(s, moved)
             total += tf.add_n([tf.reduce_sum(g) for g in grads])
         return total
 
@@ -170,8 +184,8 @@ def time_updates(
     import tensorflow as tf
 
     loops = {
-        "private": looped(private_update(step), updates),
-        "plain": looped(plain_update(plain), updates),
+        "private": looped(private_update(step), updates, step.batches.draw),
+        "plain": looped(plain_update(plain), updates, plain.batches.draw),
     }
     start = 10**6  # any step number: the loops train nothing
 
@@ -286,28 +300,29 @@ def methods(cfg: Config, repeats: int, updates: int) -> list[str]:
 
     sampled = f"per-entity sum of {rows} rows"
     candidates = {
-        f"{sampled}: Jacobian (dp_sgd.entity_gradients)": (jacobian, 1, 3),
-        f"{sampled}: per-row tf.vectorized_map": (per_row, updates, repeats),
-        f"{sampled}: ghost clipping (the trainer's)": (ghost, updates, repeats),
-        f"non-private critic gradient, {rows} real + {rows} fake rows": (
+        f"{sampled}: Jacobian (dp_sgd.entity_gradients)": (jacobian, 1, 3, None),
+        f"{sampled}: per-row tf.vectorized_map": (per_row, updates, repeats, None),
+        f"{sampled}: ghost clipping (the trainer's)": (ghost, updates, repeats, None),
+        f"non-private critic update, {rows} real + {rows} fake rows": (
             plain_update(plain),
             updates,
             repeats,
+            plain.batches.draw,
         ),
-        "private critic update, whole": (private_update(step), updates, repeats),
-        "  its Poisson sample in chunks": (sample, updates, repeats),
-        f"  its paired fake rows, one chunk of {size}": (paired, updates, repeats),
-        "  its fake term (generator call, ghost clipping)": (fake_term, updates, repeats),
-        "  its noise": (noise, updates, repeats),
+        "private critic update, whole": (private_update(step), updates, repeats, step.batches.draw),
+        "  its Poisson sample in chunks": (sample, updates, repeats, None),
+        f"  its paired fake rows, one chunk of {size}": (paired, updates, repeats, None),
+        "  its fake term (generator call, ghost clipping)": (fake_term, updates, repeats, None),
+        "  its noise": (noise, updates, repeats, None),
     }
-    compiled = {name: looped(fn, count) for name, (fn, count, _) in candidates.items()}
+    compiled = {name: looped(fn, count, draw) for name, (fn, count, _, draw) in candidates.items()}
     timed: dict[str, list[float]] = {name: [] for name in compiled}
     start = tf.constant(0, tf.int64)
     for fn in compiled.values():
         fn(start).numpy()  # warm-up: the trace
     for r in range(repeats):
         for name, fn in compiled.items():
-            _, count, rounds = candidates[name]
+            _, count, rounds, _ = candidates[name]
             if r < rounds:
                 timed[name].append(seconds(lambda f=fn, a=start + r: f(a).numpy()) / count)
     lines = [f"| batch {cfg.trainer.batch_size}: computation | ms |", "|---|---|"]
