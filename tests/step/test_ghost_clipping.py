@@ -113,6 +113,10 @@ def test_a_critic_it_cannot_differentiate_by_hand_is_refused() -> None:
     relu = keras.Model([x, y], keras.layers.Dense(1)(h))
     with pytest.raises(ValueError, match="cannot differentiate layer"):
         ghost_clipping.DenseCritic.of(relu)
+    h = keras.layers.Dense(4)(keras.layers.Concatenate()([y, x]))  # the label first
+    h = keras.layers.Dense(1)(keras.layers.LeakyReLU(negative_slope=0.2)(h))
+    with pytest.raises(ValueError, match="does not compute the critic's scores"):
+        ghost_clipping.DenseCritic.of(keras.Model([x, y], h))
 
 
 def test_gradients_come_in_the_critics_variable_order() -> None:

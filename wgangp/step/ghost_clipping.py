@@ -71,7 +71,7 @@ class DenseCritic:
         if any(layer.compute_dtype != "float32" for layer in dense):
             raise ValueError("ghost clipping computes in float32 only")
         weights = [id(w) for layer in dense for w in (layer.kernel, layer.bias)]
-        return cls(
+        read = cls(
             kernels=tuple(layer.kernel for layer in dense),
             biases=tuple(layer.bias for layer in dense),
             slope=slopes[0] if slopes else 0.0,
@@ -79,6 +79,20 @@ class DenseCritic:
             n_features=int(critic.inputs[0].shape[-1]),
             order=tuple(weights.index(id(v)) for v in critic.trainable_variables),
         )
+        read.check(critic)
+        return read
+
+    def check(self, critic: keras.Model) -> None:
+        """The scores of ``critic`` itself on a few random rows, or a ValueError: what is
+        differentiated by hand here is what the model computes (the inputs' order included)."""
+        classes = int(critic.inputs[1].shape[-1])
+        x = tf.random.stateless_normal([4, self.n_features], seed=[0, 1])
+        y = tf.one_hot([0, 1, 0, 1], classes)
+        want = tf.cast(critic([x, y])[:, 0], tf.float32)
+        got = self.score(self.forward(tf.concat([x, y], 1))[1][-1])
+        scale = 1.0 + float(tf.reduce_max(tf.abs(want)))
+        if float(tf.reduce_max(tf.abs(want - got))) > 1e-4 * scale:
+            raise ValueError("ghost clipping's forward pass does not compute the critic's scores")
 
     def forward(
         self, h: tf.Tensor, probes: list[tf.Tensor] | None = None
