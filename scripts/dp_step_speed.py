@@ -5,13 +5,13 @@ one's, per critic update and per generator step (docs/performance.md keeps the f
         [--updates 10] [--methods] [--set key=value ...]
 
 Per batch size, the config is the command line's (``python -m wgangp.train data.path=PATH
-data.positive=1 privacy.epsilon=3 trainer.batch_size=B``, then ``--set``: the default trainer, 5
-critic updates a generator step, 10 steps a call), the table is read, split and released as a
-private run does it (``prepare_data``, ``release``), and the private step is the one a run builds
-(``wgangp.training.fit.private_train_step``); the non-private step (``build_train_step``) gets
-the same rows and network sizes, so only DP differs. Each is timed after one warm-up call (its
-trace), ``--repeats`` rounds, private and non-private in turn (private first in even rounds, last
-in odd ones, so the machine's drift hits both alike):
+data.label=Class data.positive=1 privacy.epsilon=3 trainer.batch_size=B``, then ``--set``: the
+default trainer, 5 critic updates a generator step, 10 steps a call), the table is read, split
+and released as a private run does it (``prepare_data``, ``release``), and the private step is
+the one a run builds (``wgangp.training.fit.private_train_step``); the non-private step
+(``build_train_step``) gets the same rows and network sizes, so only DP differs. Each is timed
+after one warm-up call (its trace), ``--repeats`` rounds, private and non-private in turn
+(private first in even rounds, last in odd ones, so the machine's drift hits both alike):
 
 - a critic update: ``--updates`` updates' gradients in one compiled ``tf.range`` loop, on one
   drawn batch, each with the generator's call for its fake rows and, private, its own Poisson
@@ -41,6 +41,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scripts.tables_benchmark.tables import TABLES, shared_data_dir
+
 if TYPE_CHECKING:
     import tensorflow as tf
 
@@ -50,9 +52,14 @@ if TYPE_CHECKING:
     from wgangp.step.train_step import TrainStep
 
 #: The shared real sample of Kaggle's table (read by path, never copied).
-CREDIT_TABLE = Path("/work/shared/data/creditcard_real_sample.csv.gz")
+CREDIT = TABLES["creditcard"]
 #: What every measured run sets: the table's class to synthesize and the budget.
-PRIVATE_RUN = ["data.positive=1", "privacy.epsilon=3", "trainer.progress=false"]
+PRIVATE_RUN = [
+    f"data.label={CREDIT.label}",
+    f"data.positive={CREDIT.positive}",
+    "privacy.epsilon=3",
+    "trainer.progress=false",
+]
 
 
 @dataclass
@@ -373,13 +380,19 @@ def load() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=CREDIT_TABLE, help="the table's path")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help=f"the table's path (default: {CREDIT.file} in $WGANGP_SHARED_DATA or ../shared/data)",
+    )
     parser.add_argument("--batch-sizes", default="128,512")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--updates", type=int, default=10, help="critic updates a timed call")
     parser.add_argument("--methods", action="store_true", help="also time the alternatives")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
+    args.data = args.data or CREDIT.path(shared_data_dir(None))
     if not args.data.exists():
         parser.error(f"{args.data}: no such table; give its path with --data")
 
