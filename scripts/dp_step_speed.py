@@ -105,12 +105,16 @@ def compose_config(data: Path, batch: int, overrides: list[str]) -> Config:
 def build_steps(cfg: Config) -> tuple[PrivateTrainStep, TrainStep]:
     """(private step, non-private step): a private run's, and the plain one on its rows."""
     from wgangp.data.prepare import prepare_data
+    from wgangp.privacy.randomness import noise_source
     from wgangp.step.train_step import build_train_step
     from wgangp.training.fit import private_train_step
-    from wgangp.training.private_fit import release
+    from wgangp.training.private_fit import private_reading, release
 
-    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=Path.cwd(), private=True)
-    private = release(cfg, data)
+    noise = noise_source()
+    data = prepare_data(
+        cfg.data, seed=cfg.seed, launch_dir=Path.cwd(), private=private_reading(cfg, noise)
+    )
+    private = release(cfg, data, noise)
     step = private_train_step(cfg, private.data, private)
     return step, build_train_step(cfg, step.batches.rows)
 
