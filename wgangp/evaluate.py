@@ -107,7 +107,8 @@ def load_run_config(client, run_id: str) -> tuple[Config, dict[str, str]]:
 def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     from mlflow.tracking import MlflowClient
 
-    from wgangp.data.prepare import PrivateReading, prepare_data
+    from wgangp.data.prepare import prepare_data
+    from wgangp.data.private_table import PrivateReading
     from wgangp.data.schema.table_schema import RARE
     from wgangp.serving.synthesizer import load_synthesizer
     from wgangp.synthesis.held_out import held_out_evaluation

@@ -16,14 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from wgangp.config import DataConfig, PrivacyConfig
+from wgangp.config import DataConfig
 from wgangp.data.entities import row_entities
-from wgangp.data.private_table import (
-    DescriptionBudget,
-    check_private_label,
-    release_table,
-    split_by_schema,
-)
+from wgangp.data.private_table import PrivateReading, check_entity_cap, undeclared_table
 from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
 from wgangp.data.row_subset import RowBudget, subset_rows
@@ -35,14 +30,6 @@ from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.schema.validation import canonical, validate_table
 from wgangp.data.split import Split, stratified_split
 from wgangp.errors import DataError
-from wgangp.privacy.accountant import Budget
-from wgangp.privacy.mechanisms import threshold_for
-from wgangp.privacy.plan import (
-    SELECTION_DELTA_SHARE,
-    privacy_delta,
-    statistics_noise,
-    undeclared_releases,
-)
 
 log = logging.getLogger("wgangp.data")
 
@@ -246,21 +233,6 @@ class PreparedData:
         )
 
 
-@dataclass(frozen=True)
-class PrivateReading:
-    """How :func:`prepare_data` reads a table under ``privacy.epsilon``. Each entity's part is
-    drawn on its own and fits read every training row. A table with a declared schema (Kaggle's,
-    or ``data.schema``: public) is validated by it; one without is read cell by cell and its
-    description released (:mod:`wgangp.data.private_table`), at the noise ``privacy`` sets for
-    it, with ``rng`` (secret: :mod:`wgangp.privacy.randomness`) and the k-entity rule; or, for a
-    private run's evaluation, read by the schema it ``released``."""
-
-    privacy: PrivacyConfig
-    min_entities: int
-    rng: np.random.Generator | None = None
-    released: TableSchema | None = None
-
-
 def prepare_data(
     data: DataConfig,
     *,
@@ -284,7 +256,20 @@ def prepare_data(
     if private is not None:
         check_entity_cap(loaded, data)
     if private is not None and loaded.schema is None:
-        return _prepare_undeclared(loaded, data, seed, private)
+        table = undeclared_table(loaded, data, seed, private)
+        return _from_split(
+            (loaded.provenance, loaded.origin, loaded.name, loaded.read),
+            table.schema,
+            table.split,
+            table.classes(),
+            data,
+            seed,
+            digest=table_digest(loaded.frame),
+            inferred=True,
+            every_row_fits=True,
+            description=table.description,
+            releases=tuple(table.events),
+        )
     schema, inferred = table_schema(loaded, data)
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
     if read is not None and (read.capped or read.files > 1):
@@ -317,10 +302,43 @@ def prepare_data(
         independent=private is not None,
     )
     del frame
-    fit_subsets, score_subsets, budget = _subsets(
-        split, classes, data, seed, every_row_fits=private is not None
+    prepared = _from_split(
+        (provenance, origin, name, read),
+        schema,
+        split,
+        classes,
+        data,
+        seed,
+        digest=digest,
+        inferred=inferred,
+        every_row_fits=private is not None,
     )
-    prepared = PreparedData(
+    for line in prepared.describe_subsets():
+        log.info("data: %s", line)
+    return prepared
+
+
+def _from_split(
+    source: tuple[str, str, str, TableRead | None],
+    schema: TableSchema,
+    split: Split,
+    classes: np.ndarray,
+    data: DataConfig,
+    seed: int,
+    *,
+    digest: str,
+    inferred: bool,
+    every_row_fits: bool,
+    description: ReleasedDescription | None = None,
+    releases: tuple = (),
+) -> PreparedData:
+    """The prepared data of ``split`` (``classes``: the table's rows', before the split), with
+    the rows fits and scores use; ``source``: provenance, origin, name and how it was read."""
+    provenance, origin, name, read = source
+    fit_subsets, score_subsets, budget = _subsets(
+        split, classes, data, seed, every_row_fits=every_row_fits
+    )
+    return PreparedData(
         provenance,
         origin,
         name,
@@ -336,58 +354,6 @@ def prepare_data(
         score_subsets=score_subsets,
         budget=budget,
         read=read,
-        entity=data.entity,
-    )
-    for line in prepared.describe_subsets():
-        log.info("data: %s", line)
-    return prepared
-
-
-def _prepare_undeclared(
-    loaded: LoadedTable, data: DataConfig, seed: int, private: PrivateReading
-) -> PreparedData:
-    """A table with no declared schema under ``privacy.epsilon``: its description released, or
-    the released one read (:class:`PrivateReading`)."""
-    check_private_label(loaded.frame, data.label, data.positive, loaded.origin)
-    where = {
-        "entity": data.entity,
-        "val_fraction": data.val_fraction,
-        "test_fraction": data.test_fraction,
-        "seed": seed,
-        "source": loaded.origin,
-    }
-    description, releases = None, ()
-    if private.released is not None:
-        schema = private.released
-        split = split_by_schema(loaded.frame, schema, **where)
-    else:
-        budget = description_budget(private, len(loaded.frame.columns) - 1 - bool(data.entity))
-        table = release_table(
-            loaded.frame, label=data.label, positive=data.positive, budget=budget, **where
-        )
-        split, schema = table.split, table.schema
-        description, releases = table.description, tuple(table.events)
-    classes = np.zeros(sum(len(rows) for rows in split.rows.values()), np.int64)
-    for part, rows in split.rows.items():
-        classes[rows] = schema.classes(getattr(split, part)[schema.label])
-    fit_subsets, score_subsets, budget = _subsets(split, classes, data, seed, every_row_fits=True)
-    digest = table_digest(loaded.frame)
-    return PreparedData(
-        loaded.provenance,
-        loaded.origin,
-        loaded.name,
-        schema,
-        split.train,
-        split.val,
-        split.test,
-        duplicate_rows=split.duplicate_rows,
-        duplicate_rare=split.duplicate_rare,
-        digest=digest,
-        inferred=True,
-        fit_subsets=fit_subsets,
-        score_subsets=score_subsets,
-        budget=budget,
-        read=loaded.read,
         entity=data.entity,
         description=description,
         releases=releases,
@@ -412,40 +378,6 @@ def _subsets(
         for keep in budget.masks(classes, every_row_fits=every_row_fits)
     )
     return fit_subsets, score_subsets, budget
-
-
-def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:
-    """Under ``privacy.epsilon`` a table is never cut by rows: a row cap lets one customer's rows
-    evict others' (unbounded influence). Over ``data.max_rows`` without ``data.entity_share``:
-    one line."""
-    read = loaded.read
-    if read is None or not read.capped or read.entity_share is not None:
-        return
-    raise DataError(
-        f"{loaded.origin}: the table has more than data.max_rows={data.max_rows} rows besides "
-        "the class to synthesize, and under privacy.epsilon a cap by rows would let one "
-        "customer's rows evict others'; set data.entity_share=<share> to keep every customer "
-        "with that class and that share of the others, each whole (by a hash of its id), or "
-        "raise data.max_rows"
-    )
-
-
-def description_budget(private: PrivateReading, features: int) -> DescriptionBudget:
-    """The noise of an undeclared table's description, fixed by the config and the header
-    alone: as noisy as each of the most releases such a table could need
-    (:func:`~wgangp.privacy.plan.undeclared_releases`), its selections' threshold from their
-    fixed share of delta."""
-    privacy = private.privacy
-    assert privacy.epsilon is not None and private.rng is not None
-    delta = privacy_delta(privacy.delta)
-    selections = features + 1
-    selection_delta = SELECTION_DELTA_SHARE * delta
-    accounted = Budget(privacy.epsilon, delta - selection_delta)
-    sigma = statistics_noise(accounted, privacy.statistics_share, undeclared_releases(features))
-    threshold = threshold_for(
-        sigma, selection_delta / selections, min_entities=private.min_entities
-    )
-    return DescriptionBudget(sigma, float(threshold), private.min_entities, private.rng)
 
 
 def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bool]:
