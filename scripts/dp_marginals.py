@@ -15,7 +15,7 @@ mechanisms, buys (a DP model reading above it does worse than that; one reading 
 better, by better marginals or by dependence).
 
 **The release** (each seed; ``method`` ``dp_marginals``). The table's 1,254 ``bad`` rows are split
-70/30 by :func:`scripts.dp_peers.rare_split` (878 training rows, 376 held out). Every release reads
+70/30 by :func:`scripts.dp_scores.rare_split` (878 training rows, 376 held out). Every release reads
 the 878 training rows only, each row its own entity, through this repo's mechanisms
 (:mod:`wgangp.privacy.mechanisms`), each a Gaussian release of sensitivity 1 at one noise
 multiplier, :func:`wgangp.privacy.plan.statistics_noise` for ``k`` releases spending
@@ -36,7 +36,7 @@ multiplier, :func:`wgangp.privacy.plan.statistics_noise` for ``k`` releases spen
   :func:`~wgangp.privacy.mechanisms.noisy_share` of its gaps; drawn rows get gaps at that rate.
 
 On this table that is 9 x 2 + 4 + 6 = 28 releases. 376 rows are drawn and scored against the 376
-held-out rows by ``dp_peers``' scoring (its :func:`~scripts.dp_peers.in_form`, a
+held-out rows by ``dp_peers``' scoring (:func:`~scripts.dp_scores.in_form`, a
 :class:`~wgangp.evaluation.encoding.TableEncoding` fitted on the training rows,
 ``scripts.tables_benchmark.scores.detection`` with ``dp_peers``' repeats, boosting iterations and
 seed: balanced boosting C2ST ROC-AUC, 0.5 can't tell). The non-DP ``marginals`` reference
@@ -65,15 +65,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scripts.dp_peers import (
-    TABLE,
-    Result,
-    _marginals,
-    held_out_scorer,
-    rare_split,
-    report,
-    run_one,
-)
+from scripts.dp_peers import TABLE, Result, _marginals, report, run_one
+from scripts.dp_scores import held_out_scorer, rare_split
 from scripts.tables_benchmark.tables import shared_data_dir
 
 METHOD = "dp_marginals"
