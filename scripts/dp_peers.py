@@ -196,7 +196,7 @@ CAPTIONS = {
     " 0.5: can't tell) mean +- sd over seeds, and the mean wall seconds of one fit and draw.",
     "utility": "Cells: utility, the PR-AUC on the held-out rows of both classes of a detector"
     " trained on the real training rows of the other class and the method's rare rows (real"
-    " training rows: the ceiling), mean +- sd over seeds, and the mean wall seconds.",
+    " training rows: the ceiling), mean +- sd over seeds (the peers: and the wall seconds).",
 }
 
 
