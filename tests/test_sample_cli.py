@@ -335,7 +335,7 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
     asked = []
 
     class Loaded:  # None: the class the model synthesizes (Synthesizer.sample's default)
-        privacy = None  # trained without a guarantee
+        privacy = guarantee = None  # trained without a guarantee
 
         def sample(self, n: int, label: object, seed: int, where=None) -> pd.DataFrame:
             asked.append(label)

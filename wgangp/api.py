@@ -57,7 +57,7 @@ def fit(
     """
     from wgangp.serving.synthesizer import Synthesizer
     from wgangp.train import train
-    from wgangp.training.session import RunDirs
+    from wgangp.training.run_dirs import RunDirs
 
     overrides = list(overrides)
     cfg = _config(overrides, tracking_uri)

@@ -82,6 +82,9 @@ class DataConfig:
     # of rest_subset rows of the rest, scores one of rare_subset rare-class rows, both drawn over
     # the table before the split. Training draws its batches from every row read.
     max_rows: int = 1_000_000
+    # Instead of max_rows: every entity with a rare-class row and each other one, whole, with
+    # this probability (by a hash of its id and the seed): the cap privacy.epsilon takes.
+    entity_share: float | None = None
     rest_subset: int = 300_000
     rare_subset: int = 2_000
 
@@ -116,6 +119,12 @@ class DataConfig:
         _require(0 <= self.val_fraction < 0.5, "data.val_fraction", "must be in [0, 0.5)")
         _require(0 < self.test_fraction < 0.5, "data.test_fraction", "must be in (0, 0.5)")
         _require(self.min_rows_per_class >= 3, "data.min_rows_per_class", "must be >= 3")
+        share = self.entity_share
+        _require(
+            share is None or 0 < share <= 1,
+            "data.entity_share",
+            f"{share} must be in (0, 1] (the share of the other customers kept), or null",
+        )
         for key, low in (("max_rows", 100), ("rest_subset", 100), ("rare_subset", 20)):
             value = getattr(self, key)
             _require(value >= low, f"data.{key}", f"{value} must be >= {low}")
@@ -420,7 +429,7 @@ class PrivacyConfig:
     ships, and every statistic of the training rows it is fitted from, within (epsilon, delta)."""
 
     epsilon: float | None = None  # null: off (k-anonymous stored tables, no guarantee)
-    #: null: 1 / (10 x the training entities), rounded down to a power of ten
+    #: null: 1e-6, public (never read off the table; refused when not below 1 / (10 x entities))
     delta: float | None = None
     clip: float = 1.0  # the L2 bound on one entity's critic gradient
     #: The share of epsilon the statistics (levels, bounds, knots, counts, the calibration's
@@ -461,6 +470,8 @@ _NOT_PRIVATE: tuple[tuple[str, Any, str], ...] = (
         "set trainer.precision=float32",
     ),
     ("model.critic.pac", lambda c: c.model.critic.pac != 1, "set model.critic.pac=1"),
+    # Its releases would be drawn again with new secret noise: the budget spent twice.
+    ("trainer.resume", lambda c: c.trainer.resume, "start a new run (trainer.resume=false)"),
 )
 
 

@@ -107,17 +107,23 @@ def load_run_config(client, run_id: str) -> tuple[Config, dict[str, str]]:
 def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     from mlflow.tracking import MlflowClient
 
-    from wgangp.data.prepare import prepare_data
+    from wgangp.data.prepare import PrivateReading, prepare_data
     from wgangp.data.schema.table_schema import RARE
     from wgangp.serving.synthesizer import load_synthesizer
     from wgangp.synthesis.held_out import held_out_evaluation
     from wgangp.tracking.store import resolve_tracking_uri
+    from wgangp.training.team_report import team_report_of
 
     launch_dir = Path.cwd()
     uri = resolve_tracking_uri(args.tracking_uri, launch_dir)
     client = MlflowClient(uri)
     run_id = _run_id(args.run)
     cfg, tags = load_run_config(client, run_id)
+    # A private run's counts and evaluations are its team report's (wgangp.training.team_report).
+    records = team_report_of(client, run_id) if cfg.privacy.enabled else None
+    if records is not None:
+        tags = {**tags, **client.get_run(records).data.tags}
+    logged_to = records or run_id
     if args.data:
         cfg.data.name, cfg.data.path = "creditcard", args.data
     elif tags.get("data.source") == "dataframe":
@@ -136,12 +142,18 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     settings.check()
     seed = cfg.seed if args.seed is None else args.seed
 
-    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir, private=cfg.privacy.enabled)
+    synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
+    # A private run's rows are read by the schema it released, as its training read them.
+    private = (
+        PrivateReading(cfg.privacy, cfg.ship.min_atom_rows, released=synthesizer.schema)
+        if cfg.privacy.enabled
+        else None
+    )
+    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir, private=private)
     new_split = check_same_table(run_id, tags.get("data.digest"), data, args.new_split)
     if cfg.trainer.refit:  # the generator trained on the validation rows too: so do baselines
         data = data.with_validation_rows()
-    synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
-    if synthesizer.privacy is not None:  # read in the released schema's levels, as training was
+    if synthesizer.privacy is not None and not data.inferred:  # a declared schema
         data = data.with_released_schema(synthesizer.schema)
     result = held_out_evaluation(
         data, lambda n, s: synthesizer.sample_class(n, RARE, seed=s), settings, seed=seed
@@ -152,17 +164,18 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         import time
 
         if new_split:
-            client.set_tag(run_id, "evaluation.split", new_split)
+            client.set_tag(logged_to, "evaluation.split", new_split)
 
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
         metrics = [Metric(k, float(v), now, 0) for k, v in result.metrics.items()]
         for i in range(0, len(metrics), 500):
-            client.log_batch(run_id, metrics=metrics[i : i + 500])
-        client.log_artifacts(run_id, str(out), "evaluation")
+            client.log_batch(logged_to, metrics=metrics[i : i + 500])
+        client.log_artifacts(logged_to, str(out), "evaluation")
     rows = len(data.score_rows.test)  # the test split, or its subset (data.rest_subset, ...)
-    print(f"evaluation of run {run_id} on {rows} held-out real rows -> {out}/report.md")
+    into = f" (logged to its team report {records})" if records and not args.no_log else ""
+    print(f"evaluation of run {run_id} on {rows} held-out real rows -> {out}/report.md{into}")
     for key in HEADLINE:
         if key in result.metrics:
             print(f"  {key:24s} {result.metrics[key]:.4f}")

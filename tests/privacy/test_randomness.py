@@ -7,6 +7,7 @@ import logging
 
 import numpy as np
 import pytest
+from support.docs import documented
 
 from wgangp.errors import ConfigError
 from wgangp.privacy.randomness import (
@@ -56,3 +57,5 @@ def test_a_bad_test_switch_is_one_line(monkeypatch: pytest.MonkeyPatch, value: s
     with pytest.raises(ConfigError) as err:
         noise_source()
     assert REPLAYABLE_ENV in str(err.value) and "\n" not in str(err.value)
+    if value == "seven":
+        documented(str(err.value))

@@ -22,6 +22,7 @@ from wgangp.serving.bundle import CALIBRATION_FILE, META_FILE, PREPROCESSING_FIL
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.tracking.names import PRIVACY_DELTA, PRIVACY_EPSILON
 from wgangp.tracking.store import use_tracking_uri
+from wgangp.training.team_report import REPORT_OF, SHARED, team_report_of
 
 K = 5
 RUN = [o for o in TINY if not o.startswith("data")] + [
@@ -198,6 +199,11 @@ def test_a_private_run_needs_the_class_to_synthesize(tmp_path: Path) -> None:
             "set model.critic.pac=1",
         ),
         (
+            "trainer.resume=true",
+            "invalid config value trainer.resume: true is not supported under privacy.epsilon; "
+            "start a new run (trainer.resume=false)",
+        ),
+        (
             "privacy.epsilon=500",
             "invalid config value privacy.epsilon: 500.0 must be in (0, 100] (null: off; beyond "
             "100 DP-SGD's noise protects next to nothing)",
@@ -224,6 +230,34 @@ def test_a_private_run_evaluates_again_in_its_released_levels(run, capsys) -> No
 
     result, uri, _, folder = run
     args = ["--run", f"runs:/{result.run_id}", "--tracking-uri", uri, "--out", str(folder / "ev")]
-    args += ["--seeds", "1", "--n-synthetic", "200", "--max-normal-rows", "500", "--no-log"]
+    args += ["--seeds", "1", "--n-synthetic", "200", "--max-normal-rows", "500"]
     assert main(args) == 0
-    assert "held-out real rows" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "held-out real rows" in out and "logged to its team report" in out
+    client = mlflow.MlflowClient(uri)
+    report = team_report_of(client, result.run_id)
+    assert any(k.startswith("eval/") for k in client.get_run(report).data.metrics)
+    assert not any(k.startswith("eval/") for k in client.get_run(result.run_id).data.metrics)
+
+
+def test_the_shared_run_holds_no_count_and_the_team_report_does(run) -> None:
+    """What other teams read (the run the model is logged in) holds nothing read off rows
+    outside the accounted releases: no digest, no row, class or duplicate count, no dataset
+    profile, no count in its description. Its team report holds them and names it; it does not
+    name the report."""
+    result, uri, frame, _ = run
+    client = mlflow.MlflowClient(uri)
+    shared = client.get_run(result.run_id)
+    report = client.get_run(team_report_of(client, result.run_id))
+    assert report.data.tags[REPORT_OF] == result.run_id and report.data.tags[SHARED] == "false"
+    digest = report.data.tags["data.digest"]
+    assert len(digest) == 16 and "training rows (" in report.data.tags["mlflow.note.content"]
+    text = json.dumps([shared.data.tags, shared.data.params, sorted(shared.data.metrics)])
+    assert digest not in text and report.info.run_id not in text
+    assert not any(
+        k.startswith(("data.digest", "data.duplicate", "data.read.", "data.subset."))
+        for k in shared.data.tags
+    )
+    assert "training rows withheld" in shared.data.tags["mlflow.note.content"]
+    assert not shared.inputs.dataset_inputs and report.inputs.dataset_inputs
+    assert not any(k.startswith("phase/") for k in shared.data.metrics)

@@ -16,18 +16,33 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from wgangp.config import DataConfig
+from wgangp.config import DataConfig, PrivacyConfig
 from wgangp.data.entities import row_entities
+from wgangp.data.private_table import (
+    DescriptionBudget,
+    check_private_label,
+    release_table,
+    split_by_schema,
+)
 from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
 from wgangp.data.row_subset import RowBudget, subset_rows
+from wgangp.data.schema.description_votes import ReleasedDescription
 from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.match import label_counts
 from wgangp.data.schema.review import require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.schema.validation import canonical, validate_table
-from wgangp.data.split import stratified_split
+from wgangp.data.split import Split, stratified_split
 from wgangp.errors import DataError
+from wgangp.privacy.accountant import Budget
+from wgangp.privacy.mechanisms import threshold_for
+from wgangp.privacy.plan import (
+    SELECTION_DELTA_SHARE,
+    privacy_delta,
+    statistics_noise,
+    undeclared_releases,
+)
 
 log = logging.getLogger("wgangp.data")
 
@@ -74,6 +89,11 @@ class PreparedData:
     #: ``data.entity``: the column (kept beside the schema's as integer codes) whose rows belong
     #: to one customer; None: each row is its own entity, identical rows counting once.
     entity: str | None = None
+    #: Under ``privacy.epsilon`` with no declared schema: the released description and the DP
+    #: releases preparing made (votes, selections), for the run's accountant; the schema is then
+    #: the released one already (:mod:`wgangp.data.private_table`).
+    description: ReleasedDescription | None = None
+    releases: tuple = ()
 
     @property
     def fit_rows(self) -> Splits:
@@ -188,11 +208,57 @@ class PreparedData:
             score_subsets=parts(self.score_subsets),
         )
 
+    def with_gaps_filled(self, fills: dict[str, object]) -> PreparedData:
+        """Every part with the gaps of each column named in ``fills`` filled with its value (the
+        transform's released fill of a column a private run released as not nullable)."""
+        # Each fill in its column's canonical type (a level, a whole number, an instant).
+        values = {
+            name: canonical(pd.Series([value], dtype=object), self.schema.column(name), "fill")
+            for name, value in fills.items()
+        }
+
+        def fill(frame: pd.DataFrame) -> pd.DataFrame:
+            frame = frame.copy()
+            for name, value in values.items():
+                if frame[name].isna().any():
+                    filled = frame[name].fillna(value.iloc[0])
+                    frame[name] = filled.astype(value.dtype) if len(filled) else filled
+            return frame
+
+        def parts(splits: Splits | None) -> Splits | None:
+            if splits is None:
+                return None
+            return Splits(fill(splits.train), fill(splits.val), fill(splits.test))
+
+        return replace(
+            self,
+            train=fill(self.train),
+            val=fill(self.val),
+            test=fill(self.test),
+            fit_subsets=parts(self.fit_subsets),
+            score_subsets=parts(self.score_subsets),
+        )
+
     def describe_duplicates(self) -> str:
         return (
             f"{self.duplicate_rows} row(s) repeat an earlier row exactly ({self.duplicate_rare} "
             f"of them {self.rare_rows}); each copy is in the same split as its original"
         )
+
+
+@dataclass(frozen=True)
+class PrivateReading:
+    """How :func:`prepare_data` reads a table under ``privacy.epsilon``. Each entity's part is
+    drawn on its own and fits read every training row. A table with a declared schema (Kaggle's,
+    or ``data.schema``: public) is validated by it; one without is read cell by cell and its
+    description released (:mod:`wgangp.data.private_table`), at the noise ``privacy`` sets for
+    it, with ``rng`` (secret: :mod:`wgangp.privacy.randomness`) and the k-entity rule; or, for a
+    private run's evaluation, read by the schema it ``released``."""
+
+    privacy: PrivacyConfig
+    min_entities: int
+    rng: np.random.Generator | None = None
+    released: TableSchema | None = None
 
 
 def prepare_data(
@@ -201,7 +267,7 @@ def prepare_data(
     seed: int,
     launch_dir: Path,
     frame: pd.DataFrame | None = None,
-    private: bool = False,
+    private: PrivateReading | None = None,
 ) -> PreparedData:
     """Load the configured table (relative paths from ``launch_dir``; ``frame``, a DataFrame
     given in Python, instead of ``data.path``), give it its schema, validate it, split it.
@@ -215,6 +281,10 @@ def prepare_data(
     training row (a sample of a fixed size would depend on the others' count).
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir, frame=frame)
+    if private is not None:
+        check_entity_cap(loaded, data)
+    if private is not None and loaded.schema is None:
+        return _prepare_undeclared(loaded, data, seed, private)
     schema, inferred = table_schema(loaded, data)
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
     if read is not None and (read.capped or read.files > 1):
@@ -244,20 +314,11 @@ def prepare_data(
         columns=schema.names,
         entities=None if data.entity is None else frame[data.entity].to_numpy(),
         entity=data.entity,
-        independent=private,
+        independent=private is not None,
     )
     del frame
-    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
-    fit_subsets, score_subsets = (
-        None
-        if keep is None
-        else Splits(
-            *(
-                subset_rows(getattr(split, part), keep[split.rows[part]])
-                for part in ("train", "val", "test")
-            )
-        )
-        for keep in budget.masks(classes, every_row_fits=private)
+    fit_subsets, score_subsets, budget = _subsets(
+        split, classes, data, seed, every_row_fits=private is not None
     )
     prepared = PreparedData(
         provenance,
@@ -280,6 +341,111 @@ def prepare_data(
     for line in prepared.describe_subsets():
         log.info("data: %s", line)
     return prepared
+
+
+def _prepare_undeclared(
+    loaded: LoadedTable, data: DataConfig, seed: int, private: PrivateReading
+) -> PreparedData:
+    """A table with no declared schema under ``privacy.epsilon``: its description released, or
+    the released one read (:class:`PrivateReading`)."""
+    check_private_label(loaded.frame, data.label, data.positive, loaded.origin)
+    where = {
+        "entity": data.entity,
+        "val_fraction": data.val_fraction,
+        "test_fraction": data.test_fraction,
+        "seed": seed,
+        "source": loaded.origin,
+    }
+    description, releases = None, ()
+    if private.released is not None:
+        schema = private.released
+        split = split_by_schema(loaded.frame, schema, **where)
+    else:
+        budget = description_budget(private, len(loaded.frame.columns) - 1 - bool(data.entity))
+        table = release_table(
+            loaded.frame, label=data.label, positive=data.positive, budget=budget, **where
+        )
+        split, schema = table.split, table.schema
+        description, releases = table.description, tuple(table.events)
+    classes = np.zeros(sum(len(rows) for rows in split.rows.values()), np.int64)
+    for part, rows in split.rows.items():
+        classes[rows] = schema.classes(getattr(split, part)[schema.label])
+    fit_subsets, score_subsets, budget = _subsets(split, classes, data, seed, every_row_fits=True)
+    digest = table_digest(loaded.frame)
+    return PreparedData(
+        loaded.provenance,
+        loaded.origin,
+        loaded.name,
+        schema,
+        split.train,
+        split.val,
+        split.test,
+        duplicate_rows=split.duplicate_rows,
+        duplicate_rare=split.duplicate_rare,
+        digest=digest,
+        inferred=True,
+        fit_subsets=fit_subsets,
+        score_subsets=score_subsets,
+        budget=budget,
+        read=loaded.read,
+        entity=data.entity,
+        description=description,
+        releases=releases,
+    )
+
+
+def _subsets(
+    split: Split, classes: np.ndarray, data: DataConfig, seed: int, *, every_row_fits: bool
+) -> tuple[Splits | None, Splits | None, RowBudget]:
+    """The rows fits and scores use in each part (:mod:`wgangp.data.row_subset`), drawn over the
+    table's rows before the split."""
+    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    fit_subsets, score_subsets = (
+        None
+        if keep is None
+        else Splits(
+            *(
+                subset_rows(getattr(split, part), keep[split.rows[part]])
+                for part in ("train", "val", "test")
+            )
+        )
+        for keep in budget.masks(classes, every_row_fits=every_row_fits)
+    )
+    return fit_subsets, score_subsets, budget
+
+
+def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:
+    """Under ``privacy.epsilon`` a table is never cut by rows: a row cap lets one customer's rows
+    evict others' (unbounded influence). Over ``data.max_rows`` without ``data.entity_share``:
+    one line."""
+    read = loaded.read
+    if read is None or not read.capped or read.entity_share is not None:
+        return
+    raise DataError(
+        f"{loaded.origin}: the table has more than data.max_rows={data.max_rows} rows besides "
+        "the class to synthesize, and under privacy.epsilon a cap by rows would let one "
+        "customer's rows evict others'; set data.entity_share=<share> to keep every customer "
+        "with that class and that share of the others, each whole (by a hash of its id), or "
+        "raise data.max_rows"
+    )
+
+
+def description_budget(private: PrivateReading, features: int) -> DescriptionBudget:
+    """The noise of an undeclared table's description, fixed by the config and the header
+    alone: as noisy as each of the most releases such a table could need
+    (:func:`~wgangp.privacy.plan.undeclared_releases`), its selections' threshold from their
+    fixed share of delta."""
+    privacy = private.privacy
+    assert privacy.epsilon is not None and private.rng is not None
+    delta = privacy_delta(privacy.delta)
+    selections = features + 1
+    selection_delta = SELECTION_DELTA_SHARE * delta
+    accounted = Budget(privacy.epsilon, delta - selection_delta)
+    sigma = statistics_noise(accounted, privacy.statistics_share, undeclared_releases(features))
+    threshold = threshold_for(
+        sigma, selection_delta / selections, min_entities=private.min_entities
+    )
+    return DescriptionBudget(sigma, float(threshold), private.min_entities, private.rng)
 
 
 def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bool]:

@@ -33,7 +33,7 @@ REPLAYABLE_ENV = "WGANGP_REPLAYABLE_DP_NOISE"
 #: How a bundle's ``privacy.noise`` names its source.
 SECRET, REPLAYABLE = "secret", "replayable"
 #: Independent numpy streams of one run (:meth:`NoiseSource.numpy`).
-STATISTICS_STREAM, CALIBRATION_STREAM, TRAINING_STREAM = 0, 1, 2
+STATISTICS_STREAM, CALIBRATION_STREAM, TRAINING_STREAM, DESCRIPTION_STREAM = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)

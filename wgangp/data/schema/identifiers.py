@@ -383,3 +383,25 @@ def _linked(cells: _Cells, found: list[tuple[str, _Cells]]) -> str | None:
 def _tokens(name: str) -> set[str]:
     """A column name's words, lower-cased: split on non-alphanumerics and camelCase."""
     return {t.lower() for t in _NAME_TOKENS.findall(name)}
+
+
+def identifier_cells(values: pd.Series) -> np.ndarray:
+    """Per cell, whether its content is (or holds) an identifier of a kind this module knows
+    (e-mail, UUID, IBAN, card number, IP, phone, hash-like token), read by the cell alone: a
+    private run votes on it per entity (:mod:`wgangp.data.schema.private_reading`)."""
+    out = np.zeros(len(values), bool)
+    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_datetime64_any_dtype(values):
+        return out
+    text = values.astype(object).map(_cell_text).to_numpy(object)
+    unique, inverse = np.unique(text.astype(str), return_inverse=True)
+    hits = np.array([bool(t) and any(test(t) for test in _KINDS.values()) for t in unique])
+    return hits[inverse] & (text != "")
+
+
+def _cell_text(value: object) -> str:
+    """A cell as text for the content tests: whole numbers as their digits, gaps empty."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
