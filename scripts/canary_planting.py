@@ -89,12 +89,20 @@ def released_view(frame: pd.DataFrame, schema, features: Sequence[str]) -> pd.Da
 def parts_of(frame: pd.DataFrame, cfg, independent: bool | None = None) -> tuple[list[str], object]:
     """The split each row of ``frame`` (as written to ``cfg``'s data.path) lands in, by the
     run's own :func:`~wgangp.data.prepare.prepare_data` (``independent``: a private run's split
-    whatever ``cfg`` says; None: ``cfg``'s); and the prepared data."""
+    whatever ``cfg`` says; None: ``cfg``'s); and the prepared data.
+
+    A private run draws each entity's part from its raw rows before it releases any description
+    of the table (secret noise the audit cannot replay), so its split is read here as a private
+    run's evaluation reads it: by a given schema (the rows' inferred one), the parts unchanged."""
     from wgangp.config import to_config
-    from wgangp.data.prepare import prepare_data
+    from wgangp.data.prepare import PrivateReading, prepare_data
+    from wgangp.data.schema.inference import infer_schema
 
     config = to_config(cfg)
-    private = config.privacy.enabled if independent is None else independent
+    private = None
+    if config.privacy.enabled if independent is None else independent:
+        public = infer_schema(frame, config.data.label, config.data.positive)
+        private = PrivateReading(config.privacy, config.ship.min_atom_rows, released=public)
     data = prepare_data(config.data, seed=config.seed, launch_dir=REPO, private=private)
     columns = data.schema.names
     part = {}

@@ -19,9 +19,10 @@ the two shared tables, 1e-7 on the simulated one); for ``none`` the same setting
 ``privacy.epsilon=null select.every=0``, so only DP differs (a private run ships its last step,
 and calibrates its marginals from DP releases). Every run has ``evaluate.enabled=false``,
 ``trainer.progress=false``, the split's seed as ``seed`` and a small split of its own
-(``data.val_fraction=0``, ``data.test_fraction=0.01``: about 1% of each class goes to the run's
-test split, which nothing reads; a private run draws each entity's part on its own, so a smaller
-share would leave its test part empty and be refused), then ``--set`` overrides. The run's
+(``data.val_fraction=0.01``, ``data.test_fraction=0.01``: about 1% of each class goes to each
+of the run's validation and test splits, which nothing reads; a private run draws each entity's
+part on its own, so a smaller share would leave a part empty, which it refuses or, for an empty
+validation part under a released description, fails on), then ``--set`` overrides. The run's
 ``privacy/epsilon`` and ``privacy/delta`` are read from its MLflow metrics. Its synthesizer
 draws as many rare rows as it trained on (``sample(n, seed=<seed>)``), put in the schema's form
 by ``dp_scores.in_form``; as many as are held out are scored against the held-out rows by the
@@ -75,9 +76,9 @@ from scripts.dp_peers import last_error_line, report
 from scripts.dp_rows import TABLE_NAMES, Parts, Table, load_table, seed_parts
 from scripts.dp_scores import held_out_scorer, utility_scorer
 
-#: A small split of its own: no validation rows, about 1% of each class in test (enough that
-#: a private run's independent draw of each entity's part almost never leaves it empty).
-RUN_SPLIT = ("data.val_fraction=0", "data.test_fraction=0.01")
+#: A small split of its own: about 1% of each class in validation and in test (enough that a
+#: private run's independent draw of each entity's part almost never leaves one empty).
+RUN_SPLIT = ("data.val_fraction=0.01", "data.test_fraction=0.01")
 PRESET = "+experiment=private"
 #: Without privacy: what privacy.epsilon turns off, turned off by hand.
 NO_PRIVACY = ("privacy.epsilon=null", "select.every=0")
