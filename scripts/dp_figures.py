@@ -14,8 +14,7 @@ The held-out 30% are never trained on. wgangp is conditional and trains on the t
 both classes, the same rows the peers are given, fitted in-process by :func:`wgangp.fit`
 (a temporary MLflow store and run folder) with the ``private`` experiment preset
 (``+experiment=private``, conf/experiment/private.yaml) at ``privacy.epsilon=<epsilon>``
-(delta: wgangp's default, 1 / (10 x training entities) rounded down to a power of ten: 1e-5 on
-the two shared tables, 1e-7 on the simulated one); for ``none`` the same settings with
+(delta: wgangp's public default, 1e-6, the peers' too); for ``none`` the same settings with
 ``privacy.epsilon=null select.every=0``, so only DP differs (a private run ships its last step,
 and calibrates its marginals from DP releases). Every run has ``evaluate.enabled=false``,
 ``trainer.progress=false``, the split's seed as ``seed`` and a small split of its own

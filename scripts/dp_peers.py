@@ -2,7 +2,7 @@
 scores its own rows, on the shared credit table, at the same epsilons.
 
     python -m scripts.dp_peers [--data DIR] [--seeds 0,1,2] [--epsilons 1,3,10]
-        [--methods dpctgan,mst,aim,dpgan] [--delta 1e-5] [--epochs dpgan=30,dpctgan=60]
+        [--methods dpctgan,mst,aim,dpgan] [--delta 1e-6] [--epochs dpgan=30,dpctgan=60]
         [--out results.jsonl] [--from-results a.jsonl,b.jsonl]
 
 Each seed splits the table's rows as every DP figure does (``scripts.dp_scores``): its 1,254
@@ -288,7 +288,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated split seeds")
     parser.add_argument("--epsilons", default="1,3,10", help="comma-separated total epsilons")
     parser.add_argument("--methods", default=",".join(METHODS), help="a subset of the peers")
-    parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--delta", type=float, default=1e-6, help="wgangp's public default")
     parser.add_argument("--epochs", default="", help="GAN epochs, e.g. dpgan=300,dpctgan=300")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per peer fit")
     parser.add_argument("--out", default=None, help="JSON lines file of the results")
