@@ -75,14 +75,20 @@ def released_view(frame: pd.DataFrame, schema, features: Sequence[str]) -> pd.Da
     not list is its ``other`` level. A run under ``privacy.epsilon`` ships a released schema
     (``wgangp.data.schema.released``) that lists only the levels its noisy selection kept, and
     always an ``other``: its training rows, hence its generated ones, hold ``other`` for every
-    value it dropped (on the credit table at epsilon 3, every canary's rare level). Without
-    privacy the shipped schema is the inferred one and this changes nothing."""
+    value it dropped (on the credit table at epsilon 3, every canary's rare level). Gaps stay
+    gaps (a released schema may call a column with a few gaps not nullable: the encoding then
+    reads a gap as no level). Without privacy the shipped schema is the inferred one and this
+    changes nothing."""
     from wgangp.data.schema.validation import canonical as canonical_cells
 
     out = frame.loc[:, list(features)].reset_index(drop=True)
     for column in schema.features:
         if column.kind == "categorical" and column.other is not None:
-            out[column.name] = canonical_cells(out[column.name], column, "rows").to_numpy()
+            values = out[column.name].astype(object)
+            present = values.notna().to_numpy()
+            read = values.copy()
+            read[present] = canonical_cells(values[present], column, "rows").to_numpy()
+            out[column.name] = read.to_numpy()
     return out
 
 
