@@ -394,7 +394,7 @@ def identifier_cells(values: pd.Series) -> np.ndarray:
         return out
     text = values.astype(object).map(_cell_text).to_numpy(object)
     unique, inverse = np.unique(text.astype(str), return_inverse=True)
-    hits = np.array([bool(t) and any(test(t) for test in _KINDS.values()) for t in unique])
+    hits = np.array([bool(t) and any(test(t) for test in _KINDS.values()) for t in unique], bool)
     return hits[inverse] & (text != "")
 
 
