@@ -3,7 +3,8 @@
 Layers, lowest first: ``errors``/``config``/``files``, ``tracking`` beside ``privacy`` (the
 accountant, and the mechanisms the data layer releases statistics through), ``data``, ``model``,
 then ``step`` (the compiled training step) beside ``serving`` (the shipped model),
-``evaluation``, ``synthesis`` (select, assemble, export), ``training`` (the run's lifecycle),
+``evaluation``, ``synthesis`` (select, assemble, export), ``training`` (the run's lifecycle)
+beside ``histories`` (transaction histories and their behavioral measures),
 ``cli``, then the ``python -m`` entry modules. A module may import its own layer and the ones
 below, never one above; and no two modules import each other, directly or around a cycle.
 """
@@ -29,6 +30,7 @@ LAYERS = {
     "evaluation": 5,
     "synthesis": 6,
     "training": 7,
+    "histories": 7,
     "cli": 8,
     "train": 9,
     "sample": 9,
