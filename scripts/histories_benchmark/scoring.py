@@ -32,7 +32,8 @@ def cleaned(frame: pd.DataFrame, cols: HistoryColumns) -> tuple[pd.DataFrame, in
     """A system's rows as the scores read them: a row without an entity or a readable time is
     dropped (counted); the label 0/1; amounts as numbers."""
     frame = frame.copy()
-    frame[cols.time] = pd.to_datetime(frame[cols.time], errors="coerce")
+    if not pd.api.types.is_datetime64_any_dtype(frame[cols.time]):
+        frame[cols.time] = pd.to_datetime(frame[cols.time], errors="coerce", format="mixed")
     keep = frame[cols.time].notna() & frame[cols.entity].notna()
     frame = frame[keep].reset_index(drop=True)
     frame[cols.entity] = frame[cols.entity].astype(str)

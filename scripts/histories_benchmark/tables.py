@@ -36,8 +36,8 @@ class HistoryTable:
     categorical: tuple[str, ...] = ()
     #: Columns constant within an entity.
     attributes: tuple[str, ...] = ()
-    customers: int = 2000
-    days: int = 28
+    customers: int = 1000
+    days: int = 14
     #: The simulator's own seed (the table), apart from the benchmark's seeds (the splits, fits).
     table_seed: int = 0
 
@@ -64,21 +64,23 @@ TABLES = {
             HistoryColumns("customer_id", "ts", "is_fraud", 1, "amount", ("terminal_id",)),
             categorical=("channel",),
             attributes=("card_type",),
+            customers=1000,
+            days=14,
         ),
         HistoryTable(
             "synccfd",
             "synccfd",
             HistoryColumns("customer_id", "ts", "is_fraud", 1, "amount", ("terminal_id",)),
             categorical=("tx_type",),
-            customers=1500,
-            days=21,
+            customers=800,
+            days=14,
         ),
         HistoryTable(
             "aml",
             "aml",
             HistoryColumns("account_id", "timestamp", "is_fraud", 1, "amount", ("counterparty",)),
-            customers=3000,
-            days=28,
+            customers=2000,
+            days=14,
         ),
     )
 }
