@@ -26,8 +26,8 @@ def simulated_transactions(
     days: int = 30,
     seed: int = 0,
     *,
-    testing_share: float = 0.02,
-    compromised_per_week: int = 3,
+    testing_share: float = 0.06,
+    compromised_per_week: int = 6,
 ) -> pd.DataFrame:
     """Columns ``customer_id, ts, amount, terminal_id, channel, card_type, is_fraud`` sorted by
     time; deterministic by ``seed``."""
