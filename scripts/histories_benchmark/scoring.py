@@ -30,8 +30,13 @@ from wgangp.histories.timelines import fraud_rows
 
 def cleaned(frame: pd.DataFrame, cols: HistoryColumns) -> tuple[pd.DataFrame, int]:
     """A system's rows as the scores read them: a row without an entity or a readable time is
-    dropped (counted); the label 0/1; amounts as numbers."""
+    dropped (counted); the label 0/1; amounts as numbers; a shared id the system does not
+    generate (DGAN; the row model where wgangp's schema finds the column an identifier) is an
+    empty column, so the measures that read it have nothing (``inf``)."""
     frame = frame.copy()
+    for name in cols.shared:
+        if name not in frame:
+            frame[name] = None
     if not pd.api.types.is_datetime64_any_dtype(frame[cols.time]):
         frame[cols.time] = pd.to_datetime(frame[cols.time], errors="coerce", format="mixed")
     keep = frame[cols.time].notna() & frame[cols.entity].notna()

@@ -167,3 +167,11 @@ def test_each_peer_draws_histories_in_its_env(peer: str, tmp_path: Path) -> None
     assert not set(histories["customer_id"]) & set(train["customer_id"])  # new ids only
     assert set(histories.columns) == set(train.columns)
     assert info["fit_s"] >= 0
+
+
+def test_a_shared_id_a_system_does_not_generate_reads_inf(table: pd.DataFrame) -> None:
+    from wgangp.histories.behavior import behavioral_fidelity, real_halves
+
+    a, b = real_halves(table, OWN.cols, seed=0)
+    without, _ = cleaned(b.drop(columns=["terminal_id"]), OWN.cols)
+    assert math.isinf(behavioral_fidelity(a, b, without, OWN.cols)["P3"])
