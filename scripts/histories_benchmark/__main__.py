@@ -2,7 +2,7 @@
 
     python -m scripts.histories_benchmark [--tables own,synccfd,aml] [--seeds 0,1,2]
         [--systems wgangp,rows,par,mostly,dgan,real] [--out DIR] [--data DIR] [--smoke]
-        [--customers N] [--days N] [--set KEY=VALUE ...]
+        [--customers N] [--days N] [--wgangp-steps N] [--set KEY=VALUE ...]
     python -m scripts.histories_benchmark --report DIR/results.jsonl[,...]
 
 Writes ``results.jsonl`` under ``--out`` (one JSON line per table, seed and system, appended as
@@ -59,6 +59,9 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
         help="an override of wgangp's history model (repeatable)",
     )
     parser.add_argument(
+        "--wgangp-steps", type=int, default=None, help="steps of wgangp's history model (2000)"
+    )
+    parser.add_argument(
         "--report",
         default=None,
         metavar="JSONL[,JSONL]",
@@ -98,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     folder = data_dir(args.data, out)
     customers, days = (120, 10) if args.smoke else (args.customers, args.days)
     budget = replace(SMOKE if args.smoke else Budget(), wgangp_overrides=tuple(args.set))
+    if args.wgangp_steps:
+        budget = replace(budget, wgangp_steps=args.wgangp_steps)
     records = []
     for table in tables:
         if customers or days:
