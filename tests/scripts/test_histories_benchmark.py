@@ -159,7 +159,11 @@ def test_each_peer_draws_histories_in_its_env(peer: str, tmp_path: Path) -> None
     if peer_python(peer) is None:
         pytest.skip(f"no {peer} env under {envs_dir()} (setup_envs.sh {PEERS[peer][0]})")
     train = simulated_transactions(customers=60, terminals=40, days=7, seed=5)
-    options = {"par": {"epochs": 1}, "mostly": {}, "dgan": {"epochs": 1, "max_length": 16}}[peer]
+    options = {
+        "par": {"epochs": 1},
+        "mostly": {"max_epochs": 1, "max_training_minutes": 0.5},
+        "dgan": {"epochs": 1, "max_length": 16},
+    }[peer]
     histories, info = peer_histories(
         peer, OWN, train, 10, 0, tmp_path, options=options, budget_minutes=0.2, timeout=900.0
     )
