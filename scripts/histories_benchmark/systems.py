@@ -40,7 +40,7 @@ class Budget:
     par_epochs: int = 16
     mostly_epochs: int = 20
     mostly_minutes: float = 20.0
-    dgan_epochs: int = 100
+    dgan_epochs: int = 20
     dgan_max_length: int = 64
     peer_timeout_s: float = 2400.0
     #: Extra overrides of wgangp's history model (``--set``).
