@@ -179,3 +179,13 @@ def test_a_shared_id_a_system_does_not_generate_reads_inf(table: pd.DataFrame) -
     a, b = real_halves(table, OWN.cols, seed=0)
     without, _ = cleaned(b.drop(columns=["terminal_id"]), OWN.cols)
     assert math.isinf(behavioral_fidelity(a, b, without, OWN.cols)["P3"])
+
+
+def test_a_wrong_option_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--systems", "rows,nope", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
+    assert main(["--budget", "par_epochs", "--out", str(tmp_path)]) == 2
+    assert "--budget takes FIELD=VALUE" in capsys.readouterr().err
+    assert main(["--report", str(tmp_path / "absent.jsonl")]) == 2
