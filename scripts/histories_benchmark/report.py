@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -68,7 +70,7 @@ def _line(system: str, rows: pd.DataFrame) -> str:
     title = TITLES.get(system, system)
     scored = rows[rows["status"] == "ok"]
     if scored.empty:
-        notes = "; ".join(sorted(set(rows["note"].fillna("").astype(str)) - {""}))
+        notes = "; ".join(sorted({_short(n) for n in rows["note"].fillna("").astype(str)} - {""}))
         return f"| {title} | {rows['status'].iloc[0]}: {notes} |" + " |" * len(COLUMNS)
     runs = f" ({len(scored)} of {len(rows)} seeds)" if len(scored) < len(rows) else ""
     cells = [_cell(scored.get(key)) for _, key in COLUMNS]
@@ -90,3 +92,9 @@ def _cell(values: pd.Series | None) -> str:
     digits = 3 if values.abs().max() < 10 else 1
     spread = f" ± {np.std(values, ddof=1):.{digits}f}" if len(values) > 1 else ""
     return f"{values.mean():.{digits}f}{spread}"
+
+
+def _short(note: str) -> str:
+    """A subprocess timeout's note without its command line."""
+    found = re.search(r"timed out after ([0-9.]+) seconds", note)
+    return f"did not finish within {float(found.group(1)) / 60:.0f} min" if found else note
