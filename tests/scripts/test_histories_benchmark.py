@@ -189,3 +189,14 @@ def test_a_wrong_option_is_one_line_and_exit_2(
     assert main(["--budget", "par_epochs", "--out", str(tmp_path)]) == 2
     assert "--budget takes FIELD=VALUE" in capsys.readouterr().err
     assert main(["--report", str(tmp_path / "absent.jsonl")]) == 2
+
+
+def test_the_real_spread_prints_a_row_per_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scripts.histories_benchmark.spread import main as spread
+
+    assert spread(["--tables", "own", "--splits", "2", "--data", str(tmp_path)]) == 0
+    row = capsys.readouterr().out.strip().splitlines()[-1]
+    low, high = (float(v) for v in row.split("|")[3].split(" - "))
+    assert row.startswith("| own | 2 |") and 0 < low <= high
