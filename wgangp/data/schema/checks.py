@@ -45,6 +45,7 @@ class ColumnSchema(Protocol):
     zone: str | None
     log: bool
     round: float | None
+    coarsen: str | float | None
     clip: bool
 
     @property
@@ -177,6 +178,40 @@ def _check_options(column: ColumnSchema) -> None:
     ):
         raise ConfigError(
             f"column {name!r}: round must be a step > 0 (0.01 rounds to cents), got {step!r}"
+        )
+    _check_coarsen(column)
+
+
+#: What ``coarsen`` may say of a datetime column.
+DATE_COARSENINGS = ("year",)
+
+
+def _check_coarsen(column: ColumnSchema) -> None:
+    """``coarsen``: ``year`` for a datetime, a step > 0 for a number, nothing for levels."""
+    coarsen, name = column.coarsen, column.name
+    if coarsen is None:
+        return
+    if column.kind == "datetime":
+        if coarsen not in DATE_COARSENINGS:
+            raise ConfigError(
+                f"column {name!r}: coarsen of a datetime column must be year (a date of birth "
+                f"kept as its year), got {coarsen!r}"
+            )
+    elif column.kind in NUMERIC_KINDS:
+        if (
+            isinstance(coarsen, bool)
+            or not isinstance(coarsen, int | float)
+            or not math.isfinite(coarsen)
+            or coarsen <= 0
+        ):
+            raise ConfigError(
+                f"column {name!r}: coarsen of a number column must be a step > 0 (0.1 keeps "
+                f"coordinates to about 11 km), got {coarsen!r}"
+            )
+    else:
+        raise ConfigError(
+            f"column {name!r} is {column.kind}; coarsen is an option of datetime and number "
+            "columns: delete it"
         )
 
 
