@@ -287,10 +287,12 @@ def _owners(frame: pd.DataFrame, entity: str | None) -> np.ndarray:
 
 def _draft_levels(reading: CellReading, boolean: bool) -> tuple:
     """A categorical column's levels before selection: booleans' two, or every level text the
-    training rows hold (selection keeps those enough entities hold)."""
+    training rows hold but those that are or hold an identifier (a fixed rule on the text
+    alone: such cells read as ``other``); selection keeps those enough entities hold."""
     if boolean:
         return BOOLEAN_LEVELS
-    return tuple(sorted({t for t in reading.levels if t is not None}))
+    texts = {t for t, hit in zip(reading.levels, reading.identifier, strict=True) if not hit}
+    return tuple(sorted(t for t in texts if t is not None))
 
 
 def _label_levels(values: pd.Series) -> tuple:
