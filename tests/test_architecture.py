@@ -249,3 +249,34 @@ def test_only_the_data_source_knows_kaggles_file() -> None:
         if imported & kaggles and module not in kaggles
     }
     assert knowing == {"wgangp.data.read.source"}, knowing
+
+
+# -- one rule per decision (issue 69) -------------------------------------------------------------
+# Each decision below has one home; a second copy of it elsewhere fails here.
+
+#: What reads, infers, matches and validates a table: ``wgangp.data``'s, reached by a command
+#: through ``prepare`` (``python -m wgangp.schema`` runs its first half), never by itself.
+_TABLE_PIPELINE = {
+    "wgangp.data.read.big_tables.read_big_table",
+    "wgangp.data.read.big_tables.table_files",
+    "wgangp.data.read.table_files.table_files",
+    "wgangp.data.read.table_reader.read_table",
+    "wgangp.data.schema.inference.infer_table",
+    "wgangp.data.schema.inference.infer_schema",
+    "wgangp.data.schema.match.match_table",
+    "wgangp.data.schema.match.label_counts",
+    "wgangp.data.schema.validation.validate_table",
+    "wgangp.data.schema.validation.validate_entity",
+}
+
+
+def test_commands_read_tables_through_prepare() -> None:
+    commands = [m for m in _modules() if _layer(m) >= LAYERS["cli"]]
+    assert "wgangp.schema" in commands
+    graph = _imports_under("wgangp")
+    reaching = sorted(
+        f"{module} imports {name}"
+        for module in commands
+        for name in graph[module] & _TABLE_PIPELINE
+    )
+    assert reaching == []

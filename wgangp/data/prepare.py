@@ -28,7 +28,7 @@ from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
 from wgangp.data.row_subset import RowBudget, subset_rows
 from wgangp.data.schema.description_votes import ReleasedDescription
-from wgangp.data.schema.inference import infer_table
+from wgangp.data.schema.inference import Inference, infer_table
 from wgangp.data.schema.match import label_counts
 from wgangp.data.schema.review import require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
@@ -284,19 +284,7 @@ def prepare_data(
         return _prepare_undeclared(loaded, data, seed, private)
     schema, inferred = table_schema(loaded, data)
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
-    if read is not None and (read.capped or read.files > 1):
-        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
-    frame = validate_table(
-        loaded.frame,
-        schema,
-        source=origin,
-        min_rows_per_class=data.min_rows_per_class,
-        header=loaded.header,
-        entity=data.entity,
-    )
-    if data.schema is not None:  # the table's own counts, not an edited file's
-        counts = label_counts(frame[schema.label], schema)
-        schema = replace(schema, label_counts=counts, rows=len(frame))
+    frame, schema = checked_rows(loaded, schema, data)
     del loaded  # the rows as read: only their canonical form goes on
     classes = schema.classes(frame[schema.label])
     digest = table_digest(frame)
@@ -451,15 +439,43 @@ def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bo
     rows and refused in one line when a column needs a person's decision."""
     if loaded.schema is not None:
         return loaded.schema, False
-    # A capped table's least frequent value may no longer be the table's: the reader's count.
-    positive = data.positive if data.positive is not None else loaded.positive
-    inference = infer_table(
-        loaded.frame, data.label, positive, source=loaded.origin, entity=data.entity
-    )
+    inference = inferred_schema(loaded, data)
     for line in inference.lines(loaded.origin):
         log.warning("%s", line)
     require_unambiguous(loaded.frame, inference.schema, source=loaded.origin)
     return inference.schema, True
+
+
+def inferred_schema(loaded: LoadedTable, data: DataConfig) -> Inference:
+    """The schema inferred from a table with none configured: training refuses its columns to
+    review (:func:`table_schema`), ``python -m wgangp.schema`` lists them."""
+    # A capped table's least frequent value may no longer be the table's: the reader's count.
+    positive = data.positive if data.positive is not None else loaded.positive
+    return infer_table(loaded.frame, data.label, positive, source=loaded.origin, entity=data.entity)
+
+
+def checked_rows(
+    loaded: LoadedTable, schema: TableSchema, data: DataConfig
+) -> tuple[pd.DataFrame, TableSchema]:
+    """The loaded rows validated against ``schema`` into their canonical form, and the schema
+    with the table's own label counts when it was configured (an edited file's counts may be
+    another table's, a shipped one has none): the gate training and ``python -m wgangp.schema``
+    both pass."""
+    read = loaded.read
+    if read is not None and (read.capped or read.files > 1):
+        log.info("data: %s", read.describe(loaded.origin, f"with {schema.class_names[RARE]}"))
+    frame = validate_table(
+        loaded.frame,
+        schema,
+        source=loaded.origin,
+        min_rows_per_class=data.min_rows_per_class,
+        header=loaded.header,
+        entity=data.entity,
+    )
+    if loaded.schema is not None:
+        counts = label_counts(frame[schema.label], schema)
+        schema = replace(schema, label_counts=counts, rows=len(frame))
+    return frame, schema
 
 
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:
