@@ -280,3 +280,49 @@ def test_commands_read_tables_through_prepare() -> None:
         for name in graph[module] & _TABLE_PIPELINE
     )
     assert reaching == []
+
+
+def _constants(value: object) -> list[str]:
+    """The modules of the package whose code writes ``value`` (a string, or a number as written
+    or computed from literals, as ``2**32 - 1``); docstrings do not count."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        inner = {  # a literal's parts (2**32 of 2**32 - 1) are not literals of their own
+            id(part)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.BinOp)
+            for part in (node.left, node.right)
+        }
+        for node in ast.walk(tree):
+            if id(node) in docstrings | inner or not isinstance(node, ast.Constant | ast.BinOp):
+                continue
+            try:
+                written = (
+                    ast.literal_eval(node)
+                    if isinstance(node, ast.Constant)
+                    else eval(  # noqa: S307
+                        compile(ast.Expression(node), "<literal>", "eval"), {"__builtins__": {}}
+                    )
+                )
+            except Exception:
+                continue
+            if type(written) is type(value) and written == value:
+                found.append(str(path.relative_to(PACKAGE)))
+                break
+    return found
+
+
+def test_the_seed_range_is_written_once() -> None:
+    """[0, 2**32 - 1] (numpy's legacy seeding): ``config.MAX_SEED``, which the sampling command,
+    the synthesizer, the served model and the calibration's offset import."""
+    assert _constants(2**32 - 1) == ["config.py"]
+    assert _constants(2**32) == []

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wgangp.cli import command_args, key_values, quiet_tensorflow
+from wgangp.config import MAX_SEED
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
@@ -143,7 +144,7 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
         output=Path(output).expanduser() if output not in ("", "-") else None,
         n=_integer("n", values.get("n", "1000"), 1, MAX_ROWS),
         label=_label(values["label"]) if "label" in values else None,
-        seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
+        seed=_integer("seed", values.get("seed", "0"), 0, MAX_SEED),
         tracking_uri=values.get("tracking_uri") or None,
         where=where_value(values["where"]) if "where" in values else None,
     )

@@ -27,6 +27,7 @@ import keras
 import numpy as np
 import pandas as pd
 
+from wgangp.config import MAX_SEED
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.transform.layout import draw_discrete, slot_names
 from wgangp.data.transform.stored import RETRAIN
@@ -446,9 +447,13 @@ def load_synthesizer(model_uri: str, tracking_uri: str | None = None) -> Synthes
 
 
 def _checked_seed(seed: int | None) -> int:
-    """A sampling seed: an integer in [0, 2**32 - 1], or a fresh one for None."""
+    """A sampling seed: an integer in [0, MAX_SEED], or a fresh one for None."""
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1)[0])
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
-        raise WgangpError(f"seed must be an integer in [0, {2**32 - 1}], got {seed!r}")
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, int | np.integer)
+        or not 0 <= seed <= MAX_SEED
+    ):
+        raise WgangpError(f"seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
     return int(seed)
