@@ -326,3 +326,9 @@ def test_the_seed_range_is_written_once() -> None:
     the synthesizer, the served model and the calibration's offset import."""
     assert _constants(2**32 - 1) == ["config.py"]
     assert _constants(2**32) == []
+
+
+def test_the_default_label_is_written_once() -> None:
+    """``Class`` (Kaggle's label, ``data.label``'s default): ``DataConfig.label`` in code, and
+    ``conf/data/creditcard.yaml``, which test_config ties to it."""
+    assert _constants("Class") == ["config.py"]

@@ -36,8 +36,8 @@ log = logging.getLogger("wgangp.schema")
 
 USAGE = (
     "usage: python -m wgangp.schema data.path=<table.csv|.csv.gz|.parquet|folder|glob> "
-    "[data.label=Class] [data.positive=<value>] [data.entity=<column>] "
-    "[data.schema=<edited.yaml>] [data.max_rows=1000000] [debug=true]"
+    f"[data.label={DataConfig.label}] [data.positive=<value>] [data.entity=<column>] "
+    f"[data.schema=<edited.yaml>] [data.max_rows={DataConfig.max_rows}] [debug=true]"
 )
 _KEYS = (
     "data.path",
@@ -53,7 +53,6 @@ _KEYS = (
 @dataclasses.dataclass(frozen=True)
 class SchemaRequest:
     data: DataConfig
-    label_given: bool = False
     debug: bool = False
 
 
@@ -73,13 +72,13 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
         raise ConfigError(f"invalid config value data.max_rows: {max_rows!r} is not a number")
     data = DataConfig(
         path=path,
-        label=values.get("data.label", "Class"),
+        label=values.get("data.label", DataConfig.label),
         positive=None if positive in (None, "null") else positive,
         schema=schema,
         entity=None if entity in (None, "null") else entity,
         max_rows=int(max_rows),
     )
-    return SchemaRequest(data=data, label_given="data.label" in values, debug=debug == "true")
+    return SchemaRequest(data=data, debug=debug == "true")
 
 
 def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:

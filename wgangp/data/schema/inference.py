@@ -53,7 +53,7 @@ _OTHER_NAMES = ("other", "rare levels")
 
 def infer_schema(
     frame: pd.DataFrame,
-    label: str = "Class",
+    label: str,
     positive: Value | None = None,
     source: str = "data",
     owners: np.ndarray | None = None,
@@ -116,7 +116,7 @@ class Inference:
 
 def infer_table(
     frame: pd.DataFrame,
-    label: str = "Class",
+    label: str,
     positive: Value | None = None,
     source: str = "data",
     entity: str | None = None,
