@@ -332,3 +332,14 @@ def test_the_default_label_is_written_once() -> None:
     """``Class`` (Kaggle's label, ``data.label``'s default): ``DataConfig.label`` in code, and
     ``conf/data/creditcard.yaml``, which test_config ties to it."""
     assert _constants("Class") == ["config.py"]
+
+
+def test_one_opener_of_model_uris_and_one_parser_of_run_uris() -> None:
+    """A model URI becomes a Synthesizer in ``serving/opening.py`` alone (the commands, the
+    notebook API and the evaluation call it), and ``runs:/`` is parsed and written in
+    ``serving/bundle.py`` alone."""
+    graph = _imports_under("wgangp")
+    finding = {"wgangp.serving.bundle.stored_bundle", "wgangp.serving.bundle.local_bundle"}
+    openers = sorted(module for module, names in graph.items() if names & finding)
+    assert openers == ["wgangp.serving.opening"]
+    assert _constants("runs:/") == ["serving/bundle.py"]

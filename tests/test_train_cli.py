@@ -17,7 +17,7 @@ from support.creditcard import COLUMNS
 from wgangp.cli import nvidia_driver_present
 from wgangp.config import to_config
 from wgangp.data.prepare import prepare_data
-from wgangp.serving.synthesizer import load_synthesizer
+from wgangp.serving.opening import open_synthesizer
 from wgangp.step.train_step import METRICS
 from wgangp.train import train
 from wgangp.training.checkpoints import config_key
@@ -87,7 +87,7 @@ def test_train_in_process_logs_a_finished_run(tmp_path: Path) -> None:
     assert (checkpoints / "ckpt-6.index").is_file()
     samples = (tmp_path / "out" / "samples.csv").read_text().splitlines()
     assert samples[0].split(",") == list(COLUMNS) and len(samples) == 51
-    synthesizer = load_synthesizer(f"runs:/{result.run_id}", uri)
+    synthesizer = open_synthesizer(f"runs:/{result.run_id}", uri)
     rows = synthesizer.sample(20, label=1, seed=1)
     assert list(rows.columns) == list(COLUMNS) and len(rows) == 20
     assert (rows["Class"] == 1).all() and (rows["Amount"] >= 0).all()
@@ -154,7 +154,7 @@ def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
     client, run = _run_of(uri)
     assert run.info.run_name.startswith("stable_gp-simulated-seed0-")  # renamed on the fallback
     _check_run(client, run, steps=8, log_every=2)
-    synthesizer = load_synthesizer(f"runs:/{run.info.run_id}/synthesizer", uri)
+    synthesizer = open_synthesizer(f"runs:/{run.info.run_id}/synthesizer", uri)
     rows = synthesizer.sample(5)
     assert list(rows.columns) == list(COLUMNS)
     assert (tmp_path / "run" / "synthesizer" / "generator.keras").exists()

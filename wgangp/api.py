@@ -55,6 +55,7 @@ def fit(
     folder (default ``outputs/<date>/<time>``). Returns the shipped synthesizer, with its
     ``run_id`` and ``model_uri`` (``runs:/<run_id>``).
     """
+    from wgangp.serving.bundle import run_uri
     from wgangp.serving.synthesizer import Synthesizer
     from wgangp.train import train
     from wgangp.training.run_dirs import RunDirs
@@ -78,26 +79,17 @@ def fit(
         )
     synthesizer = Synthesizer.load(result.synthesizer_dir)
     synthesizer.run_id = result.run_id
-    synthesizer.model_uri = f"runs:/{result.run_id}" if result.run_id else None
+    synthesizer.model_uri = run_uri(result.run_id) if result.run_id else None
     return synthesizer
 
 
 def load(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
     """The synthesizer behind ``model_uri``: a run (``runs:/<id>``), a logged or registered
     model (``models:/<name>@champion``) or a local bundle folder, as ``wgangp.sample`` takes."""
-    from wgangp.serving.bundle import stored_bundle
+    from wgangp.serving.opening import open_synthesizer
 
     quiet_tensorflow()
-    bundle = stored_bundle(str(model_uri), tracking_uri, Path.cwd())
-
-    from wgangp.serving.synthesizer import Synthesizer
-
-    synthesizer = Synthesizer.load(bundle)
-    if str(model_uri).startswith("runs:/"):
-        synthesizer.run_id = str(model_uri).removeprefix("runs:/").split("/")[0]
-    is_dir = Path(str(model_uri)).expanduser().is_dir()
-    synthesizer.model_uri = None if is_dir else str(model_uri)
-    return synthesizer
+    return open_synthesizer(str(model_uri), tracking_uri, Path.cwd())
 
 
 def _config(overrides: list[str], tracking_uri: str | None):

@@ -27,7 +27,7 @@ from omegaconf import OmegaConf
 
 from wgangp.cli import quiet_tensorflow
 from wgangp.config import Config, to_config
-from wgangp.errors import DataError, WgangpError, report_error
+from wgangp.errors import ConfigError, DataError, WgangpError, report_error
 from wgangp.tracking.names import EVAL, metric
 
 log = logging.getLogger("wgangp.evaluate")
@@ -86,7 +86,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _run_id(value: str) -> str:
-    return value[len("runs:/") :].split("/")[0] if value.startswith("runs:/") else value
+    """The run ``--run`` names (a run id or ``runs:/<id>``), by the one parser of run URIs."""
+    from wgangp.serving.bundle import run_id_of
+
+    run_id = run_id_of(value)
+    if run_id is None:
+        raise ConfigError(f"--run {value} names no run; pass a run id or runs:/<run id>")
+    return run_id
 
 
 def load_run_config(client, run_id: str) -> tuple[Config, dict[str, str]]:
@@ -109,7 +115,8 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
 
     from wgangp.data.prepare import PrivateReading, prepare_data
     from wgangp.data.schema.table_schema import RARE
-    from wgangp.serving.synthesizer import load_synthesizer
+    from wgangp.serving.bundle import run_uri
+    from wgangp.serving.opening import open_synthesizer
     from wgangp.synthesis.held_out import held_out_evaluation
     from wgangp.tracking.store import resolve_tracking_uri
     from wgangp.training.team_report import team_report_of
@@ -142,7 +149,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     settings.check()
     seed = cfg.seed if args.seed is None else args.seed
 
-    synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
+    synthesizer = open_synthesizer(run_uri(run_id), uri, launch_dir)
     # A private run's rows are read by the schema it released, as its training read them.
     private = (
         PrivateReading(cfg.privacy, cfg.ship.min_atom_rows, released=synthesizer.schema)

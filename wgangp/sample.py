@@ -35,9 +35,9 @@ from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
 from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
-from wgangp.serving.bundle import SCHEMA_FILE, stored_bundle
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
+from wgangp.serving.opening import open_synthesizer
 
 log = logging.getLogger("wgangp.sample")
 
@@ -233,20 +233,16 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         check_writable(request.output)
     check_memory(request.n)
     started = time.perf_counter()
-    # A wrong id or store fails here, in a second.
-    bundle = stored_bundle(request.model_uri, request.tracking_uri, launch_dir)
-    schema_file = Path(bundle) / SCHEMA_FILE  # absent: the load below names the damage
-    schema = TableSchema.load(schema_file) if schema_file.is_file() else None
-    shown = request.label or (str(schema.positive) if schema else "1")
-    if schema is not None:  # a wrong label, column or level fails here too, before Keras
+
+    def check(schema: TableSchema) -> None:  # a wrong label, column or level fails before Keras
         if request.label is not None:
             label_class(schema, request.label)
         if request.where:
             parse_where(request.where, schema)
-    # Importing TensorFlow takes seconds: only once the arguments, store and bundle are good.
-    from wgangp.serving.synthesizer import Synthesizer
 
-    synthesizer = Synthesizer.load(bundle)
+    # A wrong id or store fails in a second.
+    synthesizer = open_synthesizer(request.model_uri, request.tracking_uri, launch_dir, check=check)
+    shown = request.label or str(synthesizer.schema.positive)
     frame = synthesizer.sample(request.n, request.label, request.seed, where=request.where)
     if request.output is None:
         write_stdout(frame)

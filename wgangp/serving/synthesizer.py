@@ -49,7 +49,6 @@ from wgangp.serving.bundle import (
     SCHEMA_FILE,
     DamagedBundleError,
     check_manifest,
-    local_bundle,
     write_manifest,
 )
 from wgangp.serving.calibration import MarginalCalibration
@@ -436,14 +435,6 @@ def _meta(path: Path, columns: list[str], label: list) -> dict:
             f"{path} is not a usable synthesizer description ({err}); {RETRAIN}"
         ) from None
     return meta
-
-
-def load_synthesizer(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
-    """The synthesizer behind a directory, a run (``runs:/<id>``, a bare id) or a logged model.
-
-    The artifacts are downloaded before Keras loads anything, so a wrong id fails fast.
-    """
-    return Synthesizer.load(local_bundle(model_uri, tracking_uri))
 
 
 def _checked_seed(seed: int | None) -> int:
