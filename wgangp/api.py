@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wgangp.cli import check_no_credentials, check_overrides, quiet_tensorflow
-from wgangp.config import CONF_DIR, register_configs, to_config
+from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import ConfigError, WgangpError
 from wgangp.redaction import redact
 
@@ -92,7 +92,7 @@ def load(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
     return open_synthesizer(str(model_uri), tracking_uri, Path.cwd())
 
 
-def _config(overrides: list[str], tracking_uri: str | None):
+def _config(overrides: list[str], tracking_uri: str | None) -> Config:
     """The command line's config with ``overrides``, checked by its rules (one line each)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -125,7 +125,7 @@ def _source(data: object) -> tuple[str | None, pd.DataFrame | None]:
     """``data`` as ``data.path`` (a path) or as the frame itself."""
     if isinstance(data, str | Path):
         return str(data), None
-    return None, data  # type: ignore[return-value]  # the reader checks it is a DataFrame
+    return None, data  # the reader checks it is a DataFrame
 
 
 @contextlib.contextmanager

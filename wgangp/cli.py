@@ -209,11 +209,11 @@ def _text_keys() -> set[str]:
 
     def walk(prefix: str, node: DictConfig) -> None:
         for key in node:
-            child = node._get_node(key)
+            child, name = node._get_node(key), str(key)
             if isinstance(child, DictConfig):
-                walk(f"{prefix}{key}.", child)
+                walk(f"{prefix}{name}.", child)
             elif isinstance(child, StringNode):
-                keys.add(f"{prefix}{key}")
+                keys.add(f"{prefix}{name}")
 
     walk("", OmegaConf.structured(Config))
     return keys

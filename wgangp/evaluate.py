@@ -20,15 +20,18 @@ import logging
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from wgangp.cli import quiet_tensorflow
 from wgangp.config import Config, to_config
 from wgangp.errors import ConfigError, DataError, WgangpError, report_error
 from wgangp.tracking.names import EVAL, metric
+
+if TYPE_CHECKING:
+    from wgangp.data.prepare import PreparedData
 
 log = logging.getLogger("wgangp.evaluate")
 
@@ -95,7 +98,7 @@ def _run_id(value: str) -> str:
     return run_id
 
 
-def load_run_config(client, run_id: str) -> tuple[Config, dict[str, str]]:
+def load_run_config(client: Any, run_id: str) -> tuple[Config, dict[str, str]]:
     """The typed config a run trained with (from its ``config/config_resolved.yaml``)."""
     try:
         run = client.get_run(run_id)
@@ -197,7 +200,9 @@ def _still_there(origin: str) -> bool:
     return bool(origin) and (Path(origin).exists() or names_files(origin))
 
 
-def check_same_table(run_id: str, digest: str | None, data, new_split: bool) -> str | None:
+def check_same_table(
+    run_id: str, digest: str | None, data: PreparedData, new_split: bool
+) -> str | None:
     """Refuse a table whose digest is not the run's (one line); with ``new_split``, go on and
     return what to record about it (None: the run's own split)."""
     if not digest:
@@ -240,8 +245,11 @@ def config_from_dict(raw: dict[str, Any] | None) -> Config:
     dropped are ignored with a warning; keys it lacked take today's defaults.
     """
     schema = OmegaConf.structured(Config)
-    known = _known_keys(raw or {}, OmegaConf.to_container(schema), "")
-    return to_config(OmegaConf.merge(schema, known))
+    keys = OmegaConf.to_container(schema)
+    assert isinstance(keys, dict)  # a structured config is a mapping
+    merged = OmegaConf.merge(schema, _known_keys(raw or {}, keys, ""))
+    assert isinstance(merged, DictConfig)
+    return to_config(merged)
 
 
 def _known_keys(raw: dict, schema: dict, prefix: str) -> dict:

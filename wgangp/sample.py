@@ -28,6 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wgangp.cli import command_args, key_values, quiet_tensorflow
 from wgangp.config import MAX_SEED
@@ -38,6 +39,9 @@ from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
 from wgangp.serving.opening import open_synthesizer
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("wgangp.sample")
 
@@ -203,7 +207,7 @@ def check_memory(n: int) -> None:
         )
 
 
-def write_rows(frame, path: Path, file_format: str) -> Path:
+def write_rows(frame: pd.DataFrame, path: Path, file_format: str) -> Path:
     """Write the rows complete or not at all: a failure (a full disk) keeps the previous file;
     ``output=`` a symbolic link writes its target and keeps the link."""
     if file_format == "parquet":
@@ -211,7 +215,7 @@ def write_rows(frame, path: Path, file_format: str) -> Path:
     return write_with(path, lambda tmp: frame.to_csv(tmp, index=False), f"output={path}")
 
 
-def write_stdout(frame) -> None:
+def write_stdout(frame: pd.DataFrame) -> None:
     """CSV on stdout; a reader that stops early (``| head``) is no error."""
     try:
         frame.to_csv(sys.stdout, index=False)

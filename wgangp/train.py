@@ -154,15 +154,15 @@ def train(
         log.info("phases: %s", clock.describe())
         run.records.log_metrics(clock.metrics(), outcome.step)
         write_text(output / PHASES_FILE, clock.to_json())
-        selected = (selection.step, selection.score) if selection else (None, None)
+        step, score = (selection.step, selection.score) if selection else (None, None)
         figures = outcome.final_metrics
         if private is not None:  # the held-out figures read rows: the team report's alone
             shared = {k: v for k, v in figures.items() if k not in evaluation_names}
             run.describe_end(
-                outcome.step, headline(*selected, shared), refit, headline(*selected, figures)
+                outcome.step, headline(step, score, shared), refit, headline(step, score, figures)
             )
         else:
-            run.describe_end(outcome.step, headline(*selected, figures), refit)
+            run.describe_end(outcome.step, headline(step, score, figures), refit)
         log.info("%s; outputs in %s", outcome.describe(), output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
 

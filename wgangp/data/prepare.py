@@ -12,6 +12,7 @@ import hashlib
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -334,7 +335,7 @@ def _prepare_undeclared(
     """A table with no declared schema under ``privacy.epsilon``: its description released, or
     the released one read (:class:`PrivateReading`)."""
     check_private_label(loaded.frame, data.label, data.positive, loaded.origin)
-    where = {
+    where: dict[str, Any] = {
         "entity": data.entity,
         "val_fraction": data.val_fraction,
         "test_fraction": data.test_fraction,
@@ -346,9 +347,9 @@ def _prepare_undeclared(
         schema = private.released
         split = split_by_schema(loaded.frame, schema, **where)
     else:
-        budget = description_budget(private, len(loaded.frame.columns) - 1 - bool(data.entity))
+        noise = description_budget(private, len(loaded.frame.columns) - 1 - bool(data.entity))
         table = release_table(
-            loaded.frame, label=data.label, positive=data.positive, budget=budget, **where
+            loaded.frame, label=data.label, positive=data.positive, budget=noise, **where
         )
         split, schema = table.split, table.schema
         description, releases = table.description, tuple(table.events)

@@ -18,10 +18,10 @@ all sample through here.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import keras
 import numpy as np
@@ -59,6 +59,8 @@ from wgangp.serving.latent_moves import latent_noise, sample_conditioned
 from wgangp.serving.mixture import CopulaMixture
 
 _FORMAT = "wgangp.synthesizer/3"
+#: What a bundle file's loader returns.
+T = TypeVar("T")
 
 
 class NonFiniteSamplesError(WgangpError):
@@ -349,7 +351,7 @@ class ClassLatent:
         return frame.loc[:, self.synthesizer.columns]
 
 
-def _part(directory: Path, name: str, described: bool, load):
+def _part(directory: Path, name: str, described: bool, load: Callable[[Path], T]) -> T | None:
     """An optional file of the bundle, read when ``synthesizer.json`` describes it (a calibrated
     model, a copula share); refused when the two disagree, even in a re-sealed manifest: the rows
     would silently be another model's."""
@@ -367,7 +369,7 @@ def _load_transform(path: Path) -> TableTransform:
     return TableTransform.from_json(Path(path).read_text(), str(path))
 
 
-def _read(path: Path, load):
+def _read(path: Path, load: Callable[[Path], T]) -> T:
     """A JSON table of the bundle through its own loader; a loader's crash is one line too."""
     try:
         return load(path)

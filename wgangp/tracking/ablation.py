@@ -12,12 +12,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from wgangp.errors import TrackingError
 from wgangp.files import FileWriteError, write_text, write_with
 from wgangp.tracking.names import WALL_TIME, WASSERSTEIN
+
+if TYPE_CHECKING:
+    from mlflow.entities import Run
+    from mlflow.tracking import MlflowClient
 
 #: The metric logged once at the end of training; its step is the number of steps completed.
 _SUMMARY_METRIC = WALL_TIME
@@ -54,7 +59,7 @@ def _int(value: str | None) -> int | None:
         return None
 
 
-def _steps_completed(client, run) -> int | None:
+def _steps_completed(client: MlflowClient, run: Run) -> int | None:
     """The step of the end-of-training summary metric, else of the last metric point."""
     for key in (_SUMMARY_METRIC, WASSERSTEIN):
         history = client.get_metric_history(run.info.run_id, key)
