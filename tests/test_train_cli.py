@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
-from support.configs import TINY, compose
+from support.configs import REPO, TINY, compose
 from support.creditcard import COLUMNS
 
 from wgangp.cli import nvidia_driver_present
@@ -136,10 +137,22 @@ def _as_a_user(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+#: What MLflow prints of its own while a run logs its model, downloads artifacts or creates a
+#: store: none of it about the run (wgangp.tracking.quiet).
+MLFLOW_NOISE = re.compile(
+    r"Failed to resolve installed pip version|uv project|uv export|Downloading artifacts|"
+    r"Validating input example|Creating initial MLflow database|Updating database tables"
+)
+
+
 @pytest.mark.slow
 def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
-    """As a user runs it: a finished run, and on a machine without an NVIDIA driver (this one)
-    a log without TensorFlow's CUDA-initialisation error or compiler notices (docs/errors.md)."""
+    """As a user runs it, from the repository (a uv project, as MLflow sees it): a finished run,
+    a log without MLflow's environment inference, bars and store set-up, and on a machine
+    without an NVIDIA driver (this one) without TensorFlow's CUDA-initialisation error or
+    compiler notices (docs/errors.md)."""
+    for name in ("pyproject.toml", "uv.lock"):  # where a newcomer runs it: the repository
+        shutil.copy(REPO / name, tmp_path / name)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     overrides = [o for o in TINY if not o.startswith(("trainer.steps=", "data="))]
     cmd = [sys.executable, "-m", "wgangp.train", "+experiment=stable_gp", *overrides]
@@ -148,6 +161,10 @@ def test_main_command_in_a_subprocess(tmp_path: Path) -> None:
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "SIMULATED" in proc.stderr + proc.stdout
+    mlflow_noise = [
+        line for line in (proc.stdout + proc.stderr).splitlines() if MLFLOW_NOISE.search(line)
+    ]
+    assert mlflow_noise == []
     if not nvidia_driver_present():  # trainer.device=auto on a CPU-only machine: not asked
         noise = [line for line in proc.stderr.splitlines() if TF_NOISE.search(line)]
         assert noise == []

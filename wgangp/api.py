@@ -27,6 +27,7 @@ from wgangp.cli import check_no_credentials, check_overrides, quiet_tensorflow
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import ConfigError, WgangpError
 from wgangp.redaction import redact
+from wgangp.tracking.quiet import quiet_mlflow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,6 +90,7 @@ def load(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
     from wgangp.serving.opening import open_synthesizer
 
     quiet_tensorflow()
+    quiet_mlflow()
     return open_synthesizer(str(model_uri), tracking_uri, Path.cwd())
 
 
@@ -110,6 +112,7 @@ def _config(overrides: list[str], tracking_uri: str | None) -> Config:
     check_no_credentials(overrides)
     check_overrides(overrides)
     quiet_tensorflow()
+    quiet_mlflow()
     register_configs()
     if GlobalHydra.instance().is_initialized():  # a notebook's earlier compose, or a test's
         GlobalHydra.instance().clear()

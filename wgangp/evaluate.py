@@ -29,6 +29,7 @@ from wgangp.cli import quiet_tensorflow
 from wgangp.config import Config, to_config
 from wgangp.errors import ConfigError, DataError, WgangpError, report_error
 from wgangp.tracking.names import EVAL, metric
+from wgangp.tracking.quiet import quiet_mlflow
 
 if TYPE_CHECKING:
     from wgangp.data.prepare import PreparedData
@@ -229,6 +230,7 @@ def check_same_table(
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     quiet_tensorflow()
+    quiet_mlflow()
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
     try:
         evaluate_run(args)

@@ -39,6 +39,7 @@ from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
 from wgangp.serving.opening import open_synthesizer
+from wgangp.tracking.quiet import quiet_mlflow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -292,6 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         return 0
     quiet_tensorflow()
+    quiet_mlflow()
     try:
         request = parse_args(argv)
         path = sample(request)

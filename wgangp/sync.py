@@ -15,6 +15,7 @@ from pathlib import Path
 
 from wgangp.errors import WgangpError, report_error
 from wgangp.tracking.outbox import sync_outbox
+from wgangp.tracking.quiet import quiet_mlflow
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -25,6 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tracking-uri", default=None, help="the store (default: the run's)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    quiet_mlflow()
     try:
         sent = sync_outbox(args.output_dir, args.tracking_uri)
     except WgangpError as err:

@@ -19,6 +19,7 @@ from wgangp.cli import check_no_credentials, check_output_dir, check_overrides, 
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
 from wgangp.tracking import names
+from wgangp.tracking.quiet import quiet_mlflow
 from wgangp.training.interrupts import Interrupted
 from wgangp.training.sweep_outcomes import SweepFailed, close_ledger, open_ledger, record_job
 
@@ -224,6 +225,7 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
 def main() -> None:
     """Console entry: check override keys against the schema first (one clear line), then run."""
     quiet_tensorflow()  # before anything imports TensorFlow
+    quiet_mlflow()
     try:
         check_no_credentials(sys.argv[1:])
         check_overrides(sys.argv[1:])
