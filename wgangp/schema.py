@@ -26,9 +26,8 @@ from pathlib import Path
 
 from wgangp.cli import command_args, key_values
 from wgangp.config import DataConfig
-from wgangp.data.prepare import checked_rows, inferred_schema
+from wgangp.data.prepare import checked_table
 from wgangp.data.read.source import configured_schema, load_table
-from wgangp.data.schema.review import ambiguities
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import ConfigError, WgangpError, report_error
 
@@ -93,12 +92,9 @@ def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
         return schema, []
     # A missing file is an error here, never the default path's simulated stand-in.
     loaded = load_table(replace(data, fallback="error"), seed=0, launch_dir=launch_dir)
-    if loaded.schema is not None:
-        _, schema = checked_rows(loaded, loaded.schema, data)
-        return schema, []
-    inference = inferred_schema(loaded, data)
-    review = ambiguities(loaded.frame, inference.schema, source=loaded.origin)
-    return inference.schema, inference.lines(loaded.origin) + review
+    review: list[str] = []
+    schema, _, _ = checked_table(loaded, data, review)
+    return schema, review
 
 
 def render(schema: TableSchema, review: list[str], argv: Sequence[str]) -> str:

@@ -29,9 +29,9 @@ from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
 from wgangp.data.row_subset import RowBudget, subset_rows
 from wgangp.data.schema.description_votes import ReleasedDescription
-from wgangp.data.schema.inference import Inference, infer_table
+from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.match import label_counts
-from wgangp.data.schema.review import require_unambiguous
+from wgangp.data.schema.review import ambiguities, require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.schema.validation import canonical, validate_table
 from wgangp.data.split import Split, stratified_split
@@ -283,9 +283,9 @@ def prepare_data(
         check_entity_cap(loaded, data)
     if private is not None and loaded.schema is None:
         return _prepare_undeclared(loaded, data, seed, private)
-    schema, inferred = table_schema(loaded, data)
+    schema, frame, inferred = checked_table(loaded, data)
+    assert frame is not None  # validated: no review asked
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
-    frame, schema = checked_rows(loaded, schema, data)
     del loaded  # the rows as read: only their canonical form goes on
     classes = schema.classes(frame[schema.label])
     digest = table_digest(frame)
@@ -434,49 +434,47 @@ def description_budget(private: PrivateReading, features: int) -> DescriptionBud
     return DescriptionBudget(sigma, float(threshold), private.min_entities, private.rng)
 
 
-def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bool]:
-    """The schema of the loaded table, and whether it was inferred: the configured one (shipped
-    or ``data.schema``, :func:`~wgangp.data.read.source.configured_schema`), else inferred from the
-    rows and refused in one line when a column needs a person's decision."""
-    if loaded.schema is not None:
-        return loaded.schema, False
-    inference = inferred_schema(loaded, data)
-    for line in inference.lines(loaded.origin):
-        log.warning("%s", line)
-    require_unambiguous(loaded.frame, inference.schema, source=loaded.origin)
-    return inference.schema, True
+def checked_table(
+    loaded: LoadedTable, data: DataConfig, review: list[str] | None = None
+) -> tuple[TableSchema, pd.DataFrame | None, bool]:
+    """The first half of :func:`prepare_data`, which ``python -m wgangp.schema`` runs too: the
+    loaded table's schema, its rows validated against it into their canonical form, and whether
+    the schema was inferred.
 
-
-def inferred_schema(loaded: LoadedTable, data: DataConfig) -> Inference:
-    """The schema inferred from a table with none configured: training refuses its columns to
-    review (:func:`table_schema`), ``python -m wgangp.schema`` lists them."""
+    The schema is the configured one (shipped or ``data.schema``,
+    :func:`~wgangp.data.read.source.configured_schema`), with the table's own label counts (an
+    edited file's may be another table's, a shipped one has none); else it is inferred from the
+    rows, and a column that needs a person's decision is refused in one line. With ``review``
+    (the schema command, printing an inferred schema for a person to edit), those lines are
+    listed there instead, and the rows are not validated (None)."""
     # A capped table's least frequent value may no longer be the table's: the reader's count.
-    positive = data.positive if data.positive is not None else loaded.positive
-    return infer_table(loaded.frame, data.label, positive, source=loaded.origin, entity=data.entity)
-
-
-def checked_rows(
-    loaded: LoadedTable, schema: TableSchema, data: DataConfig
-) -> tuple[pd.DataFrame, TableSchema]:
-    """The loaded rows validated against ``schema`` into their canonical form, and the schema
-    with the table's own label counts when it was configured (an edited file's counts may be
-    another table's, a shipped one has none): the gate training and ``python -m wgangp.schema``
-    both pass."""
+    positive, header, origin = loaded.positive, loaded.header, loaded.origin
+    schema, inferred = loaded.schema, loaded.schema is None
+    if schema is None:
+        chosen = data.positive if data.positive is not None else positive
+        inference = infer_table(loaded.frame, data.label, chosen, source=origin, entity=data.entity)
+        schema, noted = inference.schema, inference.lines(origin)
+        if review is not None:
+            review += noted + ambiguities(loaded.frame, schema, source=origin)
+            return schema, None, True
+        for line in noted:
+            log.warning("%s", line)
+        require_unambiguous(loaded.frame, schema, source=origin)
     read = loaded.read
     if read is not None and (read.capped or read.files > 1):
-        log.info("data: %s", read.describe(loaded.origin, f"with {schema.class_names[RARE]}"))
+        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
     frame = validate_table(
         loaded.frame,
         schema,
-        source=loaded.origin,
+        source=origin,
         min_rows_per_class=data.min_rows_per_class,
-        header=loaded.header,
+        header=header,
         entity=data.entity,
     )
-    if loaded.schema is not None:
+    if not inferred:
         counts = label_counts(frame[schema.label], schema)
         schema = replace(schema, label_counts=counts, rows=len(frame))
-    return frame, schema
+    return schema, frame, inferred
 
 
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:
