@@ -27,14 +27,14 @@ from wgangp.data.private_table import (
 )
 from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
-from wgangp.data.row_subset import RowBudget, subset_rows
+from wgangp.data.row_subset import RowBudget, Splits
 from wgangp.data.schema.description_votes import ReleasedDescription
 from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.match import label_counts
 from wgangp.data.schema.review import ambiguities, require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.schema.validation import canonical, validate_table
-from wgangp.data.split import Split, stratified_split
+from wgangp.data.split import stratified_split
 from wgangp.errors import DataError
 from wgangp.privacy.accountant import Budget
 from wgangp.privacy.mechanisms import threshold_for
@@ -46,15 +46,6 @@ from wgangp.privacy.plan import (
 )
 
 log = logging.getLogger("wgangp.data")
-
-
-@dataclass(frozen=True)
-class Splits:
-    """The three parts of a table, or of its subset."""
-
-    train: pd.DataFrame
-    val: pd.DataFrame
-    test: pd.DataFrame
 
 
 @dataclass
@@ -303,9 +294,8 @@ def prepare_data(
         independent=private is not None,
     )
     del frame
-    fit_subsets, score_subsets, budget = _subsets(
-        split, classes, data, seed, every_row_fits=private is not None
-    )
+    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    fit_subsets, score_subsets = budget.subsets(split, classes, every_row_fits=private is not None)
     prepared = PreparedData(
         provenance,
         origin,
@@ -356,7 +346,8 @@ def _prepare_undeclared(
     classes = np.zeros(sum(len(rows) for rows in split.rows.values()), np.int64)
     for part, rows in split.rows.items():
         classes[rows] = schema.classes(getattr(split, part)[schema.label])
-    fit_subsets, score_subsets, budget = _subsets(split, classes, data, seed, every_row_fits=True)
+    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    fit_subsets, score_subsets = budget.subsets(split, classes, every_row_fits=True)
     digest = table_digest(loaded.frame)
     return PreparedData(
         loaded.provenance,
@@ -378,26 +369,6 @@ def _prepare_undeclared(
         description=description,
         releases=releases,
     )
-
-
-def _subsets(
-    split: Split, classes: np.ndarray, data: DataConfig, seed: int, *, every_row_fits: bool
-) -> tuple[Splits | None, Splits | None, RowBudget]:
-    """The rows fits and scores use in each part (:mod:`wgangp.data.row_subset`), drawn over the
-    table's rows before the split."""
-    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
-    fit_subsets, score_subsets = (
-        None
-        if keep is None
-        else Splits(
-            *(
-                subset_rows(getattr(split, part), keep[split.rows[part]])
-                for part in ("train", "val", "test")
-            )
-        )
-        for keep in budget.masks(classes, every_row_fits=every_row_fits)
-    )
-    return fit_subsets, score_subsets, budget
 
 
 def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:

@@ -20,11 +20,27 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from wgangp.data.schema.table_schema import RARE
+
+if TYPE_CHECKING:
+    from wgangp.data.split import Split
+
+#: A table's parts, in order.
+PARTS = ("train", "val", "test")
+
+
+@dataclass(frozen=True)
+class Splits:
+    """The three parts of a table, or of its subset."""
+
+    train: pd.DataFrame
+    val: pd.DataFrame
+    test: pd.DataFrame
 
 
 @dataclass(frozen=True)
@@ -51,6 +67,22 @@ class RowBudget:
         if every_row_fits:
             return None, fits if scores is None else scores
         return fits, scores  # scores None: what fits use
+
+    def subsets(
+        self, split: Split, classes: np.ndarray, every_row_fits: bool = False
+    ) -> tuple[Splits | None, Splits | None]:
+        """``(fits, scores)``: each part of ``split`` cut to the rows of :meth:`masks` (drawn
+        over the table's rows, ``classes``, before the split); None where that is every row of
+        each part (fits), or what fits use (scores)."""
+
+        def parts(keep: np.ndarray | None) -> Splits | None:
+            if keep is None:
+                return None
+            cut = [subset_rows(getattr(split, p), keep[split.rows[p]]) for p in PARTS]
+            return Splits(*cut)
+
+        fits, scores = self.masks(classes, every_row_fits)
+        return parts(fits), parts(scores)
 
     def _sample(self, mask: np.ndarray, size: int, what: str) -> np.ndarray | None:
         """A uniform subset of ``size`` of the rows in ``mask`` (by seed and ``what``); None
