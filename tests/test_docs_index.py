@@ -63,5 +63,9 @@ def test_every_link_of_the_index_and_the_readme_resolves() -> None:
     assert broken == []
 
 
-def test_the_readme_links_the_index() -> None:
-    assert INDEX.resolve() in {target for target, _ in _links(REPO / "README.md")}
+def test_the_readme_links_the_index_and_shows_its_picture() -> None:
+    targets = {target for target, _ in _links(REPO / "README.md")}
+    assert INDEX.resolve() in targets
+    pictures = [t for t in targets if t.suffix == ".png"]
+    assert pictures and all(p.stat().st_size < 200_000 for p in pictures)  # small, committed
+    assert (REPO / "scripts" / "readme_figure.py").is_file()  # what draws it again
