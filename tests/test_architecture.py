@@ -37,6 +37,7 @@ LAYERS = {
     "sync": 9,
     "schema": 9,
     "api": 10,
+    "__main__": 10,  # ``wgangp <command>``: every command behind one name
 }
 
 

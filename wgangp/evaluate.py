@@ -5,12 +5,12 @@ data, same seed), so the test rows are the ones neither the GAN nor the fitted t
 metrics go back into that run in the ``eval`` section (``eval/ks_mean``), with the report as
 artifacts.
 
-    python -m wgangp.evaluate --run <run id | runs:/<id>> [--data PATH] [--seed N]
-                              [--n-synthetic N] [--seeds N] [--tracking-uri URI] [--out DIR]
+    python -m wgangp.evaluate run=<run id | runs:/<id>> [data=PATH] [seed=N]
+                              [n_synthetic=N] [seeds=N] [tracking_uri=URI] [out=DIR]
 
 The run keeps the digest of the table it split (tag ``data.digest``): a table edited or replaced
 since would split differently, and rows the run trained on would be scored as held out, so the
-evaluation is refused unless ``--new-split`` says to go on (it then says so, loudly).
+evaluation is refused unless ``new_split=true`` says to go on (it then says so, loudly).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from omegaconf import DictConfig, OmegaConf
 
-from wgangp.cli import quiet_tensorflow
+from wgangp.cli import flags_of, quiet_tensorflow
 from wgangp.config import Config, to_config
 from wgangp.errors import ConfigError, DataError, WgangpError, report_error
 from wgangp.tracking.names import EVAL, metric
@@ -62,9 +62,12 @@ HEADLINE = tuple(
 )
 
 
-def _parse(argv: list[str] | None) -> argparse.Namespace:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m wgangp.evaluate", description=__doc__.split("\n")[0]
+        prog="python -m wgangp.evaluate",
+        description=__doc__.split("\n")[0],
+        epilog="Every option is also key=value (run=ID, n_synthetic=500, new_split=true), as "
+        "every wgangp command takes its arguments.",
     )
     parser.add_argument(
         "--run", required=True, help="MLflow run id or runs:/<id> of a training run"
@@ -86,7 +89,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "not held out from training)",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    return parser.parse_args(argv)
+    return parser
 
 
 def _run_id(value: str) -> str:
@@ -95,7 +98,7 @@ def _run_id(value: str) -> str:
 
     run_id = run_id_of(value)
     if run_id is None:
-        raise ConfigError(f"--run {value} names no run; pass a run id or runs:/<run id>")
+        raise ConfigError(f"run={value} names no run; pass a run id or runs:/<run id>")
     return run_id
 
 
@@ -109,7 +112,7 @@ def load_run_config(client: Any, run_id: str) -> tuple[Config, dict[str, str]]:
     except Exception as err:
         raise WgangpError(
             f"cannot read the config of run {run_id} ({type(err).__name__}); check the run id and "
-            "--tracking-uri / MLFLOW_TRACKING_URI"
+            "tracking_uri= / MLFLOW_TRACKING_URI"
         ) from None
     return config_from_dict(raw), dict(run.data.tags)
 
@@ -140,7 +143,7 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     elif tags.get("data.source") == "dataframe":
         raise DataError(
             f"run {run_id} trained on a DataFrame given in Python: write its rows to a file and "
-            "pass it with --data FILE"
+            "pass it with data=FILE"
         )
     elif tags.get("data.source") == "file" and _still_there(tags.get("data.origin", "")):
         cfg.data.path = tags["data.origin"]  # absolute: independent of where we run from
@@ -221,14 +224,21 @@ def check_same_table(
     if not new_split:
         raise DataError(
             f"{what}: its 'test' rows would include rows the run trained on; evaluate on the "
-            "table the run split, or pass --new-split to score a new split anyway"
+            "table the run split, or pass new_split=true to score a new split anyway"
         )
-    log.warning("NEW SPLIT: %s; the test rows are NOT held out from training (--new-split)", what)
+    log.warning(
+        "NEW SPLIT: %s; the test rows are NOT held out from training (new_split=true)", what
+    )
     return f"new: table digest {data.digest}, not the run's {digest}"
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parse(argv)
+    parser = _parser()
+    try:
+        args = parser.parse_args(flags_of(sys.argv[1:] if argv is None else argv, parser))
+    except ConfigError as err:
+        report_error(err)
+        return err.exit_code
     quiet_tensorflow()
     quiet_mlflow()
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")

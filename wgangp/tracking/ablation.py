@@ -79,12 +79,12 @@ def collect(
         found = client.get_experiment_by_name(experiment)
     except Exception as err:
         raise TrackingError(
-            f"cannot read MLflow at {tracking_uri} ({type(err).__name__}); check --tracking-uri"
+            f"cannot read MLflow at {tracking_uri} ({type(err).__name__}); check tracking_uri="
         ) from err
     if found is None:
         raise TrackingError(
             f"no MLflow experiment named {experiment!r} at {tracking_uri}; "
-            "pass --experiment (tracking.experiment of the runs) or --tracking-uri"
+            "pass experiment=NAME (tracking.experiment of the runs) or tracking_uri=URI"
         )
     rows: list[RunRow] = []
     token = None
@@ -188,7 +188,7 @@ def write_report(rows: Sequence[RunRow], out_dir: Path, title: str) -> tuple[Pat
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise FileWriteError(
-            f"cannot create {out_dir} ({err.strerror or err}); choose a writable --output-dir"
+            f"cannot create {out_dir} ({err.strerror or err}); choose a writable output_dir="
         ) from None
     markdown = render(frame, title)
     md_path, csv_path = out_dir / "ablation_report.md", out_dir / "ablation_report.csv"

@@ -261,7 +261,7 @@ def sync_outbox(output_dir: Path, tracking_uri: str | None = None) -> int:
     uri = tracking_uri or entries[0].get("tracking_uri")
     if not uri or "***" in uri:
         raise TrackingError(
-            f"{outbox.path} does not name a usable tracking store; pass --tracking-uri URI"
+            f"{outbox.path} does not name a usable tracking store; pass tracking_uri=URI"
         )
     check_reachable(uri)
     use_http_retry_defaults(uri)
