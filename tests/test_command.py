@@ -87,6 +87,7 @@ def test_a_bad_key_is_one_line(arg: str, line: str) -> None:
     documented(line)
 
 
+@pytest.mark.slow
 def test_the_argparse_commands_take_key_value(tmp_path: Path) -> None:
     """``wgangp sync output_dir=...`` and ``python -m wgangp.sync DIR`` are the same call, and
     ``wgangp evaluate`` names an unknown key in one line."""
