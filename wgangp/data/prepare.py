@@ -21,26 +21,17 @@ from wgangp.data.entities import row_entities
 from wgangp.data.private_table import PrivateReading, check_entity_cap, undeclared_table
 from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
-from wgangp.data.row_subset import RowBudget, subset_rows
+from wgangp.data.row_subset import RowBudget, Splits
 from wgangp.data.schema.description_votes import ReleasedDescription
 from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.match import label_counts
-from wgangp.data.schema.review import require_unambiguous
+from wgangp.data.schema.review import ambiguities, require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.schema.validation import canonical, validate_table
 from wgangp.data.split import Split, stratified_split
 from wgangp.errors import DataError
 
 log = logging.getLogger("wgangp.data")
-
-
-@dataclass(frozen=True)
-class Splits:
-    """The three parts of a table, or of its subset."""
-
-    train: pd.DataFrame
-    val: pd.DataFrame
-    test: pd.DataFrame
 
 
 @dataclass
@@ -270,21 +261,9 @@ def prepare_data(
             description=table.description,
             releases=tuple(table.events),
         )
-    schema, inferred = table_schema(loaded, data)
+    schema, frame, inferred = checked_table(loaded, data)
+    assert frame is not None  # validated: no review asked
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
-    if read is not None and (read.capped or read.files > 1):
-        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
-    frame = validate_table(
-        loaded.frame,
-        schema,
-        source=origin,
-        min_rows_per_class=data.min_rows_per_class,
-        header=loaded.header,
-        entity=data.entity,
-    )
-    if data.schema is not None:  # the table's own counts, not an edited file's
-        counts = label_counts(frame[schema.label], schema)
-        schema = replace(schema, label_counts=counts, rows=len(frame))
     del loaded  # the rows as read: only their canonical form goes on
     classes = schema.classes(frame[schema.label])
     digest = table_digest(frame)
@@ -335,9 +314,8 @@ def _from_split(
     """The prepared data of ``split`` (``classes``: the table's rows', before the split), with
     the rows fits and scores use; ``source``: provenance, origin, name and how it was read."""
     provenance, origin, name, read = source
-    fit_subsets, score_subsets, budget = _subsets(
-        split, classes, data, seed, every_row_fits=every_row_fits
-    )
+    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    fit_subsets, score_subsets = budget.subsets(split, classes, every_row_fits=every_row_fits)
     return PreparedData(
         provenance,
         origin,
@@ -360,41 +338,47 @@ def _from_split(
     )
 
 
-def _subsets(
-    split: Split, classes: np.ndarray, data: DataConfig, seed: int, *, every_row_fits: bool
-) -> tuple[Splits | None, Splits | None, RowBudget]:
-    """The rows fits and scores use in each part (:mod:`wgangp.data.row_subset`), drawn over the
-    table's rows before the split."""
-    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
-    fit_subsets, score_subsets = (
-        None
-        if keep is None
-        else Splits(
-            *(
-                subset_rows(getattr(split, part), keep[split.rows[part]])
-                for part in ("train", "val", "test")
-            )
-        )
-        for keep in budget.masks(classes, every_row_fits=every_row_fits)
-    )
-    return fit_subsets, score_subsets, budget
+def checked_table(
+    loaded: LoadedTable, data: DataConfig, review: list[str] | None = None
+) -> tuple[TableSchema, pd.DataFrame | None, bool]:
+    """The first half of :func:`prepare_data`, which ``python -m wgangp.schema`` runs too: the
+    loaded table's schema, its rows validated against it into their canonical form, and whether
+    the schema was inferred.
 
-
-def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bool]:
-    """The schema of the loaded table, and whether it was inferred: the configured one (shipped
-    or ``data.schema``, :func:`~wgangp.data.read.source.configured_schema`), else inferred from the
-    rows and refused in one line when a column needs a person's decision."""
-    if loaded.schema is not None:
-        return loaded.schema, False
+    The schema is the configured one (shipped or ``data.schema``,
+    :func:`~wgangp.data.read.source.configured_schema`), with the table's own label counts (an
+    edited file's may be another table's, a shipped one has none); else it is inferred from the
+    rows, and a column that needs a person's decision is refused in one line. With ``review``
+    (the schema command, printing an inferred schema for a person to edit), those lines are
+    listed there instead, and the rows are not validated (None)."""
     # A capped table's least frequent value may no longer be the table's: the reader's count.
-    positive = data.positive if data.positive is not None else loaded.positive
-    inference = infer_table(
-        loaded.frame, data.label, positive, source=loaded.origin, entity=data.entity
+    positive, header, origin = loaded.positive, loaded.header, loaded.origin
+    schema, inferred = loaded.schema, loaded.schema is None
+    if schema is None:
+        chosen = data.positive if data.positive is not None else positive
+        inference = infer_table(loaded.frame, data.label, chosen, source=origin, entity=data.entity)
+        schema, noted = inference.schema, inference.lines(origin)
+        if review is not None:
+            review += noted + ambiguities(loaded.frame, schema, source=origin)
+            return schema, None, True
+        for line in noted:
+            log.warning("%s", line)
+        require_unambiguous(loaded.frame, schema, source=origin)
+    read = loaded.read
+    if read is not None and (read.capped or read.files > 1):
+        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
+    frame = validate_table(
+        loaded.frame,
+        schema,
+        source=origin,
+        min_rows_per_class=data.min_rows_per_class,
+        header=header,
+        entity=data.entity,
     )
-    for line in inference.lines(loaded.origin):
-        log.warning("%s", line)
-    require_unambiguous(loaded.frame, inference.schema, source=loaded.origin)
-    return inference.schema, True
+    if not inferred:
+        counts = label_counts(frame[schema.label], schema)
+        schema = replace(schema, label_counts=counts, rows=len(frame))
+    return schema, frame, inferred
 
 
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:

@@ -141,7 +141,7 @@ def release_table(
     columns = [
         ColumnSchema(
             name=described.name,
-            kind=described.kind,  # type: ignore[arg-type]
+            kind=described.kind,  # type: ignore[arg-type]  # a voted kind is one of KINDS
             nullable=described.nullable,
             zone=readings[described.name].zone if described.kind == "datetime" else None,
             levels=(

@@ -34,19 +34,45 @@ class ColumnSchema(Protocol):
     """What the checks read of a :class:`~wgangp.data.schema.table_schema.ColumnSchema` (named here
     without importing it: the schema module imports this one)."""
 
-    name: str
-    kind: str
-    bounds: tuple[Any, Any] | None
-    levels: tuple[Value, ...] | None
-    missing: int
-    nullable: bool
-    format: str | None
-    other: Value | None
-    zone: str | None
-    log: bool
-    round: float | None
-    coarsen: str | float | None
-    clip: bool
+    # Read-only, as the frozen dataclass holds them.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def bounds(self) -> tuple[Any, Any] | None: ...
+
+    @property
+    def levels(self) -> tuple[Value, ...] | None: ...
+
+    @property
+    def missing(self) -> int: ...
+
+    @property
+    def nullable(self) -> bool: ...
+
+    @property
+    def format(self) -> str | None: ...
+
+    @property
+    def other(self) -> Value | None: ...
+
+    @property
+    def zone(self) -> str | None: ...
+
+    @property
+    def log(self) -> bool: ...
+
+    @property
+    def round(self) -> float | None: ...
+
+    @property
+    def coarsen(self) -> str | float | None: ...
+
+    @property
+    def clip(self) -> bool: ...
 
     @property
     def lookup(self) -> LevelLookup: ...
@@ -55,11 +81,20 @@ class ColumnSchema(Protocol):
 class TableSchema(Protocol):
     """What the checks read of a :class:`~wgangp.data.schema.table_schema.TableSchema`."""
 
-    columns: tuple[ColumnSchema, ...]
-    label: str
-    positive: Value
-    label_counts: tuple[tuple[Value, int], ...]
-    rows: int | None
+    @property
+    def columns(self) -> tuple[ColumnSchema, ...]: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def positive(self) -> Value: ...
+
+    @property
+    def label_counts(self) -> tuple[tuple[Value, int], ...]: ...
+
+    @property
+    def rows(self) -> int | None: ...
 
     def column(self, name: str) -> ColumnSchema: ...
 
@@ -284,7 +319,7 @@ def _check_levels(column: ColumnSchema) -> None:
 
 
 def _check_bounds(column: ColumnSchema) -> None:
-    name, (low, high) = column.name, column.bounds  # type: ignore[misc]
+    name, (low, high) = column.name, column.bounds  # type: ignore[misc]  # called with bounds only
     if column.kind == "datetime":
         try:
             low_t, high_t = pd.Timestamp(str(low)), pd.Timestamp(str(high))

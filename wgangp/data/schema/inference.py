@@ -63,7 +63,7 @@ _OTHER_NAMES = ("other", "rare levels")
 
 def infer_schema(
     frame: pd.DataFrame,
-    label: str = "Class",
+    label: str,
     positive: Value | None = None,
     source: str = "data",
     owners: np.ndarray | None = None,
@@ -169,7 +169,7 @@ class Inference:
 
 def infer_table(
     frame: pd.DataFrame,
-    label: str = "Class",
+    label: str,
     positive: Value | None = None,
     source: str = "data",
     entity: str | None = None,

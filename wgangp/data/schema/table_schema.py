@@ -165,8 +165,8 @@ class ColumnSchema:
                 raise ConfigError(f"column {name!r}: {key} must be true or false, got {raw[key]!r}")
         return cls(
             name=name,
-            kind=raw.get("kind"),  # type: ignore[arg-type] - checked in __post_init__
-            bounds=tuple(bounds) if bounds is not None else None,  # type: ignore[arg-type]
+            kind=raw.get("kind"),  # type: ignore[arg-type]  # any value: __post_init__ checks it
+            bounds=tuple(bounds) if bounds is not None else None,
             levels=tuple(levels) if levels is not None else None,
             missing=missing,
             nullable=nullable,

@@ -57,7 +57,7 @@ class FittedColumn:
 
     def low_high(self) -> tuple[float, float]:
         """The bounds as numbers (seconds for datetimes)."""
-        low, high = self.schema.bounds  # type: ignore[misc]
+        low, high = self.schema.bounds  # type: ignore[misc]  # a fitted column has bounds
         if self.kind == "datetime":
             return bound_seconds(low), bound_seconds(high)
         return float(low), float(high)
@@ -74,7 +74,7 @@ class FittedColumn:
             return float((self.schema.levels or ()).index(self.fill))
         if self.kind == "datetime":
             return bound_seconds(self.fill)
-        return float(self.fill)  # type: ignore[arg-type]
+        return float(self.fill)
 
 
 def present_codes(
