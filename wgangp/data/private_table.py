@@ -23,6 +23,7 @@ steps 1, 2 and 4.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import dp_accounting
 import numpy as np
@@ -102,7 +103,7 @@ def undeclared_table(
     """A table with no declared schema under ``privacy.epsilon``: its description released, or
     the released one read (:class:`PrivateReading`)."""
     check_private_label(loaded.frame, data.label, data.positive, loaded.origin)
-    where = {
+    where: dict[str, Any] = {
         "entity": data.entity,
         "val_fraction": data.val_fraction,
         "test_fraction": data.test_fraction,

@@ -52,7 +52,9 @@ class DenseCritic:
     @classmethod
     def of(cls, critic: keras.Model) -> DenseCritic:
         """Read ``critic``; one this module cannot differentiate by hand is a ValueError."""
-        dense, slopes, tanh = [], [], False
+        dense: list = []
+        slopes: list[float] = []
+        tanh = False
         for layer in critic.layers:
             if isinstance(layer, keras.layers.InputLayer | keras.layers.Concatenate):
                 continue
@@ -98,7 +100,8 @@ class DenseCritic:
         self, h: tf.Tensor, probes: list[tf.Tensor] | None = None
     ) -> tuple[list[tf.Tensor], list[tf.Tensor]]:
         """Each dense layer's input and pre-activation (plus its probe) on the inputs ``h``."""
-        inputs, pre = [], []
+        inputs: list[tf.Tensor] = []
+        pre: list[tf.Tensor] = []
         for k, (kernel, bias) in enumerate(zip(self.kernels, self.biases, strict=True)):
             if k:
                 h = tf.where(pre[-1] > 0, pre[-1], self.slope * pre[-1])
@@ -187,7 +190,7 @@ def real_row_gradients(
         inputs_hat, pre_hat = critic.forward(h_hat, at_hat)
         last = pre_hat[-1]
         delta = 1.0 - tf.square(tf.tanh(last)) if critic.tanh else tf.ones_like(last)
-        deltas = []
+        deltas: list[tf.Tensor] = []
         for k in reversed(range(len(outs))):
             deltas.insert(0, delta)
             grad_in = tf.matmul(delta, critic.kernels[k], transpose_b=True) + backward[k]

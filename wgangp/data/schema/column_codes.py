@@ -109,7 +109,7 @@ def coarsened(values: np.ndarray, column: ColumnSchema, *, nearest: bool = False
             after = to_seconds(_year_start(dates.dt.year + 1, column.zone), column.zone)
             out = np.where(after - flat < flat - out, after, out)
         return out.reshape(array.shape)
-    step = float(column.coarsen)  # type: ignore[arg-type]
+    step = float(column.coarsen)
     exponent = Decimal(repr(step)).normalize().as_tuple().exponent
     decimals = max(0, -int(exponent)) if isinstance(exponent, int) else 0
     return np.round(np.round(array / step) * step, decimals)
@@ -127,7 +127,7 @@ def coarsened_inside(low: float, high: float, column: ColumnSchema) -> tuple[flo
         ceil = floor[0] if floor[0] >= low else to_seconds(_year_start(year, column.zone))[0]
         ends = np.array([ceil, floor[1]])
     else:
-        step = float(column.coarsen)  # type: ignore[arg-type]
+        step = float(column.coarsen)
         grid = np.array([np.ceil(low / step - 1e-9), np.floor(high / step + 1e-9)]) * step
         ends = coarsened(grid, column)
     return (float(ends[0]), float(ends[1])) if ends[0] <= ends[1] else (low, high)

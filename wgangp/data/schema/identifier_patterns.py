@@ -164,7 +164,7 @@ def personal_name(value: str) -> bool:
     capitalised words whose given name is a common one (:mod:`~wgangp.data.schema.given_names`)."""
     text = value.strip()
     match = _NAME.fullmatch(text) or _NAME_REVERSED.fullmatch(text)
-    return bool(match) and match.group(1).lower() in GIVEN_NAMES
+    return match is not None and match.group(1).lower() in GIVEN_NAMES
 
 
 #: Kinds of whole values, the more specific first (the first wins a tie): what they are, how to

@@ -162,8 +162,8 @@ def identify(
     if entity is None:
         return Identification(tuple(first))
     second = _found(names, columns, contents, Owners(lambda: entity.codes), min_entities)
-    found = {f.column: f for f in second} | {f.column: f for f in first}
-    return Identification(tuple(found[name] for name in names if name in found), entity)
+    by_name = {f.column: f for f in second} | {f.column: f for f in first}
+    return Identification(tuple(by_name[name] for name in names if name in by_name), entity)
 
 
 def proposed_entity(found: Sequence[Identifier]) -> Identifier | None:
@@ -196,8 +196,8 @@ def _found(
             rule = "content" if content[1] - SHARED_KINDS else "shared content"
             found[i] = _identifier(names[i], content[0], cells, rule)
             continue
-        if not cells.number_like and (rule := _by_rules(cells, tokens, owners, k)):
-            found[i] = _identifier(names[i], rule[1], cells, rule[0])
+        if not cells.number_like and (ruled := _by_rules(cells, tokens, owners, k)):
+            found[i] = _identifier(names[i], ruled[1], cells, ruled[0])
     named = [(names[j], columns[j]) for j in found]
     for i, cells in columns.items():
         if i not in found and (reason := _linked(cells, named)):
@@ -351,7 +351,7 @@ def _hashed(value: str) -> bool:
 
 def _code_like(cells: ColumnValues) -> bool:
     """Integers, or text of which nine values in ten are codes (a placeholder or two allowed)."""
-    return cells.integer or np.mean([_code(v) for v in cells.sample]) >= CONTENT_SHARE
+    return cells.integer or bool(np.mean([_code(v) for v in cells.sample]) >= CONTENT_SHARE)
 
 
 def _code(value: str) -> bool:
