@@ -55,9 +55,10 @@ def described(column: ColumnSchema) -> str:
     """What the coarsening keeps, completing "column X ..."."""
     if column.kind == "datetime":
         return "is a date of birth (a quasi-identifier): kept as its year (coarsen: year)"
+    step = float(column.coarsen or 0.0)
     return (
         f"holds coordinates (a quasi-identifier): kept to {column.coarsen} degrees, about "
-        f"{float(column.coarsen) * 111:.0f} km (coarsen: {column.coarsen})"  # type: ignore[arg-type]
+        f"{step * 111:.0f} km (coarsen: {column.coarsen})"
     )
 
 
@@ -66,7 +67,7 @@ def _before_the_rest(column: ColumnSchema, others: Sequence[ColumnSchema]) -> bo
     if column.bounds is None or not dated:
         return False
     latest = _utc(column.bounds[1])
-    earliest = min(_utc(c.bounds[0]) for c in dated)  # type: ignore[index]
+    earliest = min(_utc(c.bounds[0]) for c in dated if c.bounds is not None)
     return latest <= earliest - pd.DateOffset(years=ADULT_YEARS)
 
 
