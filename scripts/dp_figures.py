@@ -47,7 +47,7 @@ level a released schema always adds); ``--out`` gets one JSON line per table, me
 seed (with the plan's summary: noise multiplier, sample rate, the statistics' epsilon). A draw that
 collapsed onto one distinct row has no half-split AUC (identical rows stay on one side of every cut)
 and is read as 1.0 with a note. A run that fails shows its last error line in its cell. A private
-run costs minutes on 2 cores (DP-SGD's per-entity gradients), one without privacy seconds; run one
+run's step costs about one to two non-private steps (ghost clipping, docs/performance.md); run one
 invocation at a time, on a commit that does not move under it.
 """
 
