@@ -91,6 +91,9 @@ def prepare_histories(
     loaded = replace(loaded, frame=table.drop(columns=list(shared)))
     del table
     schema, inferred = table_schema(loaded, data)
+    read = loaded.read
+    if read is not None and (read.capped or read.files > 1):
+        log.info("data: %s", read.describe(source, f"with {schema.class_names[1]}"))
     check_time_kind(schema, time, loaded.frame, source)
     rows = validate_table(
         loaded.frame,

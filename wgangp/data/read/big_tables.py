@@ -100,6 +100,9 @@ class TableRead:
     seed: int
     #: The class to synthesize, as counted (None when the table was not counted).
     positive: Value | None = None
+    #: A history table capped by entities (``data.max_entities``, which ``max_rows`` then holds,
+    #: :mod:`.entity_sample`): entities with a rare-class row, others kept, others in all.
+    entities: tuple[int, int, int] | None = None
 
     @property
     def rest(self) -> int | None:
@@ -110,6 +113,14 @@ class TableRead:
         every row with Class=1 and a uniform subset of 1000000 of the 29948100 others``."""
         files = f" in {self.files} files" if self.files > 1 else ""
         counted = f"{self.rows} rows ({self.rare} {rare_rows})" if self.rows is not None else ""
+        if self.entities is not None:
+            touched, kept, others = self.entities
+            subset = "every one" if kept == others else f"a uniform subset of {kept}"
+            return (
+                f"read {origin}: {counted}{files}; kept every entity holding a row {rare_rows} "
+                f"({touched}) and {subset} of the {others} others, whole: {self.kept} rows "
+                f"(data.max_entities={self.max_rows}, seed {self.seed})"
+            )
         if not self.capped:
             return f"read {origin}: {counted or f'{self.kept} rows'}{files}, every row kept"
         kept_rest = self.kept - (self.kept_rare or 0)
