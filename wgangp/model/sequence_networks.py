@@ -1,13 +1,15 @@
 """The networks of a history model (``data.time``): DoppelGANger's shape on this project's parts.
 
 Generator G(z_attributes, z_records, onehot(class)): an MLP draws the history's attributes (the
-table's attribute columns through :class:`~wgangp.model.heads.OutputHeads`, its length, its start
-week and its start angle within the week on the unit circle); a recurrent cell then draws the
-records, ``records_per_cell`` per step, each step fed its noise, the attributes, the class and
-the current time of week and day. The cell turns each record's gap into seconds (the fitted
-scale) and moves the clock: the phases it returns are the records' calendar positions, consistent
-with the start and the gaps by construction, and the next step sees them (what a recurrent
-network cannot count by itself, it is told). A length mask (hard 0/1 forward, a sigmoid's
+table's attribute columns, its length, its start week and its start angle within the week on the
+unit circle); a recurrent cell then draws the records, ``records_per_cell`` per step, each step
+fed its noise, the attributes, the class, the current time of week and day and the record drawn
+before. Levels and gaps are drawn inside the network (:func:`shape_blocks`: Gumbel-softmax
+while training, the drawn level otherwise), so a record's draw is what the next records see. The
+cell turns each record's gap into seconds (the fitted scale) and moves the clock: the phases it
+returns are the records' calendar positions, consistent with the start and the gaps by
+construction, and the next step sees them (what a recurrent network cannot count by itself, it
+is told). A length mask (hard 0/1 forward, a sigmoid's
 gradient backward) zeroes the records past the length.
 
 Critics (never shipped): one over the whole history (1-d convolutions over the records, their
@@ -19,14 +21,14 @@ registered here, so the generator saves in Keras' native format and loads in saf
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
 import tensorflow as tf
 
 from wgangp.data.transform.layout import Block, layout_width
-from wgangp.model.heads import OutputHeads
+from wgangp.model.heads import TAU, gumbel_softmax
 from wgangp.model.networks import N_CLASSES
 
 WEEK = 7 * 86_400.0
@@ -37,6 +39,55 @@ _SLOPE = 4.0
 _TWO_PI = 2 * math.pi
 
 
+def uniform_of(noise: tf.Tensor) -> tf.Tensor:
+    """Standard normal draws -> uniform ones (their CDF), away from 0 and 1."""
+    u = 0.5 * (1.0 + tf.math.erf(noise / math.sqrt(2.0)))
+    return tf.clip_by_value(u, 1e-6, 1.0 - 1e-6)
+
+
+def shape_blocks(
+    raw: tf.Tensor, uniform: tf.Tensor, layout: Sequence[Block], training: bool | None
+) -> tf.Tensor:
+    """Each block of ``layout`` shaped by its kind, drawn with ``uniform`` noise of the same width:
+    a categorical as a Gumbel-softmax sample while training (:func:`~wgangp.model.heads.
+    gumbel_softmax`) and as the one-hot of its Gumbel-max draw (a level drawn from the softmax)
+    otherwise; a missing indicator as its probability while training and a draw otherwise; a
+    number as it is. Drawn here, not after the network, so what later records see is what was
+    drawn: a burst's rows agree."""
+    parts = []
+    for block in layout:
+        part, u = raw[:, block.start : block.stop], uniform[:, block.start : block.stop]
+        if block.activation == "softmax":
+            if training:
+                part = gumbel_softmax(part, TAU, u)
+            else:
+                drawn = tf.argmax(part - tf.math.log(-tf.math.log(u)), axis=-1)
+                part = tf.one_hot(drawn, block.width, dtype=part.dtype)
+        elif block.activation == "sigmoid":
+            p = tf.sigmoid(part)
+            part = p if training else tf.cast(u < p, part.dtype)
+        parts.append(part)
+    return tf.concat(parts, -1)
+
+
+@keras.saving.register_keras_serializable(package="wgangp")
+class SampledHeads(keras.layers.Layer):
+    """:func:`shape_blocks` as a layer: raw outputs and their noise (standard normals) in."""
+
+    def __init__(self, layout: Sequence[Block | Mapping[str, Any]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.layout = tuple(b if isinstance(b, Block) else Block.from_dict(b) for b in layout)
+
+    def call(self, raw: tf.Tensor, noise: tf.Tensor, training: bool | None = None) -> tf.Tensor:
+        return shape_blocks(raw, uniform_of(noise), self.layout, training)
+
+    def compute_output_shape(self, raw_shape: Any, noise_shape: Any) -> Any:
+        return raw_shape
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "layout": [b.to_dict() for b in self.layout]}
+
+
 def phase_features(angle: tf.Tensor) -> tf.Tensor:
     """[..., 1] angles within the week -> [..., 4]: cos, sin of it and of seven times it (the
     day's angle)."""
@@ -45,67 +96,84 @@ def phase_features(angle: tf.Tensor) -> tf.Tensor:
 
 @keras.saving.register_keras_serializable(package="wgangp")
 class RecordCell(keras.layers.Layer):
-    """One recurrent step: ``records_per_cell`` raw record vectors and their phases (module doc).
+    """One recurrent step: ``records_per_cell`` records, drawn (:func:`shape_blocks`), and their
+    phases (module doc). Its input: each record's draw noise (``records_per_cell`` x the record
+    width of standard normals), then the step's noise and the context.
 
-    State: the GRU's, the current angle within the week, the records drawn so far. The angle
-    carried to the next step holds no gradient: a gap moves its own record's phase, and the next
-    steps see where the clock is without being blamed for it."""
+    State: the GRU's, the current angle within the week, the records drawn so far, and the last
+    record drawn, which the next step is fed (an autoregressive generator: a row knows the rows
+    before it). The angle carried to the next step holds no gradient: a gap moves its own record's
+    phase, and the next steps see where the clock is without being blamed for it."""
 
     def __init__(
         self,
         units: int,
         records_per_cell: int,
-        record_width: int,
+        record_layout: Sequence[Block | Mapping[str, Any]],
         gap: Sequence[float],
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.units, self.records_per_cell, self.record_width = units, records_per_cell, record_width
+        self.layout = tuple(
+            b if isinstance(b, Block) else Block.from_dict(b) for b in record_layout
+        )
+        self.units, self.records_per_cell = units, records_per_cell
+        self.record_width = layout_width(self.layout)
         self.gap = tuple(float(v) for v in gap)  # mean, std, low, high of log1p(seconds)
         self.gru = keras.layers.GRUCell(units, name="gru")
-        self.out = keras.layers.Dense(records_per_cell * record_width, name="records")
-        self.state_size = [units, 1, 1]
-        self.output_size = records_per_cell * (record_width + PHASES)
+        self.out = keras.layers.Dense(records_per_cell * self.record_width, name="records")
+        self.state_size = [units, 1, 1, self.record_width]
+        self.output_size = records_per_cell * (self.record_width + PHASES)
+
+    @property
+    def noise_width(self) -> int:
+        """The draw noise at the head of each step's input."""
+        return self.records_per_cell * self.record_width
 
     def build(self, input_shape: Any) -> None:
-        width = int(input_shape[-1]) + PHASES
+        width = int(input_shape[-1]) - self.noise_width + PHASES + self.record_width
         self.gru.build((None, width))
         self.out.build((None, self.units))
         self.built = True
 
-    def call(self, inputs: tf.Tensor, states: Sequence[tf.Tensor]) -> tuple[tf.Tensor, list]:
-        h, angle, count = states
-        x = tf.concat([inputs, phase_features(angle)], -1)
-        h, _ = self.gru(x, [h])
-        raw = tf.reshape(self.out(h), [-1, self.records_per_cell, self.record_width])
+    def call(
+        self, inputs: tf.Tensor, states: Sequence[tf.Tensor], training: bool | None = None
+    ) -> tuple[tf.Tensor, list]:
+        h, angle, count, previous = states
+        uniform = uniform_of(inputs[:, : self.noise_width])
+        x = tf.concat([inputs[:, self.noise_width :], phase_features(angle), previous], -1)
+        h, _ = self.gru(x, [h], training=training)
+        raw = self.out(h)
         mean, std, low, high = self.gap
-        phases = []
+        width, records, phases = self.record_width, [], []
         for s in range(self.records_per_cell):
-            logged = tf.clip_by_value(mean + std * raw[:, s, :1], low, high)
-            seconds = tf.math.expm1(logged)
+            span = slice(s * width, (s + 1) * width)
+            record = shape_blocks(raw[:, span], uniform[:, span], self.layout, training)
+            seconds = tf.math.expm1(tf.clip_by_value(mean + std * record[:, :1], low, high))
             if s == 0:  # the history's first record starts it: no gap
                 seconds = seconds * tf.cast(count > 0, seconds.dtype)
             angle = tf.math.floormod(angle + _TWO_PI * seconds / WEEK, _TWO_PI)
+            records.append(record)
             phases.append(phase_features(angle))
-        out = tf.concat([tf.reshape(raw, [-1, self.records_per_cell * self.record_width]),
-                         *phases], -1)  # fmt: skip
-        return out, [h, tf.stop_gradient(angle), count + 1.0]
+        out = tf.concat([*records, *phases], -1)
+        return out, [h, tf.stop_gradient(angle), count + 1.0, records[-1]]
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(units=self.units, records_per_cell=self.records_per_cell,
-                      record_width=self.record_width, gap=list(self.gap))  # fmt: skip
+                      record_layout=[b.to_dict() for b in self.layout],
+                      gap=list(self.gap))  # fmt: skip
         return config
 
 
 @keras.saving.register_keras_serializable(package="wgangp")
 class StartState(keras.layers.Layer):
     """The cell's first state from the attributes: the GRU's from a dense map, the angle from the
-    start's (cos, sin) at ``phase_at``, no record drawn yet."""
+    start's (cos, sin) at ``phase_at``, no record drawn yet (and zeros for the last one)."""
 
-    def __init__(self, units: int, phase_at: int, **kwargs: Any) -> None:
+    def __init__(self, units: int, phase_at: int, record_width: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.units, self.phase_at = units, phase_at
+        self.units, self.phase_at, self.record_width = units, phase_at, record_width
         self.dense = keras.layers.Dense(units, activation="tanh", name="h0")
 
     def build(self, input_shape: Any) -> None:
@@ -118,13 +186,17 @@ class StartState(keras.layers.Layer):
             context[:, self.phase_at + 1 : self.phase_at + 2],
         )
         angle = tf.math.floormod(tf.math.atan2(sin, cos), _TWO_PI)
-        return [self.dense(context), angle, tf.zeros_like(angle)]
+        none = tf.zeros_like(context[:, :1]) * tf.zeros([1, self.record_width], context.dtype)
+        return [self.dense(context), angle, tf.zeros_like(angle), none]
 
     def compute_output_shape(self, input_shape: Any) -> list[tuple]:
-        return [(input_shape[0], self.units), (input_shape[0], 1), (input_shape[0], 1)]
+        batch = input_shape[0]
+        return [(batch, self.units), (batch, 1), (batch, 1), (batch, self.record_width)]
 
     def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "units": self.units, "phase_at": self.phase_at}
+        config = super().get_config()
+        config.update(units=self.units, phase_at=self.phase_at, record_width=self.record_width)
+        return config
 
 
 @keras.saving.register_keras_serializable(package="wgangp")
@@ -175,6 +247,17 @@ class HistoryRecords(keras.layers.Layer):
         return config
 
 
+def noise_widths(
+    attribute_layout: Sequence[Block], record_layout: Sequence[Block], latent_dim: int,
+    records_per_cell: int,
+) -> tuple[int, int]:  # fmt: skip
+    """The noise of the attributes and of each recurrent step: the latent noise and the draws'."""
+    return (
+        latent_dim + layout_width(attribute_layout),
+        latent_dim + records_per_cell * layout_width(record_layout),
+    )
+
+
 def build_history_generator(
     *,
     attribute_layout: Sequence[Block],
@@ -187,40 +270,40 @@ def build_history_generator(
     gap: Sequence[float],
     length: Sequence[float],
     length_at: int,
-    seed: int | None = None,
 ) -> keras.Model:
-    """G([z_attributes [B, latent], z_records [B, steps, latent], onehot [B, 2]]) ->
-    [attributes [B, A], records [B, T, R], phases [B, T, 4], mask [B, T]] (module doc)."""
+    """G([z_attributes [B, Za], z_records [B, steps, Zr], onehot [B, 2]]) -> [attributes [B, A],
+    records [B, T, R], phases [B, T, 4], mask [B, T]] (module doc); the noise widths are
+    :func:`noise_widths`' (each a latent part, then the draws' standard normals)."""
     cells = max_length // records_per_cell
     record_width = layout_width(record_layout)
-    z_a = keras.Input((latent_dim,), name="z_attributes")
-    z_r = keras.Input((cells, latent_dim), name="z_records")
+    attribute_noise, step_noise = noise_widths(
+        attribute_layout, record_layout, latent_dim, records_per_cell
+    )
+    z_a = keras.Input((attribute_noise,), name="z_attributes")
+    z_r = keras.Input((cells, step_noise), name="z_records")
     y = keras.Input((N_CLASSES,), name="label_onehot")
-    h = keras.layers.Concatenate(name="attributes_in")([z_a, y])
+    latent, draws = z_a[:, :latent_dim], z_a[:, latent_dim:]
+    h = keras.layers.Concatenate(name="attributes_in")([latent, y])
     for i, width in enumerate(hidden):
         h = keras.layers.Dense(width, name=f"attributes_dense_{i}")(h)
         h = keras.layers.LeakyReLU(negative_slope=0.2, name=f"attributes_leaky_{i}")(h)
     raw = keras.layers.Dense(layout_width(attribute_layout), name="attributes_out")(h)
-    shaped = OutputHeads(attribute_layout, seed=seed, name="attribute_heads")(raw)
+    shaped = SampledHeads(attribute_layout, name="attribute_heads")(raw, draws)
     start = UnitCircle(name="start_angle")(keras.layers.Dense(2, name="start_out")(h))
     attributes = keras.layers.Concatenate(name="attributes")([shaped, start])
     context = keras.layers.Concatenate(name="context")([attributes, y])
     steps_in = keras.layers.Concatenate(name="steps_in")(
         [z_r, keras.layers.RepeatVector(cells, name="context_per_step")(context)]
     )
-    state = StartState(rnn_units, layout_width(attribute_layout), name="start_state")(context)
-    cell = RecordCell(rnn_units, records_per_cell, record_width, gap, name="record_cell")
+    phase_at = layout_width(attribute_layout)
+    state = StartState(rnn_units, phase_at, record_width, name="start_state")(context)
+    cell = RecordCell(rnn_units, records_per_cell, record_layout, gap, name="record_cell")
     steps = keras.layers.RNN(cell, return_sequences=True, name="records_rnn")(
         steps_in, initial_state=state
     )
-    raw_records, phases, mask = HistoryRecords(
+    records, phases, mask = HistoryRecords(
         max_length, record_width, length, length_at, name="history_records"
     )(steps, attributes)
-    heads = OutputHeads(record_layout, seed=None if seed is None else seed + 1, name="record_heads")
-    records = keras.layers.TimeDistributed(heads, name="records")(raw_records)
-    records = keras.layers.Multiply(name="records_masked")(
-        [records, keras.layers.Reshape((max_length, 1), name="mask_column")(mask)]
-    )
     return keras.Model([z_a, z_r, y], [attributes, records, phases, mask], name="history_generator")
 
 

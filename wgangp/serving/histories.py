@@ -28,7 +28,6 @@ import pandas as pd
 from wgangp.data.histories.encoding import REPEAT, HistoryEncoding, start_seconds
 from wgangp.data.histories.windows import from_wall_seconds
 from wgangp.data.schema.table_schema import REST, TableSchema
-from wgangp.data.transform.layout import draw_discrete
 from wgangp.errors import WgangpError
 from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES
@@ -78,6 +77,12 @@ class HistorySynthesizer:
     def columns(self) -> list[str]:
         """The columns of every sample, in the table's order (entity and time included)."""
         return list(self.encoding.roles.order)
+
+    @property
+    def noise_shape(self) -> tuple[int, int, int]:
+        """The generator's noise: the attributes' width, the recurrent steps, each step's width."""
+        z_attributes, z_records = self.generator.inputs[0].shape, self.generator.inputs[1].shape
+        return int(z_attributes[-1]), int(z_records[1]), int(z_records[2])
 
     def class_of(self, value: object) -> int:
         return label_class(self.schema, value)
@@ -130,8 +135,8 @@ class HistorySynthesizer:
             classes = (rng.random(n) < self.rare_share).astype(np.int64)
         else:
             classes = np.full(n, klass, np.int64)
-        cells = self.encoding.max_length // self.records_per_cell
-        z = np.random.default_rng(seed).standard_normal((n, self.latent_dim * (1 + cells)))
+        first, cells, step = self.noise_shape
+        z = np.random.default_rng(seed).standard_normal((n, first + cells * step))
         attributes, records, mask = self._generate(z.astype(np.float32), classes, seed)
         return self._frame(attributes, records, mask, classes, rng, tag=f"{seed:x}")
 
@@ -169,13 +174,12 @@ class HistorySynthesizer:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The generator's attributes, records and mask for noise ``z``; refused when not
         finite."""
-        latent = self.latent_dim
-        cells = self.encoding.max_length // self.records_per_cell
+        first, cells, step = self.noise_shape
         parts: list[list[np.ndarray]] = [[], [], []]
         for start in range(0, len(z), CHUNK):
             rows = z[start : start + CHUNK]
             onehot = np.eye(N_CLASSES, dtype=np.float32)[classes[start : start + CHUNK]]
-            inputs = [rows[:, :latent], rows[:, latent:].reshape(len(rows), cells, latent), onehot]
+            inputs = [rows[:, :first], rows[:, first:].reshape(len(rows), cells, step), onehot]
             attributes, records, _, mask = self.generator(inputs, training=False)
             for part, value in zip(parts, (attributes, records, mask), strict=True):
                 part.append(np.asarray(value, np.float32))
@@ -211,10 +215,9 @@ class HistorySynthesizer:
         present = mask > 0.5
         lengths = present.sum(1)
         history, position = np.nonzero(present)
-        drawn = draw_discrete(attributes, enc.attribute_layout, rng)
-        flat = draw_discrete(records[present], enc.record_layout, rng)
+        drawn, flat = attributes, records[present]  # levels and gaps drawn by the generator
         low, high = enc.rare_slots
-        row_class = self._row_classes(flat[:, low:high], history, classes, lengths)
+        row_class = self._row_classes(flat[:, low:high], history, classes, lengths, rng)
         flat[:, low:high] = np.eye(2, dtype=np.float32)[row_class]
         width = enc.attributes.width if enc.attributes is not None else 0
         starts = start_seconds(drawn[:, width + 1], attributes[:, width + 2],
@@ -240,18 +243,21 @@ class HistorySynthesizer:
 
     @staticmethod
     def _row_classes(
-        probabilities: np.ndarray, history: np.ndarray, classes: np.ndarray, lengths: np.ndarray
+        onehot: np.ndarray,
+        history: np.ndarray,
+        classes: np.ndarray,
+        lengths: np.ndarray,
+        rng: np.random.Generator,
     ) -> np.ndarray:
         """Each row's class as drawn, within its history's: none rare in a history without, at
-        least one in a history with (its likeliest row, when the draw gave none)."""
-        drawn = probabilities.argmax(1).astype(np.int64)
+        least one in a history with (a row of it at random, when the draw gave none)."""
+        drawn = onehot.argmax(1).astype(np.int64)
         drawn[classes[history] == REST] = REST
         holds = np.zeros(len(classes), np.int64)
         np.maximum.at(holds, history, drawn)
         first = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
         for h in np.flatnonzero((classes == 1) & (holds == 0)):
-            rows = slice(first[h], first[h] + lengths[h])
-            drawn[first[h] + int(np.argmax(probabilities[rows, 1]))] = 1
+            drawn[first[h] + int(rng.integers(lengths[h]))] = 1
         return drawn
 
     # -- the bundle --------------------------------------------------------------------------

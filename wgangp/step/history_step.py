@@ -5,7 +5,8 @@ A training example is one window, flattened: its records, their phases and its m
 then its attributes. So the batch drawer, the class balance (half the histories with a rare-class
 row), the stateless streams, the NaN guard, the K-step compiled call, checkpoints and forensics
 are the row model's own; the noise of one history (the attributes' and every recurrent step's)
-is one flat vector the step splits. The critic update sums the history critic's loss and the
+(its latent parts and the standard normals its levels are drawn with) is one flat vector the step
+splits. The critic update sums the history critic's loss and the
 attribute critic's (weight ``history.attribute_critic_weight``), each with its own penalty on its
 own input, so each stays 1-Lipschitz; the generator's loss reads both."""
 
@@ -25,6 +26,7 @@ from wgangp.model.sequence_networks import (
     AttributeCritic,
     HistoryCritic,
     build_history_generator,
+    noise_widths,
 )
 from wgangp.step.batch import ClassBalancedRows, StepBatch, rare_share
 from wgangp.step.train_step import CriticUpdate, GeneratorUpdate, TrainStep
@@ -56,12 +58,15 @@ class HistoryStep(TrainStep):
         hc = cfg.history
         self.encoding, self.hc = encoding, hc
         self.cells = hc.max_length // hc.records_per_cell
+        self.noise = noise_widths(
+            encoding.attribute_layout, encoding.record_layout, hc.latent_dim, hc.records_per_cell
+        )
         self.channels = encoding.record_width + PHASES + 1
         self.span = hc.max_length * self.channels
         rows = ClassBalancedRows(
             flat_windows(arrays), arrays.classes, rare_share(cfg.trainer.label_sampling)
         )
-        noise = hc.latent_dim * (1 + self.cells)
+        noise = self.noise[0] + self.cells * self.noise[1]
         trainer = replace(cfg.trainer, batch_size=hc.batch_size)
         super().__init__(
             replace(cfg.model, latent_dim=noise), cfg.gp, trainer, seed=cfg.seed, rows=rows
@@ -81,7 +86,6 @@ class HistoryStep(TrainStep):
             gap=enc.gap.parameters(),
             length=enc.length.parameters(),
             length_at=layout[-2].start,
-            seed=self.seed,
         )
         self.pac = 1
         self.critic = Critics(
@@ -94,8 +98,8 @@ class HistoryStep(TrainStep):
 
     def split_noise(self, z: tf.Tensor) -> list[tf.Tensor]:
         """One flat noise vector per history -> the attributes' and the recurrent steps'."""
-        latent = self.hc.latent_dim
-        return [z[:, :latent], tf.reshape(z[:, latent:], [-1, self.cells, latent])]
+        first, step = self.noise
+        return [z[:, :first], tf.reshape(z[:, first:], [-1, self.cells, step])]
 
     def generate_flat(self, z: tf.Tensor, onehot: tf.Tensor, training: bool) -> tf.Tensor:
         """The generator's histories, flattened as the real windows are."""
