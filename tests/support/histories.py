@@ -128,3 +128,65 @@ def write_customer_transactions(folder: Path, name: str = "tx.parquet", **kwargs
     else:
         frame.to_csv(path, index=False)
     return path
+
+
+#: The options of a history model tests build: tiny networks, short windows.
+TINY_HISTORIES = (
+    "history.max_length=16",
+    "history.records_per_cell=2",
+    "history.batch_size=16",
+    "history.latent_dim=4",
+    "history.hidden=[8]",
+    "history.rnn_units=8",
+    "history.critic_channels=[8]",
+    "history.critic_hidden=[8]",
+    "history.probe_histories=20",
+    "trainer.n_critic=1",
+)
+
+
+def history_config(*overrides: str):
+    """The real config of a history run on the simulator's columns, tiny."""
+    from support.configs import compose
+    from wgangp.config import to_config
+
+    base = ["data.path=null", "data.label=is_fraud", "data.entity=card_id", "data.time=ts"]
+    return to_config(compose([*base, *TINY_HISTORIES, *overrides]))
+
+
+def prepared_histories(frame: pd.DataFrame | None = None, *overrides: str):
+    """``frame`` (default: a small simulator table) through ``prepare_histories``."""
+    from wgangp.data.histories.prepare import prepare_histories
+
+    cfg = history_config(*overrides)
+    table = customer_transactions(80, 14) if frame is None else frame
+    return cfg, prepare_histories(cfg.data, seed=cfg.seed, launch_dir=Path("."), frame=table)
+
+
+def untrained_history_synthesizer(frame: pd.DataFrame | None = None, *overrides: str):
+    """A history model as training would assemble it, with untrained networks (weights drawn
+    with seed 0): the sampling contract, in a second."""
+    import keras
+
+    from wgangp.data.histories.encoding import HistoryEncoding
+    from wgangp.model.sequence_networks import build_history_generator
+    from wgangp.synthesis.history_export import assemble_histories
+
+    cfg, data = prepared_histories(frame, *overrides)
+    hc = cfg.history
+    windows = data.windows("train", hc.max_length)
+    encoding = HistoryEncoding.fit(windows, data.roles, data.rows.schema, cfg)
+    keras.utils.set_random_seed(0)
+    generator = build_history_generator(
+        attribute_layout=encoding.attribute_layout,
+        record_layout=encoding.record_layout,
+        max_length=hc.max_length,
+        records_per_cell=hc.records_per_cell,
+        latent_dim=hc.latent_dim,
+        hidden=hc.hidden,
+        rnn_units=hc.rnn_units,
+        gap=encoding.gap.parameters(),
+        length=encoding.length.parameters(),
+        length_at=encoding.attribute_layout[-2].start,
+    )
+    return assemble_histories(generator, encoding, data, windows, cfg)

@@ -209,9 +209,10 @@ class UnitCircle(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="wgangp")
 class HistoryRecords(keras.layers.Layer):
-    """The cell's steps -> records [B, T, R] and phases [B, T, 4], both zero past the length,
-    and the mask [B, T]: 1 for the first round(length) records (a sigmoid's gradient in the
-    length), the length read from the attributes at ``length_at`` through its log scale."""
+    """The cell's steps -> records [B, T, R] (the first one's gap slot 0) and phases [B, T, 4],
+    both zero past the length, and the mask [B, T]: 1 for the first round(length) records (a
+    sigmoid's gradient in the length), the length read from the attributes at ``length_at``
+    through its log scale."""
 
     def __init__(
         self, max_length: int, record_width: int, length: Sequence[float], length_at: int, **kw
@@ -233,7 +234,10 @@ class HistoryRecords(keras.layers.Layer):
         soft = tf.sigmoid(_SLOPE * (rows - places - 0.5))
         hard = tf.cast(places < tf.round(rows), rows.dtype)
         mask = soft + tf.stop_gradient(hard - soft)
-        return [raw * mask[..., None], phases * mask[..., None], mask]
+        # The first record has no gap (its slot reads 0, as a real history's first row does).
+        first_gap = tf.one_hot([[0]], self.max_length * self.record_width, dtype=raw.dtype)
+        keep = 1.0 - tf.reshape(first_gap, [1, self.max_length, self.record_width])
+        return [raw * keep * mask[..., None], phases * mask[..., None], mask]
 
     def compute_output_shape(self, steps_shape: Any, attributes_shape: Any) -> list[tuple]:
         batch = steps_shape[0]

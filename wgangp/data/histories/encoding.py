@@ -9,8 +9,8 @@ vectors with a mask:
   of the angle: the day and the time of day);
 - records: the gap since the previous record (log1p seconds, standardised: :class:`LogScale`),
   then the record columns, the row's class (``wgangp:rare``) and, per shared id, whether the row's
-  id is one the history used before (``wgangp:repeat:<column>``: new, repeat, empty) through a
-  second TableTransform, per row class;
+  id is one the history used before (``wgangp:repeat:<column>``: new, repeat, and empty when the
+  column has gaps) through a second TableTransform, per row class;
 - phases: cos and sin of each record's angle within the week and the day (from its wall-clock
   time): the critic's view of the calendar, which the generator computes from the start and its
   gaps, so dates and gaps always agree (Banksformer shows a GAN loses the calendar otherwise).
@@ -155,9 +155,11 @@ class HistoryEncoding:
             )  # fmt: skip
         record_frame = record_columns(windows, roles)
         derived = [ColumnSchema(RARE, "categorical", levels=(0, 1))] + [
-            ColumnSchema(f"{REPEAT}{name}", "categorical", levels=(NEW, REPEATED, EMPTY))
+            ColumnSchema(f"{REPEAT}{name}", "categorical", levels=tokens)
             for name in roles.shared
-        ]
+            if (tokens := (NEW, REPEATED, EMPTY) if (train_codes(windows, name) < 0).any()
+                else (NEW, REPEATED))
+        ]  # fmt: skip
         record_schema = _schema(schema, [*(schema.column(n) for n in roles.records), *derived])
         row_owners = windows.rows[roles.entity].to_numpy()
         records = TableTransform.fit(
@@ -243,6 +245,11 @@ def record_columns(windows: Windows, roles: HistoryRoles) -> pd.DataFrame:
         seen = pd.DataFrame({"w": windows.window, "id": codes}).duplicated(keep="first")
         frame[f"{REPEAT}{name}"] = np.where(codes < 0, EMPTY, np.where(seen, REPEATED, NEW))
     return frame
+
+
+def train_codes(windows: Windows, name: str) -> np.ndarray:
+    """A shared column's codes in the windows' rows (-1: empty)."""
+    return windows.rows[name].to_numpy(np.int64)
 
 
 def _schema(table: TableSchema, features: list[ColumnSchema]) -> TableSchema:
