@@ -3,7 +3,8 @@
 Layers, lowest first: ``errors``/``config``/``files``, ``tracking`` beside ``privacy`` (the
 accountant, and the mechanisms the data layer releases statistics through), ``data``, ``model``,
 then ``step`` (the compiled training step) beside ``serving`` (the shipped model),
-``evaluation``, ``synthesis`` (select, assemble, export), ``training`` (the run's lifecycle),
+``evaluation`` beside ``histories`` (transaction histories' behavioral measures), ``synthesis``
+(select, assemble, export), ``training`` (the run's lifecycle),
 ``cli``, then the ``python -m`` entry modules. A module may import its own layer and the ones
 below, never one above; and no two modules import each other, directly or around a cycle.
 """
@@ -27,6 +28,7 @@ LAYERS = {
     "step": 4,
     "serving": 4,
     "evaluation": 5,
+    "histories": 5,
     "synthesis": 6,
     "training": 7,
     "cli": 8,
