@@ -8,7 +8,8 @@ compromised terminals) and prints, per seed and as mean and spread:
 - the share of timestamps that decrease within a history (must be 0);
 - the total variation of the hour of day and of the day of week, real against generated;
 - the detection AUC of generated histories against held-out real customers' windows
-  (``eval/history_c2st_auc_gbm``) beside real against real;
+  (``eval/history_c2st_auc_gbm``) beside real against real, and the behavioral patterns' P1-P4
+  degradation ratios and their geometric mean (``eval/behavior_*``, wgangp/histories/behavior.py);
 - the training time.
 
     .venv/bin/python -m scripts.histories_burst --seeds 0 1 2 --steps 1500
@@ -33,12 +34,12 @@ def hour_week_tv(real: pd.Series, generated: pd.Series) -> tuple[float, float]:
     """Total variation of the hour of day and of the day of week."""
 
     def shares(values: pd.Series, part: str, size: int) -> np.ndarray:
-        counts = np.bincount(getattr(pd.to_datetime(values).dt, part), minlength=size)
+        counts = np.bincount(getattr(pd.to_datetime(values).dt, part).to_numpy(), minlength=size)
         return counts / max(counts.sum(), 1)
 
     return tuple(  # type: ignore[return-value]
         float(0.5 * np.abs(shares(real, p, n) - shares(generated, p, n)).sum())
-        for p, n in (("hour", 24), ("dayofweek", 7))
+        for p, n in (("hour", 24), ("day_of_week", 7))
     )
 
 
@@ -81,8 +82,15 @@ def one_seed(seed: int, args: argparse.Namespace, folder: Path) -> dict[str, flo
         "decreasing_share": decreasing_share(mixed),
         "hour_tv": hour_tv,
         "weekday_tv": day_tv,
-        "detection_auc": metrics["metrics"]["eval/history_c2st_auc_gbm"],
-        "detection_auc_real": metrics["metrics"]["eval/history_c2st_auc_gbm_real"],
+        "detection_auc": metrics["eval/history_c2st_auc_gbm"],
+        "detection_auc_real": metrics["eval/history_c2st_auc_gbm_real"],
+        **{
+            name.removeprefix("eval/"): float(value)
+            for name, value in metrics.items()
+            if name.startswith("eval/behavior_P")
+            and "." not in name
+            or name == "eval/behavior_geometric_mean"
+        },
         "fraud_rows_per_fraud_history": float(
             (frauds["is_fraud"] == 1).sum() / max(frauds["card_id"].nunique(), 1)
         ),
