@@ -137,12 +137,17 @@ def test_the_encoding_maps_windows_and_reads_back(table: pd.DataFrame) -> None:
     np.testing.assert_array_equal(arrays.mask.sum(1), windows.lengths)
     assert np.isfinite(arrays.records).all() and np.isfinite(arrays.attributes).all()
     assert (arrays.records[:, 0, 0] == 0).all()  # a first record has no gap
-    gap = encoding.gap
-    seconds = gap.inverse(arrays.records[windows.window, windows.position, 0])
-    logged = np.log1p(windows.gaps)
-    inside = (windows.position > 0) & (logged >= gap.low) & (logged <= gap.high)
-    np.testing.assert_allclose(seconds[inside], windows.gaps[inside], rtol=1e-4, atol=1.0)
-    assert gap.low > 0  # the shortest gaps' bound is the mean of 5 customers', none's own
+    days = np.round(encoding.days.inverse(arrays.records[windows.window, windows.position, 0]))
+    later = windows.position > 0
+    bound = np.expm1(encoding.days.high)  # the mean of the 5 longest customers' skips
+    inside = later & (windows.days <= bound)
+    np.testing.assert_array_equal(days[inside], windows.days[inside])
+    assert bound < windows.days.max()
+    # Whole days, then forward to the row's time of day: every gap, exactly.
+    tod = np.mod(windows.seconds, 86_400.0)
+    previous = np.r_[tod[:1], tod[:-1]]
+    wrap = np.mod(tod - previous, 86_400.0)
+    np.testing.assert_allclose((windows.days * 86_400.0 + wrap)[later], windows.gaps[later])
     again = HistoryEncoding.from_dict(encoding.to_dict(), "test")
     np.testing.assert_array_equal(again.arrays(windows).records, arrays.records)
 

@@ -185,7 +185,7 @@ def untrained_history_synthesizer(frame: pd.DataFrame | None = None, *overrides:
         latent_dim=hc.latent_dim,
         hidden=hc.hidden,
         rnn_units=hc.rnn_units,
-        gap=encoding.gap.parameters(),
+        days=encoding.days.parameters(),
         length=encoding.length.parameters(),
         length_at=encoding.attribute_layout[-2].start,
     )

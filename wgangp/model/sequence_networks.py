@@ -5,11 +5,11 @@ table's attribute columns, its length, its start week and its start angle within
 unit circle); a recurrent cell then draws the records, ``records_per_cell`` per step, each step
 fed its noise, the attributes, the class, the current time of week and day and the record drawn
 before. Levels and gaps are drawn inside the network (:func:`shape_blocks`: Gumbel-softmax
-while training, the drawn level otherwise), so a record's draw is what the next records see. The
-cell turns each record's gap into seconds (the fitted scale) and moves the clock: the phases it
-returns are the records' calendar positions, consistent with the start and the gaps by
-construction, and the next step sees them (what a recurrent network cannot count by itself, it
-is told). A length mask (hard 0/1 forward, a sigmoid's
+while training, the drawn level otherwise), so a record's draw is what the next records see. A
+record's time is drawn as whole days and a time of day to move the clock to (:class:`RecordCell`):
+the phases the cell returns are the records' calendar positions, consistent with the start and
+the gaps by construction, and the next step sees them (what a recurrent network cannot count by
+itself, it is told). A length mask (hard 0/1 forward, a sigmoid's
 gradient backward) zeroes the records past the length.
 
 Critics (never shipped): one over the whole history (1-d convolutions over the records, their
@@ -100,17 +100,23 @@ class RecordCell(keras.layers.Layer):
     phases (module doc). Its input: each record's draw noise (``records_per_cell`` x the record
     width of standard normals), then the step's noise and the context.
 
+    A record's time is drawn as whole days (its first slot, through the ``days`` log scale, rounded
+    with a straight-through gradient) and a time of day to move the clock forward to (two more
+    outputs on the unit circle, around the current time of day: the same hour is a burst's next
+    row, a shift of a few hours a daily habit's). The gap follows, never negative:
+    ``days x 86400 + (time of day - current time of day) mod 86400``.
+
     State: the GRU's, the current angle within the week, the records drawn so far, and the last
     record drawn, which the next step is fed (an autoregressive generator: a row knows the rows
-    before it). The angle carried to the next step holds no gradient: a gap moves its own record's
-    phase, and the next steps see where the clock is without being blamed for it."""
+    before it). The angle carried to the next step holds no gradient: a record's time moves its
+    own phase, and the next steps see where the clock is without being blamed for it."""
 
     def __init__(
         self,
         units: int,
         records_per_cell: int,
         record_layout: Sequence[Block | Mapping[str, Any]],
-        gap: Sequence[float],
+        days: Sequence[float],
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -119,9 +125,9 @@ class RecordCell(keras.layers.Layer):
         )
         self.units, self.records_per_cell = units, records_per_cell
         self.record_width = layout_width(self.layout)
-        self.gap = tuple(float(v) for v in gap)  # mean, std, low, high of log1p(seconds)
+        self.days = tuple(float(v) for v in days)  # mean, std, low, high of log1p(days)
         self.gru = keras.layers.GRUCell(units, name="gru")
-        self.out = keras.layers.Dense(records_per_cell * self.record_width, name="records")
+        self.out = keras.layers.Dense(records_per_cell * (self.record_width + 2), name="records")
         self.state_size = [units, 1, 1, self.record_width]
         self.output_size = records_per_cell * (self.record_width + PHASES)
 
@@ -144,25 +150,47 @@ class RecordCell(keras.layers.Layer):
         x = tf.concat([inputs[:, self.noise_width :], phase_features(angle), previous], -1)
         h, _ = self.gru(x, [h], training=training)
         raw = self.out(h)
-        mean, std, low, high = self.gap
         width, records, phases = self.record_width, [], []
         for s in range(self.records_per_cell):
-            span = slice(s * width, (s + 1) * width)
-            record = shape_blocks(raw[:, span], uniform[:, span], self.layout, training)
-            seconds = tf.math.expm1(tf.clip_by_value(mean + std * record[:, :1], low, high))
-            if s == 0:  # the history's first record starts it: no gap
-                seconds = seconds * tf.cast(count > 0, seconds.dtype)
-            angle = tf.math.floormod(angle + _TWO_PI * seconds / WEEK, _TWO_PI)
+            start = s * (width + 2)
+            record = shape_blocks(
+                raw[:, start : start + width],
+                uniform[:, s * width : (s + 1) * width],
+                self.layout,
+                training,
+            )
+            record, angle = self._move_clock(
+                record, raw[:, start + width : start + width + 2], angle,
+                first=tf.cast(count > 0, record.dtype) if s == 0 else None,
+            )  # fmt: skip
             records.append(record)
             phases.append(phase_features(angle))
         out = tf.concat([*records, *phases], -1)
         return out, [h, tf.stop_gradient(angle), count + 1.0, records[-1]]
 
+    def _move_clock(
+        self, record: tf.Tensor, towards: tf.Tensor, angle: tf.Tensor, first: tf.Tensor | None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """The record with its days on whole days, and the week's angle at its time (class doc);
+        ``first`` 0 for the history's first record, whose time is its start."""
+        mean, std, low, high = self.days
+        soft = tf.math.expm1(tf.clip_by_value(mean + std * record[:, :1], low, high))
+        days = soft + tf.stop_gradient(tf.round(soft) - soft)
+        record = tf.concat([(tf.math.log1p(days) - mean) / std, record[:, 1:]], -1)
+        day = 7.0 * angle  # the current time of day's angle
+        target = towards + tf.concat([tf.cos(day), tf.sin(day)], -1)
+        target = tf.math.atan2(target[:, 1:], target[:, :1] + 1e-9)
+        wrap = tf.math.floormod(target - day, _TWO_PI)
+        turn = (_TWO_PI * days + wrap) / 7.0  # the week's angle moves a seventh of the day's
+        if first is not None:
+            turn = turn * first
+        return record, tf.math.floormod(angle + turn, _TWO_PI)
+
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(units=self.units, records_per_cell=self.records_per_cell,
                       record_layout=[b.to_dict() for b in self.layout],
-                      gap=list(self.gap))  # fmt: skip
+                      days=list(self.days))  # fmt: skip
         return config
 
 
@@ -209,7 +237,7 @@ class UnitCircle(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="wgangp")
 class HistoryRecords(keras.layers.Layer):
-    """The cell's steps -> records [B, T, R] (the first one's gap slot 0) and phases [B, T, 4],
+    """The cell's steps -> records [B, T, R] (the first one's days slot 0) and phases [B, T, 4],
     both zero past the length, and the mask [B, T]: 1 for the first round(length) records (a
     sigmoid's gradient in the length), the length read from the attributes at ``length_at``
     through its log scale."""
@@ -234,9 +262,9 @@ class HistoryRecords(keras.layers.Layer):
         soft = tf.sigmoid(_SLOPE * (rows - places - 0.5))
         hard = tf.cast(places < tf.round(rows), rows.dtype)
         mask = soft + tf.stop_gradient(hard - soft)
-        # The first record has no gap (its slot reads 0, as a real history's first row does).
-        first_gap = tf.one_hot([[0]], self.max_length * self.record_width, dtype=raw.dtype)
-        keep = 1.0 - tf.reshape(first_gap, [1, self.max_length, self.record_width])
+        # The first record has no gap (its days read 0, as a real history's first row's do).
+        first = tf.one_hot([[0]], self.max_length * self.record_width, dtype=raw.dtype)
+        keep = 1.0 - tf.reshape(first, [1, self.max_length, self.record_width])
         return [raw * keep * mask[..., None], phases * mask[..., None], mask]
 
     def compute_output_shape(self, steps_shape: Any, attributes_shape: Any) -> list[tuple]:
@@ -271,7 +299,7 @@ def build_history_generator(
     latent_dim: int,
     hidden: Sequence[int],
     rnn_units: int,
-    gap: Sequence[float],
+    days: Sequence[float],
     length: Sequence[float],
     length_at: int,
 ) -> keras.Model:
@@ -301,7 +329,7 @@ def build_history_generator(
     )
     phase_at = layout_width(attribute_layout)
     state = StartState(rnn_units, phase_at, record_width, name="start_state")(context)
-    cell = RecordCell(rnn_units, records_per_cell, record_layout, gap, name="record_cell")
+    cell = RecordCell(rnn_units, records_per_cell, record_layout, days, name="record_cell")
     steps = keras.layers.RNN(cell, return_sequences=True, name="records_rnn")(
         steps_in, initial_state=state
     )

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.histories.encoding import REPEAT, HistoryEncoding, start_seconds
-from wgangp.data.histories.windows import from_wall_seconds
+from wgangp.data.histories.windows import DAY, from_wall_seconds
 from wgangp.data.schema.table_schema import REST, TableSchema
 from wgangp.errors import WgangpError
 from wgangp.files import atomic_directory, write_text
@@ -137,8 +137,8 @@ class HistorySynthesizer:
             classes = np.full(n, klass, np.int64)
         first, cells, step = self.noise_shape
         z = np.random.default_rng(seed).standard_normal((n, first + cells * step))
-        attributes, records, mask = self._generate(z.astype(np.float32), classes, seed)
-        return self._frame(attributes, records, mask, classes, rng, tag=f"{seed:x}")
+        attributes, records, phases, mask = self._generate(z.astype(np.float32), classes, seed)
+        return self._frame(attributes, records, phases, mask, classes, rng, tag=f"{seed:x}")
 
     def _draw_where(
         self, n: int, klass: int | None, seed: int, conditions: tuple[Condition, ...]
@@ -171,21 +171,21 @@ class HistorySynthesizer:
 
     def _generate(
         self, z: np.ndarray, classes: np.ndarray, seed: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The generator's attributes, records and mask for noise ``z``; refused when not
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The generator's attributes, records, phases and mask for noise ``z``; refused when not
         finite."""
         first, cells, step = self.noise_shape
-        parts: list[list[np.ndarray]] = [[], [], []]
+        parts: list[list[np.ndarray]] = [[], [], [], []]
         for start in range(0, len(z), CHUNK):
             rows = z[start : start + CHUNK]
             onehot = np.eye(N_CLASSES, dtype=np.float32)[classes[start : start + CHUNK]]
             inputs = [rows[:, :first], rows[:, first:].reshape(len(rows), cells, step), onehot]
-            attributes, records, _, mask = self.generator(inputs, training=False)
-            for part, value in zip(parts, (attributes, records, mask), strict=True):
+            outputs = self.generator(inputs, training=False)
+            for part, value in zip(parts, outputs, strict=True):
                 part.append(np.asarray(value, np.float32))
         enc = self.encoding
         empty = [(0, enc.attribute_width), (0, enc.max_length, enc.record_width),
-                 (0, enc.max_length)]  # fmt: skip
+                 (0, enc.max_length, 4), (0, enc.max_length)]  # fmt: skip
         out = [
             np.concatenate(p) if p else np.zeros(s, np.float32)
             for p, s in zip(parts, empty, strict=True)
@@ -198,12 +198,22 @@ class HistorySynthesizer:
                 f"histories (seed {seed}); a broken model returns no histories: retrain it (the "
                 "default trainer.on_nan=raise stops at the first non-finite step)"
             )
-        return out[0], out[1], out[2]
+        return out[0], out[1], out[2], out[3]
+
+    def _gaps(self, days_z: np.ndarray, phases: np.ndarray, position: np.ndarray) -> np.ndarray:
+        """Each record's gap in seconds: its whole days, then forward to its time of day (the
+        day's angle of its phase), as the generator moved its clock; 0 for a first record."""
+        days = np.round(self.encoding.days.inverse(days_z))
+        day_angle = np.arctan2(phases[:, 3].astype(np.float64), phases[:, 2].astype(np.float64))
+        previous = np.r_[day_angle[:1], day_angle[:-1]]
+        wrap = np.mod(day_angle - previous, 2 * np.pi) / (2 * np.pi) * DAY
+        return np.where(position > 0, days * DAY + wrap, 0.0)
 
     def _frame(
         self,
         attributes: np.ndarray,
         records: np.ndarray,
+        phases: np.ndarray,
         mask: np.ndarray,
         classes: np.ndarray,
         rng: np.random.Generator,
@@ -222,7 +232,7 @@ class HistorySynthesizer:
         width = enc.attributes.width if enc.attributes is not None else 0
         starts = start_seconds(drawn[:, width + 1], attributes[:, width + 2],
                                attributes[:, width + 3], enc.week)  # fmt: skip
-        gaps = np.where(position > 0, enc.gap.inverse(flat[:, 0]), 0.0)
+        gaps = self._gaps(flat[:, 0], phases[present], position)
         elapsed = np.cumsum(gaps)
         first = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
         seconds = starts[history] + elapsed - elapsed[first[history]] if len(gaps) else gaps

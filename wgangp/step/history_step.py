@@ -83,7 +83,7 @@ class HistoryStep(TrainStep):
             latent_dim=hc.latent_dim,
             hidden=hc.hidden,
             rnn_units=hc.rnn_units,
-            gap=enc.gap.parameters(),
+            days=enc.days.parameters(),
             length=enc.length.parameters(),
             length_at=layout[-2].start,
         )

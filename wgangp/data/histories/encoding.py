@@ -1,4 +1,4 @@
-"""Histories into the networks' space and back: attributes, lengths, starts, gaps and records.
+"""Histories into the networks' space and back: attributes, lengths, starts, days and records.
 
 Each window (:mod:`.windows`) becomes an attribute vector and a sequence of ``max_length`` record
 vectors with a mask:
@@ -7,13 +7,15 @@ vectors with a mask:
   TableTransform` (per history class, one row per window), then the history's length (log), the
   week it starts in (a whole number, standardised) and where in the week it starts (cos and sin
   of the angle: the day and the time of day);
-- records: the gap since the previous record (log1p seconds, standardised: :class:`LogScale`),
-  then the record columns, the row's class (``wgangp:rare``) and, per shared id, whether the row's
-  id is one the history used before (``wgangp:repeat:<column>``: new, repeat, and empty when the
-  column has gaps) through a second TableTransform, per row class;
+- records: the whole days the gap since the previous record spans beyond the clock's wrap to the
+  record's time of day (:func:`~wgangp.data.histories.windows.day_skips`; log1p, standardised:
+  :class:`LogScale`), then the record columns, the row's class (``wgangp:rare``) and, per shared
+  id, whether the row's id is one the history used before (``wgangp:repeat:<column>``: new,
+  repeat, and empty when the column has gaps) through a second TableTransform, per row class;
 - phases: cos and sin of each record's angle within the week and the day (from its wall-clock
   time): the critic's view of the calendar, which the generator computes from the start and its
-  gaps, so dates and gaps always agree (Banksformer shows a GAN loses the calendar otherwise).
+  days and times of day, so dates and gaps always agree (Banksformer shows a GAN loses the
+  calendar otherwise).
 
 Both transforms keep the project's rules: every stored number is no entity's own (quantile knots
 and bounds over ``ship.min_atom_rows`` entities), levels fewer entities hold are ``other``."""
@@ -37,7 +39,7 @@ from wgangp.data.transform.table_transform import TableTransform
 #: The derived columns of the records' transform and the attribute slots after the table's.
 RARE = "wgangp:rare"
 REPEAT = "wgangp:repeat:"
-GAP, LENGTH, WEEK_SLOT = "wgangp:gap", "wgangp:length", "wgangp:week"
+DAYS, LENGTH, WEEK_SLOT = "wgangp:days", "wgangp:length", "wgangp:week"
 #: The record columns' share of repeat tokens: a new id, one used before in the history, none.
 NEW, REPEATED, EMPTY = 0, 1, 2
 #: Phase features per record: cos and sin of the week's angle, then of the day's.
@@ -46,7 +48,7 @@ PHASES = 4
 
 @dataclass(frozen=True)
 class LogScale:
-    """A positive quantity's log (``log1p``: gaps; ``log``: lengths) standardised, clipped into
+    """A positive quantity's log (``log1p``: days; ``log``: lengths) standardised, clipped into
     ``[low, high]`` (log units) when mapped back: the generator's cell applies the same map."""
 
     mean: float
@@ -96,13 +98,13 @@ class HistoryEncoding:
         max_length: int,
         attributes: TableTransform | None,
         records: TableTransform,
-        gap: LogScale,
+        days: LogScale,
         length: LogScale,
         week: tuple[float, float, float, float],
     ) -> None:
         self.roles, self.max_length = roles, max_length
         self.attributes, self.records = attributes, records
-        self.gap, self.length = gap, length
+        self.days, self.length = days, length
         self.week = week  # mean, std, low, high of the start's week number
 
     @property
@@ -119,9 +121,9 @@ class HistoryEncoding:
 
     @property
     def record_layout(self) -> tuple[Block, ...]:
-        """The gap, then the records' transform's blocks."""
+        """The days, then the records' transform's blocks."""
         shifted = [Block(b.column, b.kind, b.start + 1, b.width) for b in self.records.layout]
-        return (Block(GAP, "continuous", 0, 1), *shifted)
+        return (Block(DAYS, "continuous", 0, 1), *shifted)
 
     @property
     def attribute_width(self) -> int:
@@ -167,19 +169,19 @@ class HistoryEncoding:
             entities=row_owners, **options,
         )  # fmt: skip
         later = windows.position > 0
-        logged_gaps = np.log1p(windows.gaps[later])
-        low, high = (
-            private_range(logged_gaps, k, whole=False, owners=row_owners[later])
-            if later.sum() >= 2 * k else (0.0, float(np.log1p(WEEK * 52)))
+        skips = windows.days[later]
+        high = (
+            private_range(skips, k, whole=True, owners=row_owners[later])[1]
+            if later.sum() >= 2 * k else 365.0
         )  # fmt: skip
-        gap = LogScale.fit(logged_gaps, low, high, plus_one=True)
+        days = LogScale.fit(np.log1p(skips), 0.0, float(np.log1p(high)), plus_one=True)
         length = LogScale.fit(
             np.log(windows.lengths), 0.0, float(np.log(cfg.history.max_length)), plus_one=False
         )
         weeks = np.floor(windows.seconds[windows.starts] / WEEK)
         w_low, w_high = private_range(weeks, min(k, len(weeks)), whole=True, owners=windows.owners)
         week = (float(weeks.mean()), max(float(weeks.std()), 1.0), w_low, w_high)
-        return cls(roles, cfg.history.max_length, attributes, records, gap, length, week)
+        return cls(roles, cfg.history.max_length, attributes, records, days, length, week)
 
     def arrays(self, windows: Windows) -> HistoryArrays:
         """``windows`` in the networks' space (module doc)."""
@@ -197,7 +199,7 @@ class HistoryEncoding:
         attributes[:, width + 1] = (np.floor(starts / WEEK) - mean) / std
         attributes[:, width + 2], attributes[:, width + 3] = np.cos(angle), np.sin(angle)
         flat = np.zeros((len(windows.rows), self.record_width), np.float32)
-        flat[:, 0] = np.where(windows.position > 0, self.gap.forward(windows.gaps), 0.0)
+        flat[:, 0] = np.where(windows.position > 0, self.days.forward(windows.days), 0.0)
         flat[:, 1:] = self.records.transform(
             record_columns(windows, self.roles), windows.row_classes, "history records"
         )
@@ -215,7 +217,7 @@ class HistoryEncoding:
             "max_length": self.max_length,
             "attributes": self.attributes.to_dict() if self.attributes is not None else None,
             "records": self.records.to_dict(),
-            "gap": self.gap.__dict__,
+            "days": self.days.__dict__,
             "length": self.length.__dict__,
             "week": list(self.week),
         }
@@ -228,7 +230,7 @@ class HistoryEncoding:
             int(raw["max_length"]),
             TableTransform.from_dict(attributes, source) if attributes is not None else None,
             TableTransform.from_dict(raw["records"], source),
-            LogScale(**raw["gap"]),
+            LogScale(**raw["days"]),
             LogScale(**raw["length"]),
             tuple(float(v) for v in raw["week"]),  # type: ignore[arg-type]
         )

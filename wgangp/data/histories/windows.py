@@ -9,8 +9,9 @@ history is one window: at most ``max_length`` rows (docs/histories.md says what 
 Time is counted in wall-clock seconds (:func:`wall_seconds`): a zone-aware column's local time, so
 that the hour of day and the day of week are the customer's, as the table shows them; a column
 of numbers is taken for seconds. Each row's gap is the seconds since the row before it in its
-window (0 for a window's first row); a row's phase within the week is what the networks see of
-its calendar time (:func:`week_phases`)."""
+window (0 for a window's first row), which the networks read as whole days and a time of day
+(:func:`day_skips`); a row's phase within the week is what they see of its calendar time
+(:func:`week_phases`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pandas as pd
 from wgangp.data.schema.column_codes import from_seconds, to_seconds
 from wgangp.data.schema.table_schema import ColumnSchema
 
-WEEK = 7 * 86_400.0
+DAY, WEEK = 86_400.0, 7 * 86_400.0
 
 
 def wall_seconds(times: pd.Series, column: ColumnSchema) -> np.ndarray:
@@ -75,6 +76,12 @@ class Windows:
     def count(self) -> int:
         return len(self.starts)
 
+    @property
+    def days(self) -> np.ndarray:
+        """Per row, the whole days of its gap beyond the wrap of the clock to its time of day
+        (:func:`day_skips`); 0 for a window's first row."""
+        return day_skips(self.seconds, self.gaps, self.position > 0)
+
     def first_rows(self) -> pd.DataFrame:
         """One row per window: its first (what its attributes are read from)."""
         return self.rows.iloc[self.starts].reset_index(drop=True)
@@ -117,3 +124,12 @@ def cut_windows(
         owners=owners[starts],
         classes=classes,
     )
+
+
+def day_skips(seconds: np.ndarray, gaps: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """How a gap reads as the networks draw it: whole days, then forward to the row's time of day
+    (``gap = days x 86400 + (time of day - previous time of day) mod 86400``); the days of each
+    ``later`` row (0 elsewhere). Every gap of 0 or more has one such reading."""
+    previous = np.mod(seconds - gaps, DAY)
+    wrap = np.mod(np.mod(seconds, DAY) - previous, DAY)
+    return np.where(later, np.maximum(np.round((gaps - wrap) / DAY), 0.0), 0.0)
