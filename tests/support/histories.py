@@ -187,6 +187,7 @@ def untrained_history_synthesizer(frame: pd.DataFrame | None = None, *overrides:
         rnn_units=hc.rnn_units,
         days=encoding.days.parameters(),
         length=encoding.length.parameters(),
+        week=encoding.week,
         length_at=encoding.attribute_layout[-2].start,
     )
     return assemble_histories(generator, encoding, data, windows, cfg)

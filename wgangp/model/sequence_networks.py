@@ -235,6 +235,42 @@ class UnitCircle(keras.layers.Layer):
         return x / tf.sqrt(tf.reduce_sum(tf.square(x), -1, keepdims=True) + 1e-6)
 
 
+def straight_through(soft: tf.Tensor, hard: tf.Tensor) -> tf.Tensor:
+    """``hard``'s values with ``soft``'s gradient."""
+    return soft + tf.stop_gradient(hard - soft)
+
+
+@keras.saving.register_keras_serializable(package="wgangp")
+class WholeAttributes(keras.layers.Layer):
+    """The history's length and start week as whole numbers, as real histories have them: the
+    length slot (at ``length_at``, its log scale ``length``) holds the scale of a whole number of
+    records, the week slot after it (scale ``week``: mean, std, low, high) a whole week; both
+    with a straight-through gradient. A critic would tell a fractional length from a real one at
+    a glance, whatever else the generator got right."""
+
+    def __init__(
+        self, length: Sequence[float], week: Sequence[float], length_at: int, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.length, self.week = tuple(map(float, length)), tuple(map(float, week))
+        self.length_at = length_at
+
+    def call(self, attributes: tf.Tensor) -> tf.Tensor:
+        at = self.length_at
+        mean, std, low, high = self.length
+        rows = tf.exp(tf.clip_by_value(mean + std * attributes[:, at : at + 1], low, high))
+        length = (tf.math.log(straight_through(rows, tf.round(rows))) - mean) / std
+        mean, std, low, high = self.week
+        weeks = tf.clip_by_value(mean + std * attributes[:, at + 1 : at + 2], low, high)
+        week = (straight_through(weeks, tf.round(weeks)) - mean) / std
+        return tf.concat([attributes[:, :at], length, week, attributes[:, at + 2 :]], -1)
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(length=list(self.length), week=list(self.week), length_at=self.length_at)
+        return config
+
+
 @keras.saving.register_keras_serializable(package="wgangp")
 class HistoryRecords(keras.layers.Layer):
     """The cell's steps -> records [B, T, R] (the first one's days slot 0) and phases [B, T, 4],
@@ -301,6 +337,7 @@ def build_history_generator(
     rnn_units: int,
     days: Sequence[float],
     length: Sequence[float],
+    week: Sequence[float],
     length_at: int,
 ) -> keras.Model:
     """G([z_attributes [B, Za], z_records [B, steps, Zr], onehot [B, 2]]) -> [attributes [B, A],
@@ -321,6 +358,7 @@ def build_history_generator(
         h = keras.layers.LeakyReLU(negative_slope=0.2, name=f"attributes_leaky_{i}")(h)
     raw = keras.layers.Dense(layout_width(attribute_layout), name="attributes_out")(h)
     shaped = SampledHeads(attribute_layout, name="attribute_heads")(raw, draws)
+    shaped = WholeAttributes(length, week, length_at, name="whole_attributes")(shaped)
     start = UnitCircle(name="start_angle")(keras.layers.Dense(2, name="start_out")(h))
     attributes = keras.layers.Concatenate(name="attributes")([shaped, start])
     context = keras.layers.Concatenate(name="context")([attributes, y])

@@ -85,6 +85,7 @@ class HistoryStep(TrainStep):
             rnn_units=hc.rnn_units,
             days=enc.days.parameters(),
             length=enc.length.parameters(),
+            week=enc.week,
             length_at=layout[-2].start,
         )
         self.pac = 1
