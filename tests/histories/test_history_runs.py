@@ -36,11 +36,12 @@ def _sample_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     """(folder, tracking URI, run id) of one CLI run on a history table."""
     folder = tmp_path_factory.mktemp("histories")
-    table = write_customer_transactions(folder, customers=80, days=14, zone="Europe/Paris")
+    table = write_customer_transactions(folder, customers=120, days=14, zone="Europe/Paris")
     uri = f"sqlite:///{folder / 'mlflow.db'}"
     done = run_train_cli(
         [f"data.path={table}", "data.label=is_fraud", "data.entity=card_id", "data.time=ts",
-         *TINY_HISTORIES, *STEPS, f"tracking.uri={uri}", f"hydra.run.dir={folder / 'run'}"],
+         "data.val_fraction=0.2", *TINY_HISTORIES, *STEPS, f"tracking.uri={uri}",
+         f"hydra.run.dir={folder / 'run'}"],
         cwd=folder,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]

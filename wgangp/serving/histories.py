@@ -31,6 +31,7 @@ from wgangp.data.schema.table_schema import REST, TableSchema
 from wgangp.errors import WgangpError
 from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES
+from wgangp.model.sequence_networks import PHASES  # its import registers the generator's layers
 from wgangp.serving.bundle import (
     GENERATOR_FILE,
     HISTORIES_FILE,
@@ -185,7 +186,7 @@ class HistorySynthesizer:
                 part.append(np.asarray(value, np.float32))
         enc = self.encoding
         empty = [(0, enc.attribute_width), (0, enc.max_length, enc.record_width),
-                 (0, enc.max_length, 4), (0, enc.max_length)]  # fmt: skip
+                 (0, enc.max_length, PHASES), (0, enc.max_length)]  # fmt: skip
         out = [
             np.concatenate(p) if p else np.zeros(s, np.float32)
             for p, s in zip(parts, empty, strict=True)
