@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from support.docs import documented, one_line
@@ -133,3 +134,14 @@ def test_too_rare_a_condition_is_one_line(
         r"customers; widen the conditions or ask for fewer histories",
         one_line(err),
     )
+
+
+def test_no_one_customers_rare_value_comes_back(table: pd.DataFrame) -> None:
+    """A city and a merchant one customer holds are no level of the model: samples never show
+    them (they read as the level standing for rare values)."""
+    table = table.copy()
+    one = table["card_id"] == table["card_id"].iloc[0]
+    table.loc[one, "home"] = "tiny-village"
+    table.loc[one & (np.arange(len(table)) % 2 == 0), "merchant"] = "one-shop"
+    rows = untrained_history_synthesizer(table).sample_histories(200, seed=0)
+    assert "tiny-village" not in set(rows["home"]) and "one-shop" not in set(rows["merchant"])
