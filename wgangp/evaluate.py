@@ -118,6 +118,12 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     client = MlflowClient(uri)
     run_id = _run_id(args.run)
     cfg, tags = load_run_config(client, run_id)
+    if cfg.data.time is not None:
+        raise DataError(
+            f"run {run_id} trained a history model (data.time): its evaluation on the test "
+            "customers is the run's own (eval/history_*, eval/behavior_*); python -m "
+            "wgangp.evaluate scores row models"
+        )
     if args.data:
         cfg.data.name, cfg.data.path = "creditcard", args.data
     elif tags.get("data.source") == "dataframe":
