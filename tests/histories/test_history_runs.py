@@ -128,3 +128,18 @@ def test_histories_asked_of_a_row_model_are_one_line(tmp_path: Path) -> None:
         "histories= draws customers of a history model (trained with data.time); this model "
         "draws rows: give n= instead"
     )
+
+
+def test_the_evaluate_line_is_documented(trained, capsys: pytest.CaptureFixture) -> None:
+    from wgangp.evaluate import main
+
+    folder, uri, run_id = trained
+    assert main(["--run", run_id, "--tracking-uri", uri]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    expected = documented(
+        f"run {run_id} trained a history model (data.time): its evaluation on the test customers "
+        "is the run's own (eval/history_*, eval/behavior_*); python -m wgangp.evaluate scores "
+        "row models",
+        run=run_id,
+    )
+    assert line == "wgangp: error: " + expected.replace("<run>", run_id)
