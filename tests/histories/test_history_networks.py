@@ -11,6 +11,7 @@ import pytest
 from support.histories import prepared_histories, untrained_history_synthesizer
 
 from wgangp.data.histories.encoding import HistoryEncoding
+from wgangp.data.histories.windows import gap_feature
 from wgangp.serving.histories import HistorySynthesizer
 
 
@@ -44,6 +45,8 @@ def test_the_clock_agrees_with_the_start_and_the_gaps(model: HistorySynthesizer)
     np.testing.assert_allclose(np.cos(week), phases[present][:, 0], atol=2e-3)
     np.testing.assert_allclose(np.sin(week), phases[present][:, 1], atol=2e-3)
     assert (gaps >= 0).all()
+    feature = gap_feature(gaps, position > 0)  # the gap the critics read, as a real one's
+    np.testing.assert_allclose(feature, phases[present][:, 4], atol=2e-3)
 
 
 def test_records_are_drawn_and_masked_past_the_length(model: HistorySynthesizer) -> None:

@@ -32,8 +32,13 @@ from wgangp.model.heads import TAU, gumbel_softmax
 from wgangp.model.networks import N_CLASSES
 
 WEEK = 7 * 86_400.0
-#: Phase features per record: cos and sin of the week's angle, then of the day's.
-PHASES = 4
+#: Time features per record: cos and sin of the week's angle, then of the day's, then the gap
+#: (log seconds, as :func:`~wgangp.data.histories.windows.gap_feature` reads a real one).
+PHASES = 5
+_GAP_CENTRE, _GAP_SCALE = 8.0, 4.0
+#: Where the time of day moves when the generator's own output is 0: five minutes on (a burst's
+#: next row), so the same hour is reached from one side only.
+_NUDGE = 2 * math.pi * 300 / 86_400.0
 #: The length mask's sigmoid slope (its gradient; forward it is 0/1).
 _SLOPE = 4.0
 _TWO_PI = 2 * math.pi
@@ -90,7 +95,7 @@ class SampledHeads(keras.layers.Layer):
 
 def phase_features(angle: tf.Tensor) -> tf.Tensor:
     """[..., 1] angles within the week -> [..., 4]: cos, sin of it and of seven times it (the
-    day's angle)."""
+    day's angle); a record's phases add its gap (:data:`PHASES`)."""
     return tf.concat([tf.cos(angle), tf.sin(angle), tf.cos(7 * angle), tf.sin(7 * angle)], -1)
 
 
@@ -137,7 +142,8 @@ class RecordCell(keras.layers.Layer):
         return self.records_per_cell * self.record_width
 
     def build(self, input_shape: Any) -> None:
-        width = int(input_shape[-1]) - self.noise_width + PHASES + self.record_width
+        # The step's input, the clock (phase_features: PHASES without the gap), the last record.
+        width = int(input_shape[-1]) - self.noise_width + PHASES - 1 + self.record_width
         self.gru.build((None, width))
         self.out.build((None, self.units))
         self.built = True
@@ -159,32 +165,35 @@ class RecordCell(keras.layers.Layer):
                 self.layout,
                 training,
             )
-            record, angle = self._move_clock(
+            record, angle, gap = self._move_clock(
                 record, raw[:, start + width : start + width + 2], angle,
                 first=tf.cast(count > 0, record.dtype) if s == 0 else None,
             )  # fmt: skip
             records.append(record)
-            phases.append(phase_features(angle))
+            phases.append(tf.concat([phase_features(angle), gap], -1))
         out = tf.concat([*records, *phases], -1)
         return out, [h, tf.stop_gradient(angle), count + 1.0, records[-1]]
 
     def _move_clock(
         self, record: tf.Tensor, towards: tf.Tensor, angle: tf.Tensor, first: tf.Tensor | None
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """The record with its days on whole days, and the week's angle at its time (class doc);
-        ``first`` 0 for the history's first record, whose time is its start."""
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """The record with its days on whole days, the week's angle at its time (class doc) and
+        its gap as the critics read it; ``first`` 0 for the history's first record, whose time
+        is its start (its gap reads 0)."""
         mean, std, low, high = self.days
         soft = tf.math.expm1(tf.clip_by_value(mean + std * record[:, :1], low, high))
         days = soft + tf.stop_gradient(tf.round(soft) - soft)
         record = tf.concat([(tf.math.log1p(days) - mean) / std, record[:, 1:]], -1)
-        day = 7.0 * angle  # the current time of day's angle
+        day = 7.0 * angle + _NUDGE  # a few minutes past the current time of day
         target = towards + tf.concat([tf.cos(day), tf.sin(day)], -1)
         target = tf.math.atan2(target[:, 1:], target[:, :1] + 1e-9)
-        wrap = tf.math.floormod(target - day, _TWO_PI)
+        wrap = tf.math.floormod(target - 7.0 * angle, _TWO_PI)
         turn = (_TWO_PI * days + wrap) / 7.0  # the week's angle moves a seventh of the day's
+        seconds = (days + wrap / _TWO_PI) * 86_400.0
+        gap = (tf.math.log1p(seconds) - _GAP_CENTRE) / _GAP_SCALE
         if first is not None:
-            turn = turn * first
-        return record, tf.math.floormod(angle + turn, _TWO_PI)
+            turn, gap = turn * first, gap * first
+        return record, tf.math.floormod(angle + turn, _TWO_PI), gap
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()

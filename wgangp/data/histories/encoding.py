@@ -13,9 +13,9 @@ vectors with a mask:
   id, whether the row's id is one the history used before (``wgangp:repeat:<column>``: new,
   repeat, and empty when the column has gaps) through a second TableTransform, per row class;
 - phases: cos and sin of each record's angle within the week and the day (from its wall-clock
-  time): the critic's view of the calendar, which the generator computes from the start and its
-  days and times of day, so dates and gaps always agree (Banksformer shows a GAN loses the
-  calendar otherwise).
+  time), and its gap (log seconds): the critic's view of the calendar and the pace, which the
+  generator computes from the start and its days and times of day, so dates and gaps always
+  agree (Banksformer shows a GAN loses the calendar otherwise).
 
 Both transforms keep the project's rules: every stored number is no entity's own (quantile knots
 and bounds over ``ship.min_atom_rows`` entities), levels fewer entities hold are ``other``."""
@@ -30,7 +30,7 @@ import pandas as pd
 
 from wgangp.config import Config
 from wgangp.data.histories.roles import HistoryRoles
-from wgangp.data.histories.windows import WEEK, Windows, week_phases
+from wgangp.data.histories.windows import WEEK, Windows, gap_feature, week_phases
 from wgangp.data.knots import private_range
 from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.data.transform.layout import Block
@@ -42,8 +42,8 @@ REPEAT = "wgangp:repeat:"
 DAYS, LENGTH, WEEK_SLOT = "wgangp:days", "wgangp:length", "wgangp:week"
 #: The record columns' share of repeat tokens: a new id, one used before in the history, none.
 NEW, REPEATED, EMPTY = 0, 1, 2
-#: Phase features per record: cos and sin of the week's angle, then of the day's.
-PHASES = 4
+#: Time features per record: cos and sin of the week's angle, then of the day's, then the gap.
+PHASES = 5
 
 
 @dataclass(frozen=True)
@@ -206,7 +206,10 @@ class HistoryEncoding:
         records = np.zeros((n, t, self.record_width), np.float32)
         records[windows.window, windows.position] = flat
         phases = np.zeros((n, t, PHASES), np.float32)
-        phases[windows.window, windows.position] = week_phases(windows.seconds)
+        phases[windows.window, windows.position] = np.concatenate(
+            [week_phases(windows.seconds),
+             gap_feature(windows.gaps, windows.position > 0)[:, None]], -1
+        )  # fmt: skip
         mask = np.zeros((n, t), np.float32)
         mask[windows.window, windows.position] = 1.0
         return HistoryArrays(attributes, records, phases, mask, windows.classes.astype(np.int64))

@@ -50,6 +50,16 @@ def from_wall_seconds(seconds: np.ndarray, column: ColumnSchema) -> pd.Series:
     )
 
 
+#: A gap's log1p seconds as the critics read it: centred near an hour, about unit spread.
+GAP_CENTRE, GAP_SCALE = 8.0, 4.0
+
+
+def gap_feature(gaps: np.ndarray, later: np.ndarray) -> np.ndarray:
+    """Each later row's gap as ``(log1p(seconds) - 8) / 4``; 0 for a window's first row. The
+    critics read the gap itself, beside the calendar: a burst is gaps of minutes."""
+    return np.where(later, (np.log1p(np.maximum(gaps, 0.0)) - GAP_CENTRE) / GAP_SCALE, 0.0)
+
+
 def week_phases(seconds: np.ndarray) -> np.ndarray:
     """[..., 4]: cos and sin of each instant's angle within the week and within the day (the
     day's angle is seven times the week's: the epoch starts a day and a week)."""
