@@ -18,8 +18,10 @@ ids), never a real id:
   degrees, so each such id's victims are customers whose frauds are close in time, as a
   terminal's victims fall in one window.
 
-A repeat reuses an id the history drew before (uniformly among them), so a burst at one terminal
-stays at one terminal. Ids are meaningful within one sample: two samples share none."""
+A repeat reuses an id the history drew before for a row of its class (uniformly among them; of
+the other class when it has none), so a burst at one terminal stays at that terminal and the
+normal rows keep to the customer's usual ones. Ids are meaningful within one sample: two samples
+share none."""
 
 from __future__ import annotations
 
@@ -119,13 +121,15 @@ class SharedIds:
             left -= 1
         plain = new & (token != EMPTY) & ~starts_rare
         ids[plain] = rest_ids[plain]
-        used: dict[int, list[int]] = {}
+        used: dict[tuple[int, int], list[int]] = {}
         for row in range(len(history)):
-            mine = used.setdefault(int(history[row]), [])
+            same = used.setdefault((int(history[row]), int(rare[row])), [])
             if token[row] == REPEATED:
-                ids[row] = mine[rng.integers(len(mine))] if mine else rest_ids[row]
-            if ids[row] >= 0 and ids[row] not in mine:
-                mine.append(int(ids[row]))
+                other = used.get((int(history[row]), 1 - int(rare[row])), [])
+                pool_ = same or other
+                ids[row] = pool_[rng.integers(len(pool_))] if pool_ else rest_ids[row]
+            if ids[row] >= 0 and ids[row] not in same:
+                same.append(int(ids[row]))
         out = np.empty(len(history), dtype=object)
         present = ids >= 0
         out[present] = [f"{self.prefix}{tag}-{i}" for i in ids[present]]
