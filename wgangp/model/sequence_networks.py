@@ -6,11 +6,11 @@ unit circle); a recurrent cell then draws the records, ``records_per_cell`` per 
 fed its noise, the attributes, the class, the current time of week and day and the record drawn
 before. Levels and gaps are drawn inside the network (:func:`shape_blocks`: Gumbel-softmax
 while training, the drawn level otherwise), so a record's draw is what the next records see. A
-record's time is drawn as whole days and a time of day to move the clock to (:class:`RecordCell`):
-the phases the cell returns are the records' calendar positions, consistent with the start and
-the gaps by construction, and the next step sees them (what a recurrent network cannot count by
-itself, it is told). A length mask (hard 0/1 forward, a sigmoid's
-gradient backward) zeroes the records past the length.
+record's time is drawn as whole days and a share of a day to move the clock on by
+(:class:`RecordCell`): the phases the cell returns are the records' calendar positions and gaps,
+consistent with the start by construction, and the next step sees them (what a recurrent network
+cannot count by itself, it is told). A length mask (hard 0/1 forward, a sigmoid's gradient
+backward) zeroes the records past the length.
 
 Critics (never shipped): one over the whole history (1-d convolutions over the records, their
 phases and the mask, pooled over the present records, beside the attributes and the class) and
@@ -36,9 +36,6 @@ WEEK = 7 * 86_400.0
 #: (log seconds, as :func:`~wgangp.data.histories.windows.gap_feature` reads a real one).
 PHASES = 5
 _GAP_CENTRE, _GAP_SCALE = 8.0, 4.0
-#: Where the time of day moves when the generator's own output is 0: five minutes on (a burst's
-#: next row), so the same hour is reached from one side only.
-_NUDGE = 2 * math.pi * 300 / 86_400.0
 #: The length mask's sigmoid slope (its gradient; forward it is 0/1).
 _SLOPE = 4.0
 _TWO_PI = 2 * math.pi
@@ -106,10 +103,11 @@ class RecordCell(keras.layers.Layer):
     width of standard normals), then the step's noise and the context.
 
     A record's time is drawn as whole days (its first slot, through the ``days`` log scale, rounded
-    with a straight-through gradient) and a time of day to move the clock forward to (two more
-    outputs on the unit circle, around the current time of day: the same hour is a burst's next
-    row, a shift of a few hours a daily habit's). The gap follows, never negative:
-    ``days x 86400 + (time of day - current time of day) mod 86400``.
+    with a straight-through gradient) and a share of a day to move the clock on by (one more
+    output through a sigmoid: smooth from seconds, a burst's next row, to almost a day; the cell
+    is fed the time of day it moves from, so a daily habit is a share that depends on it). The gap
+    follows, never negative: ``(days + share) x 86400``; read back as days and the move of the
+    time of day, it is exact.
 
     State: the GRU's, the current angle within the week, the records drawn so far, and the last
     record drawn, which the next step is fed (an autoregressive generator: a row knows the rows
@@ -132,7 +130,7 @@ class RecordCell(keras.layers.Layer):
         self.record_width = layout_width(self.layout)
         self.days = tuple(float(v) for v in days)  # mean, std, low, high of log1p(days)
         self.gru = keras.layers.GRUCell(units, name="gru")
-        self.out = keras.layers.Dense(records_per_cell * (self.record_width + 2), name="records")
+        self.out = keras.layers.Dense(records_per_cell * (self.record_width + 1), name="records")
         self.state_size = [units, 1, 1, self.record_width]
         self.output_size = records_per_cell * (self.record_width + PHASES)
 
@@ -158,7 +156,7 @@ class RecordCell(keras.layers.Layer):
         raw = self.out(h)
         width, records, phases = self.record_width, [], []
         for s in range(self.records_per_cell):
-            start = s * (width + 2)
+            start = s * (width + 1)
             record = shape_blocks(
                 raw[:, start : start + width],
                 uniform[:, s * width : (s + 1) * width],
@@ -166,7 +164,7 @@ class RecordCell(keras.layers.Layer):
                 training,
             )
             record, angle, gap = self._move_clock(
-                record, raw[:, start + width : start + width + 2], angle,
+                record, raw[:, start + width : start + width + 1], angle,
                 first=tf.cast(count > 0, record.dtype) if s == 0 else None,
             )  # fmt: skip
             records.append(record)
@@ -175,7 +173,7 @@ class RecordCell(keras.layers.Layer):
         return out, [h, tf.stop_gradient(angle), count + 1.0, records[-1]]
 
     def _move_clock(
-        self, record: tf.Tensor, towards: tf.Tensor, angle: tf.Tensor, first: tf.Tensor | None
+        self, record: tf.Tensor, forward: tf.Tensor, angle: tf.Tensor, first: tf.Tensor | None
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """The record with its days on whole days, the week's angle at its time (class doc) and
         its gap as the critics read it; ``first`` 0 for the history's first record, whose time
@@ -184,13 +182,9 @@ class RecordCell(keras.layers.Layer):
         soft = tf.math.expm1(tf.clip_by_value(mean + std * record[:, :1], low, high))
         days = soft + tf.stop_gradient(tf.round(soft) - soft)
         record = tf.concat([(tf.math.log1p(days) - mean) / std, record[:, 1:]], -1)
-        day = 7.0 * angle + _NUDGE  # a few minutes past the current time of day
-        target = towards + tf.concat([tf.cos(day), tf.sin(day)], -1)
-        target = tf.math.atan2(target[:, 1:], target[:, :1] + 1e-9)
-        wrap = tf.math.floormod(target - 7.0 * angle, _TWO_PI)
-        turn = (_TWO_PI * days + wrap) / 7.0  # the week's angle moves a seventh of the day's
-        seconds = (days + wrap / _TWO_PI) * 86_400.0
-        gap = (tf.math.log1p(seconds) - _GAP_CENTRE) / _GAP_SCALE
+        share = tf.sigmoid(forward)  # of a day: smooth down to seconds, never a whole day
+        turn = _TWO_PI * (days + share) / 7.0  # the week's angle moves a seventh of the day's
+        gap = (tf.math.log1p((days + share) * 86_400.0) - _GAP_CENTRE) / _GAP_SCALE
         if first is not None:
             turn, gap = turn * first, gap * first
         return record, tf.math.floormod(angle + turn, _TWO_PI), gap
