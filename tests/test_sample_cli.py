@@ -335,13 +335,14 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
     asked = []
 
     class Loaded:  # None: the class the model synthesizes (Synthesizer.sample's default)
-        privacy = None  # trained without a guarantee
+        privacy = guarantee = None  # trained without a guarantee
 
         def sample(self, n: int, label: object, seed: int, where=None) -> pd.DataFrame:
             asked.append(label)
             status = "good" if label == "good" else "bad"
             return pd.DataFrame({"Status": [status] * n, "Age": [30] * n})
 
+    Loaded.schema = schema  # type: ignore[attr-defined]  # as the bundle's
     monkeypatch.setattr(
         synthesizer_module.Synthesizer, "load", classmethod(lambda cls, p: Loaded())
     )

@@ -30,14 +30,22 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wgangp.cli import command_args, key_values, quiet_tensorflow
+from wgangp.config import MAX_SEED
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
-from wgangp.serving.bundle import SCHEMA_FILE, is_history_bundle, stored_bundle
+from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
+from wgangp.serving.bundle import is_history_bundle
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
+from wgangp.serving.opening import open_model
+from wgangp.tracking.quiet import quiet_mlflow
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("wgangp.sample")
 
@@ -149,7 +157,7 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
         output=Path(output).expanduser() if output not in ("", "-") else None,
         n=_integer("n", values.get("n", "1000"), 1, MAX_ROWS),
         label=_label(values["label"]) if "label" in values else None,
-        seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
+        seed=_integer("seed", values.get("seed", "0"), 0, MAX_SEED),
         tracking_uri=values.get("tracking_uri") or None,
         where=where_value(values["where"]) if "where" in values else None,
         histories=(
@@ -217,7 +225,7 @@ def check_memory(n: int) -> None:
         )
 
 
-def write_rows(frame, path: Path, file_format: str) -> Path:
+def write_rows(frame: pd.DataFrame, path: Path, file_format: str) -> Path:
     """Write the rows complete or not at all: a failure (a full disk) keeps the previous file;
     ``output=`` a symbolic link writes its target and keeps the link."""
     if file_format == "parquet":
@@ -225,7 +233,7 @@ def write_rows(frame, path: Path, file_format: str) -> Path:
     return write_with(path, lambda tmp: frame.to_csv(tmp, index=False), f"output={path}")
 
 
-def write_stdout(frame) -> None:
+def write_stdout(frame: pd.DataFrame) -> None:
     """CSV on stdout; a reader that stops early (``| head``) is no error."""
     try:
         frame.to_csv(sys.stdout, index=False)
@@ -248,22 +256,26 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     if request.histories is None:
         check_memory(request.n)
     started = time.perf_counter()
-    # A wrong id or store fails here, in a second.
-    bundle = stored_bundle(request.model_uri, request.tracking_uri, launch_dir)
-    schema_file = Path(bundle) / SCHEMA_FILE  # absent: the load below names the damage
-    schema = TableSchema.load(schema_file) if schema_file.is_file() else None
-    shown = request.label or (str(schema.positive) if schema else "1")
-    if schema is not None:  # a wrong label, column or level fails here too, before Keras
+
+    def check(schema: TableSchema) -> None:  # a wrong label, column or level fails before Keras
         if request.label is not None:
             label_class(schema, request.label)
-        if request.where and not is_history_bundle(bundle):
+        if request.where and request.histories is None:  # a history model's: its attributes
             parse_where(request.where, schema)
-    check_kind(bundle, request)
-    # Importing TensorFlow takes seconds: only once the arguments, store and bundle are good.
-    from wgangp.serving.histories import load_bundle
 
-    synthesizer = load_bundle(bundle)
-    if request.histories is not None:
+    # A wrong id or store fails in a second.
+    synthesizer = open_model(
+        request.model_uri,
+        request.tracking_uri,
+        launch_dir,
+        check=check,
+        check_bundle=lambda bundle: check_kind(bundle, request),
+    )
+    shown = request.label or str(synthesizer.schema.positive)
+    from wgangp.serving.histories import HistorySynthesizer  # loaded by now
+
+    if isinstance(synthesizer, HistorySynthesizer):
+        assert request.histories is not None  # check_kind saw to it
         frame = synthesizer.sample_histories(
             request.histories, request.label, request.seed, where=request.where
         )
@@ -278,7 +290,7 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         len(frame), shown, request.seed, request.output or "stdout",
         time.perf_counter() - started,
     )  # fmt: skip
-    log.info("%s", guarantee(synthesizer.privacy))
+    log.info("%s", guarantee(synthesizer.privacy, synthesizer.guarantee))
     return request.output
 
 
@@ -297,12 +309,24 @@ def check_kind(bundle: Path, request: SampleRequest) -> None:
         )
 
 
-def guarantee(privacy: dict | None) -> str:
-    """What a bundle's rows are covered by: its differential-privacy guarantee, or none."""
+def guarantee(privacy: dict | None, held: dict | None) -> str:
+    """What a bundle's rows are covered by: its differential-privacy guarantee (``held``:
+    :attr:`Synthesizer.guarantee`), or none, and why (``privacy``: what it was trained under)."""
     if privacy is None:
         return (
             "privacy: no differential-privacy guarantee (trained without privacy.epsilon; "
             "stored tables are k-anonymous, near copies measured: docs/privacy.md)"
+        )
+    if held is None:
+        source = (
+            f"a test key ({REPLAYABLE_ENV})"
+            if privacy.get("noise") == REPLAYABLE
+            else "the run's public seed (trained before wgangp drew it from a secret key)"
+        )
+        return (
+            f"privacy: NO differential-privacy guarantee: this model's DP noise came from "
+            f"{source}, so anyone with the bundle can replay it; retrain it under "
+            "privacy.epsilon without the test key"
         )
     return (
         f"privacy: ({privacy['epsilon']:.3g}, {privacy['delta']:.0e})-differential privacy per "
@@ -316,6 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         return 0
     quiet_tensorflow()
+    quiet_mlflow()
     try:
         request = parse_args(argv)
         path = sample(request)

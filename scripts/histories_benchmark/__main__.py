@@ -2,7 +2,8 @@
 
     python -m scripts.histories_benchmark [--tables own,synccfd,aml] [--seeds 0,1,2]
         [--systems wgangp,rows,par,mostly,dgan,real] [--out DIR] [--data DIR] [--smoke]
-        [--customers N] [--days N] [--set KEY=VALUE ...]
+        [--customers N] [--days N] [--wgangp-steps N] [--budget FIELD=VALUE ...]
+        [--set KEY=VALUE ...]
     python -m scripts.histories_benchmark --report DIR/results.jsonl[,...]
 
 Writes ``results.jsonl`` under ``--out`` (one JSON line per table, seed and system, appended as
@@ -31,7 +32,8 @@ SMOKE = Budget(
     wgangp_steps=20,
     rows_steps=20,
     par_epochs=1,
-    mostly_minutes=0.2,
+    mostly_epochs=1,
+    mostly_minutes=0.5,
     dgan_epochs=2,
     dgan_max_length=16,
     peer_timeout_s=600,
@@ -57,6 +59,16 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
         default=[],
         metavar="KEY=VALUE",
         help="an override of wgangp's history model (repeatable)",
+    )
+    parser.add_argument(
+        "--wgangp-steps", type=int, default=None, help="steps of wgangp's history model (2000)"
+    )
+    parser.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a field of systems.Budget, e.g. par_epochs=4 or peer_timeout_s=3600 (repeatable)",
     )
     parser.add_argument(
         "--report",
@@ -98,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     folder = data_dir(args.data, out)
     customers, days = (120, 10) if args.smoke else (args.customers, args.days)
     budget = replace(SMOKE if args.smoke else Budget(), wgangp_overrides=tuple(args.set))
+    if args.wgangp_steps:
+        budget = replace(budget, wgangp_steps=args.wgangp_steps)
+    try:
+        budget = replace(budget, **dict(_budget_field(budget, item) for item in args.budget))
+    except ValueError as err:
+        print(f"histories_benchmark: {err}", file=sys.stderr)
+        return 2
     records = []
     for table in tables:
         if customers or days:
@@ -122,6 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     (out / "summary.md").write_text(text + "\n")
     print(text)
     return 0
+
+
+def _budget_field(budget: Budget, item: str) -> tuple[str, object]:
+    """``FIELD=VALUE`` of ``--budget`` as the field's own type."""
+    name, _, value = item.partition("=")
+    if name not in budget.__dataclass_fields__ or name == "wgangp_overrides" or not value:
+        fields = ", ".join(f for f in budget.__dataclass_fields__ if f != "wgangp_overrides")
+        raise ValueError(f"--budget takes FIELD=VALUE with a field of {fields}; got {item!r}")
+    return name, type(getattr(budget, name))(value)
 
 
 if __name__ == "__main__":

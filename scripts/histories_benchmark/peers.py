@@ -75,15 +75,7 @@ def peer_histories(
     (workdir / "job.json").write_text(json.dumps(asdict(job)))
     command = [str(python), "-m", PEERS[peer][1], "--job", str(workdir / "job.json")]
     with open(workdir / "stderr.log", "w") as stderr:
-        done = subprocess.run(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            timeout=timeout,
-            cwd=str(REPO),
-            check=False,
-        )
+        done = _run(peer, command, stderr, timeout)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     record = json.loads(lines[-1]) if lines else {"status": "failed", "error": "no record"}
     if done.returncode != 0 or record.get("status") != "ok":
@@ -92,3 +84,19 @@ def peer_histories(
     for name in (cols.entity, *cols.shared, *table.categorical, *table.attributes):
         histories[name] = histories[name].astype(object).where(histories[name].notna(), None)
     return histories, {k: v for k, v in record.items() if k != "status"}
+
+
+def _run(peer: str, command: list[str], stderr, timeout: float) -> subprocess.CompletedProcess:
+    """The peer's process; a timeout is one line that says how long it had."""
+    try:
+        return subprocess.run(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            timeout=timeout,
+            cwd=str(REPO),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{peer} did not finish within {timeout / 60:.0f} min") from None

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -17,6 +19,7 @@ TITLES = {
 }
 COLUMNS = (
     ("geo. mean", "fid.geometric_mean"),
+    ("geo. mean of P1, P2, P4", "fid.geo_without_P3"),
     ("P1 timing", "fid.P1"),
     ("P2 bursts", "fid.P2"),
     ("P3 shared ids", "fid.P3"),
@@ -29,6 +32,17 @@ COLUMNS = (
 
 def summary(results: pd.DataFrame) -> str:
     """One markdown section per table."""
+    # Runs of one table in several processes (a system each) repeat the seed's control: once.
+    results = results.drop_duplicates(["table", "seed", "system"], keep="last").copy()
+    # Without P3 (a system that makes no shared id reads inf there): the other three patterns.
+    patterns = [results.get(f"fid.{p}") for p in ("P1", "P2", "P4")]
+    if all(p is not None for p in patterns):
+        logs = np.log(pd.concat(patterns, axis=1).apply(pd.to_numeric, errors="coerce"))
+        results["fid.geo_without_P3"] = np.exp(logs.mean(axis=1, skipna=False))
+    order = {system: i for i, system in enumerate(TITLES)}
+    results = results.sort_values(
+        "system", key=lambda s: s.map(order).fillna(len(order)), kind="stable"
+    )
     sections = []
     for table, rows in results.groupby("table", sort=False):
         control = rows[rows["system"] == "control"]
@@ -56,7 +70,7 @@ def _line(system: str, rows: pd.DataFrame) -> str:
     title = TITLES.get(system, system)
     scored = rows[rows["status"] == "ok"]
     if scored.empty:
-        notes = "; ".join(sorted(set(rows["note"].fillna("").astype(str)) - {""}))
+        notes = "; ".join(sorted({_short(n) for n in rows["note"].fillna("").astype(str)} - {""}))
         return f"| {title} | {rows['status'].iloc[0]}: {notes} |" + " |" * len(COLUMNS)
     runs = f" ({len(scored)} of {len(rows)} seeds)" if len(scored) < len(rows) else ""
     cells = [_cell(scored.get(key)) for _, key in COLUMNS]
@@ -78,3 +92,9 @@ def _cell(values: pd.Series | None) -> str:
     digits = 3 if values.abs().max() < 10 else 1
     spread = f" ± {np.std(values, ddof=1):.{digits}f}" if len(values) > 1 else ""
     return f"{values.mean():.{digits}f}{spread}"
+
+
+def _short(note: str) -> str:
+    """A subprocess timeout's note without its command line."""
+    found = re.search(r"timed out after ([0-9.]+) seconds", note)
+    return f"did not finish within {float(found.group(1)) / 60:.0f} min" if found else note

@@ -38,8 +38,9 @@ class Budget:
     wgangp_steps: int = 2000
     rows_steps: int = 500
     par_epochs: int = 16
-    mostly_minutes: float = 2.0
-    dgan_epochs: int = 100
+    mostly_epochs: int = 20
+    mostly_minutes: float = 20.0
+    dgan_epochs: int = 20
     dgan_max_length: int = 64
     peer_timeout_s: float = 2400.0
     #: Extra overrides of wgangp's history model (``--set``).
@@ -214,7 +215,10 @@ def draw(
         return real_histories(table, split, n, seed, budget, workdir, smoke)
     options = {
         "par": {"epochs": budget.par_epochs},
-        "mostly": {},
+        "mostly": {
+            "max_epochs": budget.mostly_epochs,
+            "max_training_minutes": budget.mostly_minutes,
+        },
         "dgan": {"epochs": budget.dgan_epochs, "max_length": budget.dgan_max_length},
     }[system]
     return peer_histories(

@@ -159,7 +159,11 @@ def test_each_peer_draws_histories_in_its_env(peer: str, tmp_path: Path) -> None
     if peer_python(peer) is None:
         pytest.skip(f"no {peer} env under {envs_dir()} (setup_envs.sh {PEERS[peer][0]})")
     train = simulated_transactions(customers=60, terminals=40, days=7, seed=5)
-    options = {"par": {"epochs": 1}, "mostly": {}, "dgan": {"epochs": 1, "max_length": 16}}[peer]
+    options = {
+        "par": {"epochs": 1},
+        "mostly": {"max_epochs": 1, "max_training_minutes": 0.5},
+        "dgan": {"epochs": 1, "max_length": 16},
+    }[peer]
     histories, info = peer_histories(
         peer, OWN, train, 10, 0, tmp_path, options=options, budget_minutes=0.2, timeout=900.0
     )
@@ -175,3 +179,24 @@ def test_a_shared_id_a_system_does_not_generate_reads_inf(table: pd.DataFrame) -
     a, b = real_halves(table, OWN.cols, seed=0)
     without, _ = cleaned(b.drop(columns=["terminal_id"]), OWN.cols)
     assert math.isinf(behavioral_fidelity(a, b, without, OWN.cols)["P3"])
+
+
+def test_a_wrong_option_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--systems", "rows,nope", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
+    assert main(["--budget", "par_epochs", "--out", str(tmp_path)]) == 2
+    assert "--budget takes FIELD=VALUE" in capsys.readouterr().err
+    assert main(["--report", str(tmp_path / "absent.jsonl")]) == 2
+
+
+def test_the_real_spread_prints_a_row_per_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scripts.histories_benchmark.spread import main as spread
+
+    assert spread(["--tables", "own", "--splits", "2", "--data", str(tmp_path)]) == 0
+    row = capsys.readouterr().out.strip().splitlines()[-1]
+    low, high = (float(v) for v in row.split("|")[3].split(" - "))
+    assert row.startswith("| own | 2 |") and 0 < low <= high

@@ -38,7 +38,8 @@ def entity_medians(timeline: Timeline) -> np.ndarray:
 
 def amount_rule(timeline: Timeline) -> np.ndarray:
     """True on a row whose amount is over ``AMOUNT_FACTOR`` times its customer's median."""
-    medians = entity_medians(timeline)
+    medians = entity_medians(timeline)  # refuses a timeline without amounts
+    assert timeline.amount is not None
     return timeline.amount > AMOUNT_FACTOR * medians
 
 

@@ -47,7 +47,7 @@ from wgangp.serving.bundle import (
 from wgangp.serving.conditions import Condition, ConditionError, parse_where, round_seed
 from wgangp.serving.labels import label_class, label_value
 from wgangp.serving.pseudonyms import SharedIds
-from wgangp.serving.synthesizer import NonFiniteSamplesError, _checked_seed
+from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer, _checked_seed
 
 FORMAT = HISTORY_FORMAT
 #: The most histories one conditional call draws before it gives up.
@@ -73,6 +73,11 @@ class HistorySynthesizer:
     run_id: str | None = None
     model_uri: str | None = None
     privacy: dict[str, Any] | None = field(default=None)
+
+    @property
+    def guarantee(self) -> dict[str, Any] | None:
+        """No differential-privacy guarantee: ``data.time`` is refused under privacy.epsilon."""
+        return None
 
     @property
     def columns(self) -> list[str]:
@@ -352,10 +357,8 @@ def _non_decreasing(times: pd.Series, history: np.ndarray) -> pd.Series:
     return fixed.dt.tz_localize("UTC").dt.tz_convert(zone) if zone is not None else fixed
 
 
-def load_bundle(directory: Path):
+def load_bundle(directory: Path) -> HistorySynthesizer | Synthesizer:
     """The model in a bundle folder: a history model (``data.time``) or a row synthesizer."""
-    from wgangp.serving.synthesizer import Synthesizer
-
     if is_history_bundle(directory):
         return HistorySynthesizer.load(directory)
     return Synthesizer.load(directory)

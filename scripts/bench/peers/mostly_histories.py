@@ -10,7 +10,9 @@ and a sequence table (the rows, linked by the entity as context key), the time e
 to the previous row (``TABULAR_DATETIME_RELATIVE``). The engine alone generates sequences for a
 context it is given, so a flat TabularARGN draws the new entities' attributes first (what MOSTLY
 AI's SDK does for a subject table), then the sequential model their rows. The budget is the
-engine's own ``max_training_time``, split 1:4 between the two models; its defaults otherwise.
+engine's ``max_epochs`` (options, 20 by default; the engine's own default is 100, with early
+stopping), its ``max_training_time`` only a cap (20 minutes, split 1:4 between the two models);
+its defaults otherwise.
 """
 
 from __future__ import annotations
@@ -27,13 +29,17 @@ def run(job: HistoryJob, rows):
 
     rows = rows.loc[:, job.columns]
     context = rows.groupby(job.entity, sort=True)[list(job.attributes)].first().reset_index()
-    budget = float(job.budget_minutes)
+    # Epochs, not minutes: on a shared machine a wall-clock budget measures the neighbours' load
+    # (a 2-minute budget at a tenth of a core trained almost nothing); minutes only cap it.
+    epochs = float(job.options.get("max_epochs", 20))
+    budget = float(job.options.get("max_training_minutes", 20.0))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mostly-") as workspace:
         fresh = pd.DataFrame({job.entity: new_ids(job.n)})
         if job.attributes:
             flat = TabularARGN(
                 max_training_time=budget / 5,
+                max_epochs=epochs,
                 random_state=job.seed,
                 device="cpu",
                 workspace_dir=f"{workspace}/context",
@@ -43,6 +49,7 @@ def run(job: HistoryJob, rows):
             fresh = pd.concat([fresh, drawn.reset_index(drop=True)], axis=1)
         sequences = TabularARGN(
             max_training_time=budget * (4 / 5 if job.attributes else 1.0),
+            max_epochs=epochs,
             tgt_context_key=job.entity,
             ctx_data=context,
             ctx_primary_key=job.entity,
@@ -63,6 +70,7 @@ def run(job: HistoryJob, rows):
     return sampled, {
         "fit_s": round(fit_s, 1),
         "sample_s": round(sample_s, 1),
+        "max_epochs": epochs,
         "max_training_time_min": budget,
     }
 

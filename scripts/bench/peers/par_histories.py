@@ -21,6 +21,14 @@ def run(job: HistoryJob, rows):
     from sdv.sequential import PARSynthesizer
 
     rows = rows.loc[:, job.columns]
+    needed = _tensor_gb(job, rows)
+    limit = float(job.options.get("max_gb", 4.0))
+    if needed > limit:
+        raise MemoryError(
+            f"PAR's padded one-hot tensor would take ~{needed:.1f} GB ({rows[job.entity].nunique()}"
+            f" sequences of up to {rows.groupby(job.entity).size().max()} rows); over the {limit} "
+            "GB this shared machine allows it (on aml it was killed out of memory at 9.7 GB)"
+        )
     columns = {job.entity: {"sdtype": "id"}, job.time: {"sdtype": "datetime"}}
     if job.amount:
         columns[job.amount] = {"sdtype": "numerical"}
@@ -55,6 +63,14 @@ def run(job: HistoryJob, rows):
     fresh = dict(zip(sampled[job.entity].unique(), new_ids(job.n), strict=False))
     sampled[job.entity] = sampled[job.entity].map(fresh)
     return sampled, {"fit_s": round(fit_s, 1), "sample_s": round(sample_s, 1), "epochs": epochs}
+
+
+def _tensor_gb(job: HistoryJob, rows) -> float:
+    """deepecho's PAR pads every sequence to the longest and one-hot codes each categorical: the
+    float32 tensor it trains on, times three (its copies while fitting)."""
+    width = sum(rows[c].nunique() + 1 for c in job.categorical if c not in job.attributes) + 4
+    longest = int(rows.groupby(job.entity).size().max())
+    return 3 * 4 * width * longest * rows[job.entity].nunique() / 1e9
 
 
 if __name__ == "__main__":

@@ -27,10 +27,9 @@ from wgangp.data.histories.roles import (
     shared_columns,
 )
 from wgangp.data.histories.windows import Windows, cut_windows
-from wgangp.data.prepare import PreparedData, table_digest, table_schema
+from wgangp.data.prepare import PreparedData, checked_table, table_digest
 from wgangp.data.read.source import load_table
 from wgangp.data.schema.cells import no_such_column
-from wgangp.data.schema.validation import validate_table
 from wgangp.data.split import stratified_split
 from wgangp.errors import DataError
 
@@ -90,19 +89,9 @@ def prepare_histories(
     prefixes = {name: free_prefix(table[name], f"syn-{name}-") for name in (entity, *shared)}
     loaded = replace(loaded, frame=table.drop(columns=list(shared)))
     del table
-    schema, inferred = table_schema(loaded, data)
-    read = loaded.read
-    if read is not None and (read.capped or read.files > 1):
-        log.info("data: %s", read.describe(source, f"with {schema.class_names[1]}"))
+    schema, rows, inferred = checked_table(loaded, data)
+    assert rows is not None  # validated: only the schema command's review leaves it None
     check_time_kind(schema, time, loaded.frame, source)
-    rows = validate_table(
-        loaded.frame,
-        schema,
-        source=source,
-        min_rows_per_class=data.min_rows_per_class,
-        header=loaded.header,
-        entity=entity,
-    )
     for name, codes in kept_aside.items():
         rows[name] = codes
     candidates = [c.name for c in schema.features if c.name != time]
