@@ -282,7 +282,7 @@ class HistoryRecords(keras.layers.Layer):
     through its log scale."""
 
     def __init__(
-        self, max_length: int, record_width: int, length: Sequence[float], length_at: int, **kw
+        self, max_length: int, record_width: int, length: Sequence[float], length_at: int, **kw: Any
     ) -> None:
         super().__init__(**kw)
         self.max_length, self.record_width, self.length_at = max_length, record_width, length_at

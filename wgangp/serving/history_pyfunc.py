@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import mlflow.pyfunc
 import pandas as pd
+from mlflow.pyfunc.model import PythonModel
 
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError
@@ -32,13 +32,15 @@ from wgangp.serving.pyfunc import (
 _MODEL_CODE = Path(__file__).with_name("history_model_code.py")
 
 
-class HistoryModel(mlflow.pyfunc.PythonModel):
+class HistoryModel(PythonModel):
     """pyfunc body: each input row asks for ``n`` histories of class ``label`` (module doc)."""
 
-    def load_context(self, context) -> None:
+    def load_context(self, context: Any) -> None:
         self.synthesizer = HistorySynthesizer.load(Path(context.artifacts[BUNDLE]))
 
-    def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
+    def predict(
+        self, context: Any, model_input: pd.DataFrame, params: dict[str, Any] | None = None
+    ) -> pd.DataFrame:
         model = self.synthesizer
         labelled = isinstance(model_input, pd.DataFrame) and "label" in model_input.columns
         requests = parse_requests(model_input, model.schema)
@@ -70,7 +72,7 @@ class HistoryModel(mlflow.pyfunc.PythonModel):
         return null_gaps(pd.concat(frames, ignore_index=True))
 
 
-def history_signature(bundle_dir: Path, columns: list[str], roles: dict[str, Any]):
+def history_signature(bundle_dir: Path, columns: list[str], roles: dict[str, Any]) -> Any:
     """Input: n (histories), label and seed (optional); param ``where``; output: the columns."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, DataType, ParamSchema, ParamSpec, Schema

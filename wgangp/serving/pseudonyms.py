@@ -112,7 +112,8 @@ class SharedIds:
         new = token != REPEATED
         starts_rare = new & (rare == 1) & (token != EMPTY)
         order = np.flatnonzero(starts_rare)[np.argsort(seconds[starts_rare], kind="stable")]
-        next_id, left, owners = pool, 0, set()
+        next_id, left = pool, 0
+        owners: set[int] = set()
         for row in order:  # runs of close-in-time victims, each run one new id
             if left == 0 or history[row] in owners:
                 next_id, left, owners = next_id + 1, int(self.rare.draw(rng, 1)[0]), set()

@@ -61,7 +61,7 @@ def behavior_columns(data: HistoryData) -> HistoryColumns:
     roles, schema = data.roles, data.rows.schema
     numbers = [n for n in roles.records if schema.column(n).kind in ("continuous", "integer")]
     named = [n for n in numbers if any(t in n.lower() for t in ("amount", "amt", "value"))]
-    amount = (named or numbers or [None])[0]
+    amount = next(iter(named or numbers), None)
     return HistoryColumns(
         roles.entity, roles.time, roles.label, schema.positive, amount, tuple(roles.shared)
     )
@@ -139,7 +139,7 @@ def history_selector(
     return StepSelector(
         probe,  # type: ignore[arg-type]  # the same protocol: score(sample, step)
         BestGenerator(generator, checkpoint_dir),
-        mixed_sampler(synthesizer),  # type: ignore[arg-type]
+        mixed_sampler(synthesizer),  # type: ignore[arg-type]  # (rest, rare) counts: its probe asks so
         cfg.select,
         cfg.trainer.steps,
     )

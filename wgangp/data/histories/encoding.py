@@ -140,10 +140,12 @@ class HistoryEncoding:
         return block.start, block.stop
 
     @classmethod
-    def fit(cls, windows: Windows, roles: HistoryRoles, schema: TableSchema, cfg: Config):
+    def fit(
+        cls, windows: Windows, roles: HistoryRoles, schema: TableSchema, cfg: Config
+    ) -> HistoryEncoding:
         """Fit on the training windows (their entities are what the k rules count)."""
         k, pre = cfg.ship.min_atom_rows, cfg.preprocess
-        options = dict(
+        options: dict[str, Any] = dict(
             scaling=pre.scaling, per_class=pre.per_class, point_masses=pre.point_masses,
             min_rows=k,
         )  # fmt: skip
@@ -235,7 +237,12 @@ class HistoryEncoding:
             TableTransform.from_dict(raw["records"], source),
             LogScale(**raw["days"]),
             LogScale(**raw["length"]),
-            tuple(float(v) for v in raw["week"]),  # type: ignore[arg-type]
+            (
+                float(raw["week"][0]),
+                float(raw["week"][1]),
+                float(raw["week"][2]),
+                float(raw["week"][3]),
+            ),
         )
 
 

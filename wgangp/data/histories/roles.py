@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -54,8 +55,10 @@ class HistoryRoles:
 
     @classmethod
     def from_dict(cls, raw: dict) -> HistoryRoles:
-        return cls(**{key: tuple(value) if isinstance(value, list) else value
-                      for key, value in raw.items()})  # fmt: skip
+        values: dict[str, Any] = {
+            key: tuple(value) if isinstance(value, list) else value for key, value in raw.items()
+        }
+        return cls(**values)
 
 
 def check_time_column(frame: pd.DataFrame, time: str, source: str) -> None:

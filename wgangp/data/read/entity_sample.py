@@ -69,8 +69,8 @@ def read_by_entities(
             counts = scan.label_counts(label)
             gaps = [text for text in counts if _is_gap(text, files.parquet)]
             if gaps:
-                missing = sum(counts[text] for text in gaps)
-                raise DataError(_gaps_line(files.spec, label, missing, sum(counts.values()), None))
+                gap_rows = sum(counts[text] for text in gaps)
+                raise DataError(_gaps_line(files.spec, label, gap_rows, sum(counts.values()), None))
             chosen, rare_texts = _rare_class(counts, label, positive, files.spec)
             where, entities = entity_where(scan, cap, label, rare_texts, seed)
             frame = scan.kept_rows(columns, where)
