@@ -19,6 +19,7 @@ from wgangp.data.histories.windows import (
     wall_seconds,
     week_phases,
 )
+from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.table_schema import ColumnSchema
 from wgangp.errors import ConfigError, DataError
 
@@ -41,6 +42,19 @@ def test_roles_are_found_by_content(table: pd.DataFrame) -> None:
     assert "terminal" not in data.rows.schema.names and "card_id" not in data.rows.schema.names
     # The shared column rejoins the rows as codes: no real terminal travels with them.
     assert data.rows.train["terminal"].dtype == np.int64
+
+
+def test_a_terminal_the_row_schema_drops_as_an_identifier_stays_a_shared_id(
+    table: pd.DataFrame,
+) -> None:
+    """Issue 67's rules drop a terminal most of whose values fewer than k cards use (as rows, it
+    is an identifier); with data.time it is infrastructure the customers share (P3), set aside
+    before the schema is inferred and sampled as new pseudonyms."""
+    rows = infer_table(table, "is_fraud", None, source="t", entity="card_id")
+    assert "terminal" in {found.column for found in rows.identifiers}
+    _, data = prepared_histories(table)
+    assert data.roles.shared == ("terminal",)
+    assert data.rows.train["terminal"].nunique() > 50
 
 
 def test_a_shared_column_is_detected_only_when_shared_and_id_like() -> None:

@@ -67,6 +67,7 @@ def test_no_real_customer_or_shared_id_comes_back(
     assert not set(sample["card_id"]) & set(table["card_id"])
     assert not set(sample["terminal"].dropna()) & set(table["terminal"])
     assert sample["terminal"].notna().all()
+    assert sample["terminal"].str.startswith("syn-terminal-").all()  # new pseudonyms
 
 
 def test_label_asks_for_histories_with_or_without_a_rare_row(model: HistorySynthesizer) -> None:
