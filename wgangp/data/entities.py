@@ -19,6 +19,19 @@ import pandas as pd
 
 from wgangp.errors import DataError
 
+#: Without ``data.entity``, the column that holds the customers the identifier columns name
+#: (:class:`~wgangp.data.schema.identifiers.InferredEntity`), as codes beside the schema's columns:
+#: the split, the transform's k-entity rules and the evaluation count them as they would
+#: ``data.entity``'s. Like ``data.entity``'s column it never trains or ships.
+INFERRED_ENTITY = "(inferred customer)"
+
+
+def entity_label(entity: str) -> str:
+    """How a line names the entity column: ``customer_id`` values, or the inferred customers."""
+    if entity == INFERRED_ENTITY:
+        return "customers (inferred from their identifier columns)"
+    return f"{entity} value(s)"
+
 
 def entity_codes(values: pd.Series, column: str, source: str) -> np.ndarray:
     """The entity column's cells as integers (equal cells, equal codes; by first appearance);

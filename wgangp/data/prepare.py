@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig
-from wgangp.data.entities import row_entities
+from wgangp.data.entities import INFERRED_ENTITY, row_entities
 from wgangp.data.private_table import PrivateReading, check_entity_cap, undeclared_table
 from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
@@ -65,7 +65,9 @@ class PreparedData:
     #: How the table was read: rows of each class in the files and kept (``data.max_rows``).
     read: TableRead | None = None
     #: ``data.entity``: the column (kept beside the schema's as integer codes) whose rows belong
-    #: to one customer; None: each row is its own entity, identical rows counting once.
+    #: to one customer, else :data:`~wgangp.data.entities.INFERRED_ENTITY` when an inferred
+    #: schema's identifier columns name the customers; None: each row is its own entity,
+    #: identical rows counting once.
     entity: str | None = None
     #: Under ``privacy.epsilon`` with no declared schema: the released description and the DP
     #: releases preparing made (votes, selections), for the run's accountant; the schema is then
@@ -263,6 +265,7 @@ def prepare_data(
         )
     schema, frame, inferred = checked_table(loaded, data)
     assert frame is not None  # validated: no review asked
+    entity = INFERRED_ENTITY if INFERRED_ENTITY in frame.columns else data.entity
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
     del loaded  # the rows as read: only their canonical form goes on
     classes = schema.classes(frame[schema.label])
@@ -276,8 +279,8 @@ def prepare_data(
         seed=seed,
         source=origin,
         columns=schema.names,
-        entities=None if data.entity is None else frame[data.entity].to_numpy(),
-        entity=data.entity,
+        entities=None if entity is None else frame[entity].to_numpy(),
+        entity=entity,
         independent=private is not None,
     )
     del frame
@@ -291,6 +294,7 @@ def prepare_data(
         digest=digest,
         inferred=inferred,
         every_row_fits=private is not None,
+        entity=entity,
     )
     for line in prepared.describe_subsets():
         log.info("data: %s", line)
@@ -310,6 +314,7 @@ def _from_split(
     every_row_fits: bool,
     description: ReleasedDescription | None = None,
     releases: tuple = (),
+    entity: str | None = None,
 ) -> PreparedData:
     """The prepared data of ``split`` (``classes``: the table's rows', before the split), with
     the rows fits and scores use; ``source``: provenance, origin, name and how it was read."""
@@ -332,7 +337,7 @@ def _from_split(
         score_subsets=score_subsets,
         budget=budget,
         read=read,
-        entity=data.entity,
+        entity=entity if description is None else data.entity,
         description=description,
         releases=releases,
     )
@@ -350,10 +355,13 @@ def checked_table(
     edited file's may be another table's, a shipped one has none); else it is inferred from the
     rows, and a column that needs a person's decision is refused in one line. With ``review``
     (the schema command, printing an inferred schema for a person to edit), those lines are
-    listed there instead, and the rows are not validated (None)."""
+    listed there instead, and the rows are not validated (None). An inferred schema whose
+    identifier columns name customers (``data.entity`` unset) keeps them beside the rows as
+    :data:`~wgangp.data.entities.INFERRED_ENTITY`'s codes."""
     # A capped table's least frequent value may no longer be the table's: the reader's count.
     positive, header, origin = loaded.positive, loaded.header, loaded.origin
     schema, inferred = loaded.schema, loaded.schema is None
+    customers = None
     if schema is None:
         chosen = data.positive if data.positive is not None else positive
         inference = infer_table(loaded.frame, data.label, chosen, source=origin, entity=data.entity)
@@ -364,6 +372,7 @@ def checked_table(
         for line in noted:
             log.warning("%s", line)
         require_unambiguous(loaded.frame, schema, source=origin)
+        customers = inference.customers
     read = loaded.read
     if read is not None and (read.capped or read.files > 1):
         log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
@@ -378,6 +387,9 @@ def checked_table(
     if not inferred:
         counts = label_counts(frame[schema.label], schema)
         schema = replace(schema, label_counts=counts, rows=len(frame))
+    if customers is not None and data.entity is None and INFERRED_ENTITY not in schema.names:
+        # What inference counted, every later rule counts: one customer's 8 rows are one.
+        frame[INFERRED_ENTITY] = customers.codes
     return schema, frame, inferred
 
 

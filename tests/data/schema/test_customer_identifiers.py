@@ -111,9 +111,10 @@ def test_the_customers_are_inferred_and_said_in_one_line() -> None:
     assert inference.customers is not None and inference.customers.count == 150
     line = next(line for line in inference.lines("t.csv") if "without data.entity" in line)
     assert line == (
-        "t.csv: without data.entity, the schema counts the 150 customers that column(s) contact, "
-        "tel, hw_addr, device, nid, vehicle name (rows sharing a value are one customer's), not "
-        "rows; the split, the transform and privacy still count rows until data.entity names them"
+        "t.csv: without data.entity, the 150 customers that column(s) contact, tel, hw_addr, "
+        "device, nid, vehicle name (rows sharing a value are one customer's) are what the schema, "
+        "the split, the transform and the evaluation's privacy count, not rows; set data.entity "
+        "to name them yourself"
     )
     documented(line.replace("150", "<n>").replace(
         "contact, tel, hw_addr, device, nid, vehicle", "<columns>"), path="t.csv")  # fmt: skip

@@ -152,10 +152,10 @@ class Inference:
         if self.customers is not None:
             named = ", ".join(self.customers.columns)
             lines.append(
-                f"{source}: without data.entity, the schema counts the {self.customers.count} "
-                f"customers that column(s) {named} name (rows sharing a value are one "
-                "customer's), not rows; the split, the transform and privacy still count rows "
-                "until data.entity names them"
+                f"{source}: without data.entity, the {self.customers.count} customers that "
+                f"column(s) {named} name (rows sharing a value are one customer's) are what the "
+                "schema, the split, the transform and the evaluation's privacy count, not rows; "
+                "set data.entity to name them yourself"
             )
         if self.proposed is not None:
             found = self.proposed
