@@ -9,9 +9,9 @@ and the latest time. Counted in rows, every identifier, that customer's merchant
 the repeated row's values pass "a value fewer than 5 rows hold never ships". Counted in entities
 they do not: without ``data.entity`` identifiers are dropped by their content, the customers
 they name count once each and so does the repeated row; with ``data.entity=customer_id`` the
-customers are that column's. Searched: stdout and stderr of ``wgangp.train`` and ``wgangp.sample``, every file of
-the run folder and of the MLflow store (the sqlite file and the artifacts, zip members opened),
-and the sampled rows.
+customers are that column's. Searched: stdout and stderr of ``wgangp.train`` and
+``wgangp.sample``, every file of the run folder and of the MLflow store (the sqlite file and the
+artifacts, zip members opened), and the sampled rows.
 """
 
 from __future__ import annotations
