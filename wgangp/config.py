@@ -334,8 +334,13 @@ class EvaluateConfig:
     #: Exact copies: V1..V28 equal within this relative tolerance, Time and Amount as in the file
     #: (float32 output would slip a memorised row past a comparison at the file's 15 digits).
     copy_rtol: float = 1e-6
-    #: BLAS/OpenMP threads while evaluating; 2 are many times slower on a busy 2-core machine.
+    #: BLAS/OpenMP threads of each evaluation worker; 2 are many times slower on a busy 2-core
+    #: machine.
     threads: int = 1
+    #: Processes the evaluation's pieces run on (0: one per core; 1: in the run's own process).
+    workers: int = 0
+    #: Draws of SDMetrics' DCR overfitting protection, each a fresh equal-sized entity draw.
+    dcr_repeats: int = 5
     #: Also compute SDMetrics' QualityReport (needs the ``sdmetrics`` package).
     sdmetrics: bool = True
 
@@ -347,7 +352,7 @@ class EvaluateConfig:
         bounds = {  # key: (lowest, highest) allowed
             "n_synthetic": (20, None), "seeds": (1, 100), "max_normal_rows": (100, None),
             "c2st_repeats": (1, 100), "gbm_max_iter": (1, None), "smote_k_neighbors": (1, None),
-            "threads": (1, None),
+            "threads": (1, None), "workers": (0, None), "dcr_repeats": (1, 100),
         }  # fmt: skip
         for key, (low, high) in bounds.items():
             value = getattr(self, key)
