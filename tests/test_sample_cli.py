@@ -342,6 +342,7 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
             status = "good" if label == "good" else "bad"
             return pd.DataFrame({"Status": [status] * n, "Age": [30] * n})
 
+    Loaded.schema = schema  # type: ignore[attr-defined]  # as the bundle's
     monkeypatch.setattr(
         synthesizer_module.Synthesizer, "load", classmethod(lambda cls, p: Loaded())
     )

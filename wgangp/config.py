@@ -8,6 +8,7 @@ key fails at composition; values are checked in ``__post_init__``, which runs wh
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import re
 from collections import Counter
@@ -19,6 +20,8 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from wgangp.errors import ConfigError
+
+log = logging.getLogger("wgangp.config")
 
 #: The Hydra config tree (``conf/config.yaml`` and one folder per group). Absolute, so the console
 #: script finds it too: Hydra resolves a relative path against a module as a Python package.
@@ -506,17 +509,29 @@ class Config:
         _require(batch % pac == 0, "trainer.batch_size", why)
         if self.privacy.enabled:
             self._under_privacy()
+            self._selection_off_under_privacy()
 
     def _under_privacy(self) -> None:
-        """Refuse, one line each, what DP-SGD does not cover; turn off the step selection, which
-        reads validation rows outside the budget (the run says so before training); the
-        calibration is fitted from DP releases (``wgangp.serving.calibration``)."""
+        """Refuse, one line each, what DP-SGD does not cover; the calibration is fitted from DP
+        releases (``wgangp.serving.calibration``)."""
         for key, refused, fix in _NOT_PRIVATE:
             if refused(self):
                 value = functools.reduce(getattr, key.split("."), self)
                 shown = str(value).lower() if isinstance(value, bool) else repr(value)
                 _require(False, key, f"{shown} is not supported under privacy.epsilon; {fix}")
-        self.select.every = 0
+
+    def _selection_off_under_privacy(self) -> None:
+        """Not a check: the one value ``privacy.epsilon`` sets rather than refuses. The step
+        selection reads validation rows outside the budget, so a private run ships its last
+        step: ``select.every`` is 0, said in the log, and recorded as the run's own value (its
+        params and ``config_resolved.yaml``)."""
+        if self.select.every != 0:
+            log.info(
+                "select.every=%d -> 0 under privacy.epsilon: the step selection would read "
+                "validation rows outside the budget; the run ships its last step",
+                self.select.every,
+            )
+            self.select.every = 0
 
 
 def register_configs() -> None:

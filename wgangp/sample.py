@@ -28,15 +28,21 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wgangp.cli import command_args, key_values, quiet_tensorflow
+from wgangp.config import MAX_SEED
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
 from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
-from wgangp.serving.bundle import SCHEMA_FILE, stored_bundle
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
+from wgangp.serving.opening import open_synthesizer
+from wgangp.tracking.quiet import quiet_mlflow
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("wgangp.sample")
 
@@ -143,7 +149,7 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
         output=Path(output).expanduser() if output not in ("", "-") else None,
         n=_integer("n", values.get("n", "1000"), 1, MAX_ROWS),
         label=_label(values["label"]) if "label" in values else None,
-        seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
+        seed=_integer("seed", values.get("seed", "0"), 0, MAX_SEED),
         tracking_uri=values.get("tracking_uri") or None,
         where=where_value(values["where"]) if "where" in values else None,
     )
@@ -202,7 +208,7 @@ def check_memory(n: int) -> None:
         )
 
 
-def write_rows(frame, path: Path, file_format: str) -> Path:
+def write_rows(frame: pd.DataFrame, path: Path, file_format: str) -> Path:
     """Write the rows complete or not at all: a failure (a full disk) keeps the previous file;
     ``output=`` a symbolic link writes its target and keeps the link."""
     if file_format == "parquet":
@@ -210,7 +216,7 @@ def write_rows(frame, path: Path, file_format: str) -> Path:
     return write_with(path, lambda tmp: frame.to_csv(tmp, index=False), f"output={path}")
 
 
-def write_stdout(frame) -> None:
+def write_stdout(frame: pd.DataFrame) -> None:
     """CSV on stdout; a reader that stops early (``| head``) is no error."""
     try:
         frame.to_csv(sys.stdout, index=False)
@@ -232,20 +238,16 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         check_writable(request.output)
     check_memory(request.n)
     started = time.perf_counter()
-    # A wrong id or store fails here, in a second.
-    bundle = stored_bundle(request.model_uri, request.tracking_uri, launch_dir)
-    schema_file = Path(bundle) / SCHEMA_FILE  # absent: the load below names the damage
-    schema = TableSchema.load(schema_file) if schema_file.is_file() else None
-    shown = request.label or (str(schema.positive) if schema else "1")
-    if schema is not None:  # a wrong label, column or level fails here too, before Keras
+
+    def check(schema: TableSchema) -> None:  # a wrong label, column or level fails before Keras
         if request.label is not None:
             label_class(schema, request.label)
         if request.where:
             parse_where(request.where, schema)
-    # Importing TensorFlow takes seconds: only once the arguments, store and bundle are good.
-    from wgangp.serving.synthesizer import Synthesizer
 
-    synthesizer = Synthesizer.load(bundle)
+    # A wrong id or store fails in a second.
+    synthesizer = open_synthesizer(request.model_uri, request.tracking_uri, launch_dir, check=check)
+    shown = request.label or str(synthesizer.schema.positive)
     frame = synthesizer.sample(request.n, request.label, request.seed, where=request.where)
     if request.output is None:
         write_stdout(frame)
@@ -291,6 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         return 0
     quiet_tensorflow()
+    quiet_mlflow()
     try:
         request = parse_args(argv)
         path = sample(request)

@@ -19,6 +19,7 @@ from wgangp.cli import check_no_credentials, check_output_dir, check_overrides, 
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
 from wgangp.tracking import names
+from wgangp.tracking.quiet import quiet_mlflow
 from wgangp.training.interrupts import Interrupted
 from wgangp.training.sweep_outcomes import SweepFailed, close_ledger, open_ledger, record_job
 
@@ -154,15 +155,15 @@ def train(
         log.info("phases: %s", clock.describe())
         run.records.log_metrics(clock.metrics(), outcome.step)
         write_text(output / PHASES_FILE, clock.to_json())
-        selected = (selection.step, selection.score) if selection else (None, None)
+        step, score = (selection.step, selection.score) if selection else (None, None)
         figures = outcome.final_metrics
         if private is not None:  # the held-out figures read rows: the team report's alone
             shared = {k: v for k, v in figures.items() if k not in evaluation_names}
             run.describe_end(
-                outcome.step, headline(*selected, shared), refit, headline(*selected, figures)
+                outcome.step, headline(step, score, shared), refit, headline(step, score, figures)
             )
         else:
-            run.describe_end(outcome.step, headline(*selected, figures), refit)
+            run.describe_end(outcome.step, headline(step, score, figures), refit)
         log.info("%s; outputs in %s", outcome.describe(), output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
 
@@ -224,6 +225,7 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
 def main() -> None:
     """Console entry: check override keys against the schema first (one clear line), then run."""
     quiet_tensorflow()  # before anything imports TensorFlow
+    quiet_mlflow()
     try:
         check_no_credentials(sys.argv[1:])
         check_overrides(sys.argv[1:])

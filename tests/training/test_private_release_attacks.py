@@ -125,10 +125,10 @@ def test_one_customers_odd_cells_change_no_fact_of_the_shipped_schema(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The neighbour attack on metadata: one customer whose row has a gap, a fraction in a whole
-    column, a text cell among numbers and among dates, and an e-mail. Inferred from every row, each flipped what
-    ships (nullable, the kind, the networks' width, which columns exist); released by votes,
-    the table and its neighbour ship the same description (one test key for both, so the noise
-    is the same draw: only the customer differs)."""
+    column, a text cell among numbers and among dates, and an e-mail. Inferred from every row,
+    each flipped what ships (nullable, the kind, the networks' width, which columns exist);
+    released by votes, the table and its neighbour ship the same description (one test key for
+    both, so the noise is the same draw: only the customer differs)."""
     table = _customers()
     odd = table.iloc[[0]].astype(object).copy()
     odd["marital"], odd["income"], odd["score"] = None, 2.5, "unknown"

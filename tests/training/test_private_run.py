@@ -217,10 +217,20 @@ def test_what_dp_sgd_does_not_cover_is_refused_in_one_line(override: str, line: 
     documented(line)
 
 
-def test_the_selection_is_off_under_privacy() -> None:
+def test_the_selection_is_off_under_privacy(caplog) -> None:
+    """Set explicitly and said: the one value privacy changes instead of refusing it."""
+    caplog.set_level("INFO", logger="wgangp.config")
     cfg = to_config(compose(RUN))
     assert cfg.select.every == 0 and cfg.ship.calibrate_marginals
+    said = [r.getMessage() for r in caplog.records if r.name == "wgangp.config"]
+    assert said == [
+        "select.every=250 -> 0 under privacy.epsilon: the step selection would read validation "
+        "rows outside the budget; the run ships its last step"
+    ]
+    caplog.clear()
+    assert to_config(compose([*RUN, "select.every=0"])).select.every == 0
     assert to_config(compose(RUN[:-1])).select.every > 0
+    assert not [r for r in caplog.records if r.name == "wgangp.config"]  # nothing to say
 
 
 def test_a_private_run_evaluates_again_in_its_released_levels(run, capsys) -> None:

@@ -16,44 +16,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from wgangp.config import DataConfig, PrivacyConfig
-from wgangp.data.entities import row_entities
-from wgangp.data.private_table import (
-    DescriptionBudget,
-    check_private_label,
-    release_table,
-    split_by_schema,
-)
+from wgangp.config import DataConfig
+from wgangp.data.entities import INFERRED_ENTITY, row_entities
+from wgangp.data.private_table import PrivateReading, check_entity_cap, undeclared_table
 from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
-from wgangp.data.row_subset import RowBudget, subset_rows
+from wgangp.data.row_subset import RowBudget, Splits
 from wgangp.data.schema.description_votes import ReleasedDescription
 from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.match import label_counts
-from wgangp.data.schema.review import require_unambiguous
+from wgangp.data.schema.review import ambiguities, require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.schema.validation import canonical, validate_table
 from wgangp.data.split import Split, stratified_split
 from wgangp.errors import DataError
-from wgangp.privacy.accountant import Budget
-from wgangp.privacy.mechanisms import threshold_for
-from wgangp.privacy.plan import (
-    SELECTION_DELTA_SHARE,
-    privacy_delta,
-    statistics_noise,
-    undeclared_releases,
-)
 
 log = logging.getLogger("wgangp.data")
-
-
-@dataclass(frozen=True)
-class Splits:
-    """The three parts of a table, or of its subset."""
-
-    train: pd.DataFrame
-    val: pd.DataFrame
-    test: pd.DataFrame
 
 
 @dataclass
@@ -87,7 +65,9 @@ class PreparedData:
     #: How the table was read: rows of each class in the files and kept (``data.max_rows``).
     read: TableRead | None = None
     #: ``data.entity``: the column (kept beside the schema's as integer codes) whose rows belong
-    #: to one customer; None: each row is its own entity, identical rows counting once.
+    #: to one customer, else :data:`~wgangp.data.entities.INFERRED_ENTITY` when an inferred
+    #: schema's identifier columns name the customers; None: each row is its own entity,
+    #: identical rows counting once.
     entity: str | None = None
     #: Under ``privacy.epsilon`` with no declared schema: the released description and the DP
     #: releases preparing made (votes, selections), for the run's accountant; the schema is then
@@ -246,21 +226,6 @@ class PreparedData:
         )
 
 
-@dataclass(frozen=True)
-class PrivateReading:
-    """How :func:`prepare_data` reads a table under ``privacy.epsilon``. Each entity's part is
-    drawn on its own and fits read every training row. A table with a declared schema (Kaggle's,
-    or ``data.schema``: public) is validated by it; one without is read cell by cell and its
-    description released (:mod:`wgangp.data.private_table`), at the noise ``privacy`` sets for
-    it, with ``rng`` (secret: :mod:`wgangp.privacy.randomness`) and the k-entity rule; or, for a
-    private run's evaluation, read by the schema it ``released``."""
-
-    privacy: PrivacyConfig
-    min_entities: int
-    rng: np.random.Generator | None = None
-    released: TableSchema | None = None
-
-
 def prepare_data(
     data: DataConfig,
     *,
@@ -284,22 +249,24 @@ def prepare_data(
     if private is not None:
         check_entity_cap(loaded, data)
     if private is not None and loaded.schema is None:
-        return _prepare_undeclared(loaded, data, seed, private)
-    schema, inferred = table_schema(loaded, data)
+        table = undeclared_table(loaded, data, seed, private)
+        return _from_split(
+            (loaded.provenance, loaded.origin, loaded.name, loaded.read),
+            table.schema,
+            table.split,
+            table.classes(),
+            data,
+            seed,
+            digest=table_digest(loaded.frame),
+            inferred=True,
+            every_row_fits=True,
+            description=table.description,
+            releases=tuple(table.events),
+        )
+    schema, frame, inferred = checked_table(loaded, data)
+    assert frame is not None  # validated: no review asked
+    entity = INFERRED_ENTITY if INFERRED_ENTITY in frame.columns else data.entity
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
-    if read is not None and (read.capped or read.files > 1):
-        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
-    frame = validate_table(
-        loaded.frame,
-        schema,
-        source=origin,
-        min_rows_per_class=data.min_rows_per_class,
-        header=loaded.header,
-        entity=data.entity,
-    )
-    if data.schema is not None:  # the table's own counts, not an edited file's
-        counts = label_counts(frame[schema.label], schema)
-        schema = replace(schema, label_counts=counts, rows=len(frame))
     del loaded  # the rows as read: only their canonical form goes on
     classes = schema.classes(frame[schema.label])
     digest = table_digest(frame)
@@ -312,15 +279,49 @@ def prepare_data(
         seed=seed,
         source=origin,
         columns=schema.names,
-        entities=None if data.entity is None else frame[data.entity].to_numpy(),
-        entity=data.entity,
+        entities=None if entity is None else frame[entity].to_numpy(),
+        entity=entity,
         independent=private is not None,
     )
     del frame
-    fit_subsets, score_subsets, budget = _subsets(
-        split, classes, data, seed, every_row_fits=private is not None
+    prepared = _from_split(
+        (provenance, origin, name, read),
+        schema,
+        split,
+        classes,
+        data,
+        seed,
+        digest=digest,
+        inferred=inferred,
+        every_row_fits=private is not None,
+        entity=entity,
     )
-    prepared = PreparedData(
+    for line in prepared.describe_subsets():
+        log.info("data: %s", line)
+    return prepared
+
+
+def _from_split(
+    source: tuple[str, str, str, TableRead | None],
+    schema: TableSchema,
+    split: Split,
+    classes: np.ndarray,
+    data: DataConfig,
+    seed: int,
+    *,
+    digest: str,
+    inferred: bool,
+    every_row_fits: bool,
+    description: ReleasedDescription | None = None,
+    releases: tuple = (),
+    entity: str | None = None,
+) -> PreparedData:
+    """The prepared data of ``split`` (``classes``: the table's rows', before the split), with
+    the rows fits and scores use; ``source``: provenance, origin, name and how it was read."""
+    provenance, origin, name, read = source
+    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    fit_subsets, score_subsets = budget.subsets(split, classes, every_row_fits=every_row_fits)
+    return PreparedData(
         provenance,
         origin,
         name,
@@ -336,133 +337,60 @@ def prepare_data(
         score_subsets=score_subsets,
         budget=budget,
         read=read,
-        entity=data.entity,
-    )
-    for line in prepared.describe_subsets():
-        log.info("data: %s", line)
-    return prepared
-
-
-def _prepare_undeclared(
-    loaded: LoadedTable, data: DataConfig, seed: int, private: PrivateReading
-) -> PreparedData:
-    """A table with no declared schema under ``privacy.epsilon``: its description released, or
-    the released one read (:class:`PrivateReading`)."""
-    check_private_label(loaded.frame, data.label, data.positive, loaded.origin)
-    where = {
-        "entity": data.entity,
-        "val_fraction": data.val_fraction,
-        "test_fraction": data.test_fraction,
-        "seed": seed,
-        "source": loaded.origin,
-    }
-    description, releases = None, ()
-    if private.released is not None:
-        schema = private.released
-        split = split_by_schema(loaded.frame, schema, **where)
-    else:
-        budget = description_budget(private, len(loaded.frame.columns) - 1 - bool(data.entity))
-        table = release_table(
-            loaded.frame, label=data.label, positive=data.positive, budget=budget, **where
-        )
-        split, schema = table.split, table.schema
-        description, releases = table.description, tuple(table.events)
-    classes = np.zeros(sum(len(rows) for rows in split.rows.values()), np.int64)
-    for part, rows in split.rows.items():
-        classes[rows] = schema.classes(getattr(split, part)[schema.label])
-    fit_subsets, score_subsets, budget = _subsets(split, classes, data, seed, every_row_fits=True)
-    digest = table_digest(loaded.frame)
-    return PreparedData(
-        loaded.provenance,
-        loaded.origin,
-        loaded.name,
-        schema,
-        split.train,
-        split.val,
-        split.test,
-        duplicate_rows=split.duplicate_rows,
-        duplicate_rare=split.duplicate_rare,
-        digest=digest,
-        inferred=True,
-        fit_subsets=fit_subsets,
-        score_subsets=score_subsets,
-        budget=budget,
-        read=loaded.read,
-        entity=data.entity,
+        entity=entity if description is None else data.entity,
         description=description,
         releases=releases,
     )
 
 
-def _subsets(
-    split: Split, classes: np.ndarray, data: DataConfig, seed: int, *, every_row_fits: bool
-) -> tuple[Splits | None, Splits | None, RowBudget]:
-    """The rows fits and scores use in each part (:mod:`wgangp.data.row_subset`), drawn over the
-    table's rows before the split."""
-    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
-    fit_subsets, score_subsets = (
-        None
-        if keep is None
-        else Splits(
-            *(
-                subset_rows(getattr(split, part), keep[split.rows[part]])
-                for part in ("train", "val", "test")
-            )
-        )
-        for keep in budget.masks(classes, every_row_fits=every_row_fits)
-    )
-    return fit_subsets, score_subsets, budget
+def checked_table(
+    loaded: LoadedTable, data: DataConfig, review: list[str] | None = None
+) -> tuple[TableSchema, pd.DataFrame | None, bool]:
+    """The first half of :func:`prepare_data`, which ``python -m wgangp.schema`` runs too: the
+    loaded table's schema, its rows validated against it into their canonical form, and whether
+    the schema was inferred.
 
-
-def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:
-    """Under ``privacy.epsilon`` a table is never cut by rows: a row cap lets one customer's rows
-    evict others' (unbounded influence). Over ``data.max_rows`` without ``data.entity_share``:
-    one line."""
-    read = loaded.read
-    if read is None or not read.capped or read.entity_share is not None:
-        return
-    raise DataError(
-        f"{loaded.origin}: the table has more than data.max_rows={data.max_rows} rows besides "
-        "the class to synthesize, and under privacy.epsilon a cap by rows would let one "
-        "customer's rows evict others'; set data.entity_share=<share> to keep every customer "
-        "with that class and that share of the others, each whole (by a hash of its id), or "
-        "raise data.max_rows"
-    )
-
-
-def description_budget(private: PrivateReading, features: int) -> DescriptionBudget:
-    """The noise of an undeclared table's description, fixed by the config and the header
-    alone: as noisy as each of the most releases such a table could need
-    (:func:`~wgangp.privacy.plan.undeclared_releases`), its selections' threshold from their
-    fixed share of delta."""
-    privacy = private.privacy
-    assert privacy.epsilon is not None and private.rng is not None
-    delta = privacy_delta(privacy.delta)
-    selections = features + 1
-    selection_delta = SELECTION_DELTA_SHARE * delta
-    accounted = Budget(privacy.epsilon, delta - selection_delta)
-    sigma = statistics_noise(accounted, privacy.statistics_share, undeclared_releases(features))
-    threshold = threshold_for(
-        sigma, selection_delta / selections, min_entities=private.min_entities
-    )
-    return DescriptionBudget(sigma, float(threshold), private.min_entities, private.rng)
-
-
-def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bool]:
-    """The schema of the loaded table, and whether it was inferred: the configured one (shipped
-    or ``data.schema``, :func:`~wgangp.data.read.source.configured_schema`), else inferred from the
-    rows and refused in one line when a column needs a person's decision."""
-    if loaded.schema is not None:
-        return loaded.schema, False
+    The schema is the configured one (shipped or ``data.schema``,
+    :func:`~wgangp.data.read.source.configured_schema`), with the table's own label counts (an
+    edited file's may be another table's, a shipped one has none); else it is inferred from the
+    rows, and a column that needs a person's decision is refused in one line. With ``review``
+    (the schema command, printing an inferred schema for a person to edit), those lines are
+    listed there instead, and the rows are not validated (None). An inferred schema whose
+    identifier columns name customers (``data.entity`` unset) keeps them beside the rows as
+    :data:`~wgangp.data.entities.INFERRED_ENTITY`'s codes."""
     # A capped table's least frequent value may no longer be the table's: the reader's count.
-    positive = data.positive if data.positive is not None else loaded.positive
-    inference = infer_table(
-        loaded.frame, data.label, positive, source=loaded.origin, entity=data.entity
+    positive, header, origin = loaded.positive, loaded.header, loaded.origin
+    schema, inferred = loaded.schema, loaded.schema is None
+    customers = None
+    if schema is None:
+        chosen = data.positive if data.positive is not None else positive
+        inference = infer_table(loaded.frame, data.label, chosen, source=origin, entity=data.entity)
+        schema, noted = inference.schema, inference.lines(origin)
+        if review is not None:
+            review += noted + ambiguities(loaded.frame, schema, source=origin)
+            return schema, None, True
+        for line in noted:
+            log.warning("%s", line)
+        require_unambiguous(loaded.frame, schema, source=origin)
+        customers = inference.customers
+    read = loaded.read
+    if read is not None and (read.capped or read.files > 1):
+        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
+    frame = validate_table(
+        loaded.frame,
+        schema,
+        source=origin,
+        min_rows_per_class=data.min_rows_per_class,
+        header=header,
+        entity=data.entity,
     )
-    for line in inference.lines(loaded.origin):
-        log.warning("%s", line)
-    require_unambiguous(loaded.frame, inference.schema, source=loaded.origin)
-    return inference.schema, True
+    if not inferred:
+        counts = label_counts(frame[schema.label], schema)
+        schema = replace(schema, label_counts=counts, rows=len(frame))
+    if customers is not None and data.entity is None and INFERRED_ENTITY not in schema.names:
+        # What inference counted, every later rule counts: one customer's 8 rows are one.
+        frame[INFERRED_ENTITY] = customers.codes
+    return schema, frame, inferred
 
 
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:

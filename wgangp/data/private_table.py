@@ -22,13 +22,16 @@ steps 1, 2 and 4.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import dp_accounting
 import numpy as np
 import pandas as pd
 
+from wgangp.config import DataConfig, PrivacyConfig
 from wgangp.data.entities import entity_codes, identical_row_groups
+from wgangp.data.read.source import LoadedTable
 from wgangp.data.schema.cell_reading import BOOLEAN, DATE, NUMBER, CellReading, read_cells
 from wgangp.data.schema.cells import find_value, label_value, no_such_column
 from wgangp.data.schema.column_codes import from_seconds
@@ -37,6 +40,14 @@ from wgangp.data.schema.released import released_schema
 from wgangp.data.schema.table_schema import RARE, ColumnSchema, TableSchema
 from wgangp.data.split import Split, stratified_split
 from wgangp.errors import ConfigError, DataError
+from wgangp.privacy.accountant import Budget
+from wgangp.privacy.mechanisms import threshold_for
+from wgangp.privacy.plan import (
+    SELECTION_DELTA_SHARE,
+    privacy_delta,
+    statistics_noise,
+    undeclared_releases,
+)
 
 #: A boolean column's levels: public, whatever its cells hold.
 BOOLEAN_LEVELS = (False, True)
@@ -53,15 +64,59 @@ class DescriptionBudget:
     rng: np.random.Generator
 
 
+@dataclass(frozen=True)
+class PrivateReading:
+    """How :func:`~wgangp.data.prepare.prepare_data` reads a table under ``privacy.epsilon``.
+    Each entity's part is drawn on its own and fits read every training row. A table with a
+    declared schema (Kaggle's, or ``data.schema``: public) is validated by it; one without is
+    read cell by cell and its description released (module doc), at the noise ``privacy`` sets
+    for it, with ``rng`` (secret: :mod:`wgangp.privacy.randomness`) and the k-entity rule; or,
+    for a private run's evaluation, read by the schema it ``released``."""
+
+    privacy: PrivacyConfig
+    min_entities: int
+    rng: np.random.Generator | None = None
+    released: TableSchema | None = None
+
+
 @dataclass
 class PrivateTable:
     """The three parts in canonical form under the released schema, the description's release
-    and every release's event (votes, then selections)."""
+    and every release's event (votes, then selections): none when read by a released schema."""
 
     split: Split
     schema: TableSchema
-    description: ReleasedDescription | None
-    events: list[dp_accounting.DpEvent]
+    description: ReleasedDescription | None = None
+    events: list[dp_accounting.DpEvent] = field(default_factory=list)
+
+    def classes(self) -> np.ndarray:
+        """Each row's class, in the table's row order (as the split numbered them)."""
+        classes = np.zeros(sum(len(rows) for rows in self.split.rows.values()), np.int64)
+        for part, rows in self.split.rows.items():
+            classes[rows] = self.schema.classes(getattr(self.split, part)[self.schema.label])
+        return classes
+
+
+def undeclared_table(
+    loaded: LoadedTable, data: DataConfig, seed: int, private: PrivateReading
+) -> PrivateTable:
+    """A table with no declared schema under ``privacy.epsilon``: its description released, or
+    the released one read (:class:`PrivateReading`)."""
+    check_private_label(loaded.frame, data.label, data.positive, loaded.origin)
+    where: dict[str, Any] = {
+        "entity": data.entity,
+        "val_fraction": data.val_fraction,
+        "test_fraction": data.test_fraction,
+        "seed": seed,
+        "source": loaded.origin,
+    }
+    if private.released is not None:
+        split = split_by_schema(loaded.frame, private.released, **where)
+        return PrivateTable(split, private.released)
+    budget = description_budget(private, len(loaded.frame.columns) - 1 - bool(data.entity))
+    return release_table(
+        loaded.frame, label=data.label, positive=data.positive, budget=budget, **where
+    )
 
 
 def release_table(
@@ -87,7 +142,7 @@ def release_table(
     columns = [
         ColumnSchema(
             name=described.name,
-            kind=described.kind,  # type: ignore[arg-type]
+            kind=described.kind,  # type: ignore[arg-type]  # a voted kind is one of KINDS
             nullable=described.nullable,
             zone=readings[described.name].zone if described.kind == "datetime" else None,
             levels=(
@@ -123,11 +178,7 @@ def release_table(
         rng=budget.rng,
     )
     schema = _without_empty_columns(schema)
-    parts = {
-        name: read_by_schema(getattr(split, name), schema, entity)
-        for name in ("train", "val", "test")
-    }
-    split = replace(split, train=parts["train"], val=parts["val"], test=parts["test"])
+    split = _read_parts(split, schema, entity)
     return PrivateTable(split, schema, description, [description.event, *events])
 
 
@@ -147,6 +198,11 @@ def split_by_schema(
     split = _split(
         frame, schema.label, schema.positive, entity, val_fraction, test_fraction, seed, source
     )
+    return _read_parts(split, schema, entity)
+
+
+def _read_parts(split: Split, schema: TableSchema, entity: str | None) -> Split:
+    """Every part of ``split`` read by ``schema`` (step 4)."""
     parts = {
         name: read_by_schema(getattr(split, name), schema, entity)
         for name in ("train", "val", "test")
@@ -232,10 +288,12 @@ def _owners(frame: pd.DataFrame, entity: str | None) -> np.ndarray:
 
 def _draft_levels(reading: CellReading, boolean: bool) -> tuple:
     """A categorical column's levels before selection: booleans' two, or every level text the
-    training rows hold (selection keeps those enough entities hold)."""
+    training rows hold but those that are or hold an identifier (a fixed rule on the text
+    alone: such cells read as ``other``); selection keeps those enough entities hold."""
     if boolean:
         return BOOLEAN_LEVELS
-    return tuple(sorted({t for t in reading.levels if t is not None}))
+    texts = {t for t, hit in zip(reading.levels, reading.identifier, strict=True) if not hit}
+    return tuple(sorted(t for t in texts if t is not None))
 
 
 def _label_levels(values: pd.Series) -> tuple:
@@ -300,3 +358,37 @@ def _without_empty_columns(schema: TableSchema) -> TableSchema:
         if c.name == schema.label or not (c.kind == "categorical" and c.levels == (c.other,))
     )
     return replace(schema, columns=kept)
+
+
+def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:
+    """Under ``privacy.epsilon`` a table is never cut by rows: a row cap lets one customer's rows
+    evict others' (unbounded influence). Over ``data.max_rows`` without ``data.entity_share``:
+    one line."""
+    read = loaded.read
+    if read is None or not read.capped or read.entity_share is not None:
+        return
+    raise DataError(
+        f"{loaded.origin}: the table has more than data.max_rows={data.max_rows} rows besides "
+        "the class to synthesize, and under privacy.epsilon a cap by rows would let one "
+        "customer's rows evict others'; set data.entity_share=<share> to keep every customer "
+        "with that class and that share of the others, each whole (by a hash of its id), or "
+        "raise data.max_rows"
+    )
+
+
+def description_budget(private: PrivateReading, features: int) -> DescriptionBudget:
+    """The noise of an undeclared table's description, fixed by the config and the header
+    alone: as noisy as each of the most releases such a table could need
+    (:func:`~wgangp.privacy.plan.undeclared_releases`), its selections' threshold from their
+    fixed share of delta."""
+    privacy = private.privacy
+    assert privacy.epsilon is not None and private.rng is not None
+    delta = privacy_delta(privacy.delta)
+    selections = features + 1
+    selection_delta = SELECTION_DELTA_SHARE * delta
+    accounted = Budget(privacy.epsilon, delta - selection_delta)
+    sigma = statistics_noise(accounted, privacy.statistics_share, undeclared_releases(features))
+    threshold = threshold_for(
+        sigma, selection_delta / selections, min_entities=private.min_entities
+    )
+    return DescriptionBudget(sigma, float(threshold), private.min_entities, private.rng)

@@ -89,7 +89,7 @@ class Workers:
     def __init__(self, workers: int, threads: int) -> None:
         self.count = worker_count(workers)
         self.threads = threads
-        self._pool = None
+        self._pool: Any = None  # a loky ProcessPoolExecutor once started
 
     def __enter__(self) -> Workers:
         return self

@@ -16,6 +16,7 @@ seed give the same metrics.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -94,7 +95,7 @@ class EvaluationResult:
         figures = [p.name for p in written]
         for name, table in self.tables.items():
             path = out_dir / f"{name}.csv"
-            write_with(path, lambda tmp, t=table: t.to_csv(tmp, index=False))
+            write_with(path, functools.partial(table.to_csv, index=False))
             written.append(path)
         metrics_path = out_dir / "metrics.csv"
         metrics = pd.DataFrame({"metric": list(self.metrics), "value": list(self.metrics.values())})
@@ -221,7 +222,7 @@ def _evaluate(
     test_rare_owners = test_owners[test_y == RARE]
     every_train_rare = every_train[every_train_y == RARE].reset_index(drop=True)
     others = {name: rows for name, rows in frames.items() if name != "control"}
-    detection = {"repeats": settings.c2st_repeats, "gbm_max_iter": settings.gbm_max_iter}
+    repeats, gbm_max_iter = settings.c2st_repeats, settings.gbm_max_iter
     parts: dict[str, list[Piece]] = {
         "fidelity": [
             Piece("fidelity", fidelity_metrics, (test_rare, synthetic, train_rare, schema),
@@ -230,9 +231,12 @@ def _evaluate(
         "quality_report": [
             Piece("fidelity", sdmetrics_quality, (test_rare, synthetic, schema), cost=50.0)
         ] if settings.sdmetrics else [],
-        "detection": detection_pieces(test_x, generated, seed=detection_seed, **detection),
+        "detection": detection_pieces(
+            test_x, generated, seed=detection_seed, repeats=repeats, gbm_max_iter=gbm_max_iter
+        ),
         "detection_balanced": detection_pieces(
-            test_x, generated, seed=detection_seed, balanced=True, **detection
+            test_x, generated, seed=detection_seed, balanced=True, repeats=repeats,
+            gbm_max_iter=gbm_max_iter,
         ),
         "privacy": [
             Piece("privacy", privacy_metrics, (synthetic, every_train, test_rare, schema),

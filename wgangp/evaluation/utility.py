@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -139,7 +140,7 @@ def build_training_sets(
 
 
 def score_detector(
-    model,
+    model: Any,
     features: np.ndarray,
     labels: np.ndarray,
     test_x: np.ndarray,

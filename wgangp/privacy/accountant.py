@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import Any
 
 import dp_accounting
 from dp_accounting import DpEvent
@@ -277,12 +278,12 @@ def _is_real(value: object) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
-def _check_positive(name: str, value: object) -> None:
+def _check_positive(name: str, value: Any) -> None:
     if not _is_real(value) or not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a finite number above 0 (got {value!r})")
 
 
-def _check_delta(delta: object) -> None:
+def _check_delta(delta: Any) -> None:
     if not _is_real(delta) or not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
 

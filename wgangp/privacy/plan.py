@@ -207,7 +207,7 @@ class TrainingPlan:
             "privacy.critic_iterations": self.critic_iterations,
         }
 
-    def summary(self) -> dict[str, float | int]:
+    def summary(self) -> dict[str, float | int | str]:
         """What ships in the bundle's manifest (``synthesizer.json``)."""
         return {
             "epsilon": self.epsilon,
@@ -237,8 +237,9 @@ def plan_training(
     """DP-SGD's noise multiplier for ``critic_iterations`` updates sampling ``expected`` entities
     of each class out of the noisy ``entities`` counts (rates capped at 1), after the released
     ``statistics``; ValueError when the budget leaves nothing for training."""
-    rates = tuple(min(1.0, e / max(n, 1.0)) for e, n in zip(expected, entities, strict=True))
-    expected = tuple(r * max(n, 1.0) for r, n in zip(rates, entities, strict=True))
+    rest, rare = (min(1.0, e / max(n, 1.0)) for e, n in zip(expected, entities, strict=True))
+    rates = (rest, rare)
+    sampled = (rest * max(entities[0], 1.0), rare * max(entities[1], 1.0))
     delta = budget.delta - selection_delta
     accounted = Budget(budget.epsilon, delta)
     sigma = noise_for_budget(
@@ -255,8 +256,8 @@ def plan_training(
         clip=clip,
         critic_iterations=critic_iterations,
         entities=entities,
-        expected=expected,  # type: ignore[arg-type]
-        rates=rates,  # type: ignore[arg-type]
+        expected=sampled,
+        rates=rates,
         statistics_noise=statistics_noise_multiplier,
         statistics=tuple(statistics),
         selection_delta=selection_delta,

@@ -18,15 +18,16 @@ all sample through here.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import keras
 import numpy as np
 import pandas as pd
 
+from wgangp.config import MAX_SEED
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.transform.layout import draw_discrete, slot_names
 from wgangp.data.transform.stored import RETRAIN
@@ -48,7 +49,6 @@ from wgangp.serving.bundle import (
     SCHEMA_FILE,
     DamagedBundleError,
     check_manifest,
-    local_bundle,
     write_manifest,
 )
 from wgangp.serving.calibration import MarginalCalibration
@@ -59,6 +59,8 @@ from wgangp.serving.latent_moves import latent_noise, sample_conditioned
 from wgangp.serving.mixture import CopulaMixture
 
 _FORMAT = "wgangp.synthesizer/3"
+#: What a bundle file's loader returns.
+T = TypeVar("T")
 
 
 class NonFiniteSamplesError(WgangpError):
@@ -349,7 +351,7 @@ class ClassLatent:
         return frame.loc[:, self.synthesizer.columns]
 
 
-def _part(directory: Path, name: str, described: bool, load):
+def _part(directory: Path, name: str, described: bool, load: Callable[[Path], T]) -> T | None:
     """An optional file of the bundle, read when ``synthesizer.json`` describes it (a calibrated
     model, a copula share); refused when the two disagree, even in a re-sealed manifest: the rows
     would silently be another model's."""
@@ -367,7 +369,7 @@ def _load_transform(path: Path) -> TableTransform:
     return TableTransform.from_json(Path(path).read_text(), str(path))
 
 
-def _read(path: Path, load):
+def _read(path: Path, load: Callable[[Path], T]) -> T:
     """A JSON table of the bundle through its own loader; a loader's crash is one line too."""
     try:
         return load(path)
@@ -437,18 +439,14 @@ def _meta(path: Path, columns: list[str], label: list) -> dict:
     return meta
 
 
-def load_synthesizer(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
-    """The synthesizer behind a directory, a run (``runs:/<id>``, a bare id) or a logged model.
-
-    The artifacts are downloaded before Keras loads anything, so a wrong id fails fast.
-    """
-    return Synthesizer.load(local_bundle(model_uri, tracking_uri))
-
-
 def _checked_seed(seed: int | None) -> int:
-    """A sampling seed: an integer in [0, 2**32 - 1], or a fresh one for None."""
+    """A sampling seed: an integer in [0, MAX_SEED], or a fresh one for None."""
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1)[0])
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
-        raise WgangpError(f"seed must be an integer in [0, {2**32 - 1}], got {seed!r}")
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, int | np.integer)
+        or not 0 <= seed <= MAX_SEED
+    ):
+        raise WgangpError(f"seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
     return int(seed)

@@ -89,7 +89,7 @@ def _check_sqlite_directory(database: Path, launch_dir: Path) -> None:
 
 
 def is_http(uri: str | None) -> bool:
-    return bool(uri) and uri.startswith(("http://", "https://"))
+    return uri is not None and uri.startswith(("http://", "https://"))
 
 
 def check_reachable(uri: str, timeout: float = 5.0) -> None:
@@ -99,7 +99,7 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
     parts = urllib.parse.urlsplit(uri)
     request = urllib.request.Request(f"{uri.rstrip('/')}/health")
     if parts.username is not None:  # urllib would take user:password@ for part of the host
-        netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         bare = urllib.parse.urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
         token = (
             f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
@@ -217,7 +217,8 @@ def use_tracking_uri(uri: str) -> Iterator[None]:
     try:
         yield
     finally:
-        mlflow.set_tracking_uri(saved_global)
+        # None restores MLflow's own default, as it was before.
+        mlflow.set_tracking_uri(saved_global)  # type: ignore[arg-type]  # hinted str | Path only
         if saved_env is None:
             os.environ.pop("MLFLOW_TRACKING_URI", None)
         else:

@@ -27,7 +27,8 @@ import dp_accounting
 import numpy as np
 
 from wgangp.config import Config
-from wgangp.data.prepare import PreparedData, PrivateReading
+from wgangp.data.prepare import PreparedData
+from wgangp.data.private_table import PrivateReading
 from wgangp.data.schema.description_votes import ReleasedDescription
 from wgangp.data.schema.released import released_schema
 from wgangp.data.schema.table_schema import RARE, TableSchema

@@ -157,7 +157,7 @@ class TrackedRun:
                 **environment_tags(),
             }
             name = cfg.tracking.run_name or default_run_name(
-                cfg, planned_table_name(cfg), self.record.config_key
+                cfg, planned_table_name(cfg), config_key(cfg)
             )
             tracker.start(name, tags, run_id=self._resumed_run_id)
             if cfg.privacy.enabled and tracker.run_id:
@@ -236,7 +236,7 @@ class TrackedRun:
             self.tracker.set_tags({"data.source": tags["data.source"], "data.origin": origin})
         name = table_name(cfg, data)
         if name != planned_table_name(cfg) and not cfg.tracking.run_name:
-            run_name = default_run_name(cfg, name, self.record.config_key)
+            run_name = default_run_name(cfg, name, config_key(cfg))
             self.tracker.set_tags({RUN_NAME_TAG: run_name})
         self.records.log_dataset(dataset_record(data, name))
         self.tracker.log_artifact(write_schema(data, cfg, self.dirs.output))
@@ -379,8 +379,8 @@ class TrackedRun:
             except Exception:
                 log.warning("could not close MLflow run %s as %s", tracker.run_id, status)
         self.record.status = status
-        resumable = previous is not None and previous.status in INTERRUPTED
-        if status == "FAILED" and not self._nan_failure and resumable:
+        failed_again = status == "FAILED" and not self._nan_failure
+        if failed_again and previous is not None and previous.status in INTERRUPTED:
             self.record.status = previous.status  # a failed relaunch leaves the run resumable
         with contextlib.suppress(OSError):
             self.checkpoints.write_record(self.record)

@@ -14,8 +14,12 @@ it. Keep it where only the team reads it (docs/privacy.md says which run is whic
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from wgangp.tracking.tracker import Tracker
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
 
 #: The tag naming the shared run a team report belongs to.
 REPORT_OF = "wgangp.report_of"
@@ -46,7 +50,7 @@ class TeamReport:
         self.tracker.end(status)
 
 
-def team_report_of(client, run_id: str) -> str | None:
+def team_report_of(client: MlflowClient, run_id: str) -> str | None:
     """The id of the team report of shared run ``run_id`` (``client``: an MlflowClient of its
     store), None when it has none (a run without privacy)."""
     experiment = client.get_run(run_id).info.experiment_id

@@ -11,7 +11,8 @@ import pytest
 from support.docs import documented, one_line
 
 from wgangp.config import DataConfig
-from wgangp.data.prepare import PrivateReading, prepare_data
+from wgangp.data.prepare import prepare_data
+from wgangp.data.private_table import PrivateReading
 from wgangp.data.read.big_tables import EntityShare, cap_rows, read_big_table, table_files
 from wgangp.data.read.table_reader import TABLE
 from wgangp.errors import DataError

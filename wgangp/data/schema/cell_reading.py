@@ -141,8 +141,8 @@ def _read_one(value: object) -> tuple[int, float, np.datetime64, object, bool]:
     try:
         number = float(text)
     except ValueError:
-        number = None
-    if number is not None and np.isfinite(number):
+        number = np.nan  # no number: read on, as "nan" and "inf" are
+    if np.isfinite(number):
         return NUMBER, number, nat, number_text(number), False
     stamp = _iso_date(text)
     if stamp is not None:

@@ -319,7 +319,7 @@ def check_options(schema: TableSchema, scaling: str, quantile_columns: Sequence[
 def _shaped(column: FittedColumn, numbers: np.ndarray, *, logged: bool) -> np.ndarray:
     """Inverse-scaled numbers in the column's units: out of log1p, into the bounds (``clip``),
     on the step, finite."""
-    low, high = column.low_high()
+    low, high = column.generated_bounds()
     clip = column.schema.clip
     if logged:
         top = float(np.log1p(max(high, 0.0))) if clip else _MAX_LOG
