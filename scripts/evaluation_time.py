@@ -15,7 +15,6 @@ import argparse
 import dataclasses
 import statistics
 import time
-from pathlib import Path
 
 import pandas as pd
 
@@ -25,17 +24,16 @@ from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.split import stratified_split
 from wgangp.evaluation.suite import run_evaluation
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def full_settings() -> EvaluateConfig:
     """``evaluate=full`` (``conf/evaluate/full.yaml``): every repeat the default trims."""
-    from omegaconf import OmegaConf
+    from hydra import compose, initialize_config_dir
 
-    full = OmegaConf.merge(
-        OmegaConf.structured(EvaluateConfig), OmegaConf.load(REPO / "conf/evaluate/full.yaml")
-    )
-    return OmegaConf.to_object(full)
+    from wgangp.config import CONF_DIR, register_configs, to_config
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return to_config(compose(config_name="config", overrides=["evaluate=full"])).evaluate
 
 
 def simulated_frauds(n: int, seed: int) -> pd.DataFrame:
