@@ -402,8 +402,8 @@ class EvaluateConfig:
     #: many rare rows, so the headline comparison is count for count.
     headline_ratio: float = 1.0
     #: Repeats of the utility experiment (normal subsample, synthetic draw, model seed): lifts
-    #: are paired per repeat.
-    seeds: int = 5
+    #: are paired per repeat (``evaluate=full``: 5).
+    seeds: int = 3
     #: Subsample of real training rows of the other class the detectors train on (speed).
     max_normal_rows: int = 20_000
     #: Report recall at this precision (the operating point of a team's review queue).
@@ -417,8 +417,14 @@ class EvaluateConfig:
     #: Exact copies: V1..V28 equal within this relative tolerance, Time and Amount as in the file
     #: (float32 output would slip a memorised row past a comparison at the file's 15 digits).
     copy_rtol: float = 1e-6
-    #: BLAS/OpenMP threads while evaluating; 2 are many times slower on a busy 2-core machine.
+    #: BLAS/OpenMP threads of each evaluation worker; 2 are many times slower on a busy 2-core
+    #: machine.
     threads: int = 1
+    #: Processes the evaluation's pieces run on (0: one per core; 1: in the run's own process).
+    workers: int = 0
+    #: Draws of SDMetrics' DCR overfitting protection, each a fresh equal-sized entity draw
+    #: (``evaluate=full``: 5).
+    dcr_repeats: int = 2
     #: Also compute SDMetrics' QualityReport (needs the ``sdmetrics`` package).
     sdmetrics: bool = True
 
@@ -430,7 +436,7 @@ class EvaluateConfig:
         bounds = {  # key: (lowest, highest) allowed
             "n_synthetic": (20, None), "seeds": (1, 100), "max_normal_rows": (100, None),
             "c2st_repeats": (1, 100), "gbm_max_iter": (1, None), "smote_k_neighbors": (1, None),
-            "threads": (1, None),
+            "threads": (1, None), "workers": (0, None), "dcr_repeats": (1, 100),
         }  # fmt: skip
         for key, (low, high) in bounds.items():
             value = getattr(self, key)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from support.creditcard import FEATURES, SCHEMA
 
 from wgangp.evaluation.library_privacy import (
     attack_columns,
     dcr_overfitting_protection,
+    dcr_repeat_scores,
     disclosure_protection,
     library_privacy,
     one_row_per_entity,
@@ -47,16 +49,31 @@ def test_copies_disclose_the_sensitive_column_more_than_new_rows() -> None:
 def test_library_privacy_names_a_metric_pair_per_generator_and_a_reference_row() -> None:
     train, holdout = _rows(80, 0), _rows(40, 1)
     metrics, table = library_privacy(
-        {"": _rows(120, 2), "smote": train}, train, holdout, SCHEMA, seed=0
+        {"": _rows(120, 2), "smote": train}, train, holdout, SCHEMA, seed=0, repeats=3
     )
     assert set(metrics) == {
         "dcr_overfitting_protection",
+        "dcr_overfitting_protection_std",
         "disclosure_protection",
         "dcr_overfitting_protection_smote",
+        "dcr_overfitting_protection_smote_std",
         "disclosure_protection_smote",
     }
     assert all(0.0 <= v <= 1.0 for v in metrics.values())
     assert list(table["rows"]) == ["gan", "smote", "real_test_rare (reference)"]
+    assert list(table["dcr_draws"]) == [3, 3, 0]
+
+
+def test_the_spread_is_over_the_draws_whose_mean_is_the_score() -> None:
+    train, holdout = _rows(80, 0), _rows(40, 1)
+    rows = np.vstack([train[:60], _rows(60, 2)])  # half copies: a score below its cap of 1
+    scores, _ = dcr_repeat_scores(rows, train, holdout, 0, SCHEMA, repeats=3)
+    metrics, _ = library_privacy({"": rows}, train, holdout, SCHEMA, seed=0, repeats=3)
+    assert len(set(scores)) > 1  # each draw compares other entities
+    assert metrics["dcr_overfitting_protection"] == pytest.approx(np.mean(scores))
+    assert metrics["dcr_overfitting_protection_std"] == pytest.approx(np.std(scores))
+    two, _ = dcr_repeat_scores(rows, train, holdout, 0, SCHEMA, repeats=2)
+    assert two == scores[:2]  # fewer draws are the first draws of more
 
 
 def test_the_draw_takes_one_row_of_each_drawn_entity() -> None:

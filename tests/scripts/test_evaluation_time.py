@@ -6,7 +6,7 @@ import dataclasses
 
 from support.creditcard import FRAUD, LABEL
 
-from scripts.evaluation_time import measure, simulated_frauds
+from scripts.evaluation_time import full_settings, measure, simulated_frauds
 from wgangp.config import EvaluateConfig
 
 
@@ -24,3 +24,12 @@ def test_measure_times_a_real_evaluation() -> None:
     result = measure(20_000, small)
     assert result["metrics"] > 20
     assert result["cpu_s"] > 0 and result["wall_s"] > 0
+    parts = {k for k in result if k.startswith("cpu_") and k != "cpu_s"}
+    assert {"cpu_utility_s", "cpu_detection_s", "cpu_fidelity_s"} <= parts
+    assert sum(result[k] for k in parts) <= result["cpu_s"] * 1.01  # the parts are in the whole
+
+
+def test_the_full_settings_are_conf_evaluate_full() -> None:
+    full = full_settings()
+    assert (full.seeds, full.dcr_repeats) == (5, 5)
+    assert full.n_synthetic == EvaluateConfig().n_synthetic

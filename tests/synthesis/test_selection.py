@@ -53,6 +53,27 @@ def test_the_probe_tells_a_shifted_generator_from_a_faithful_one(frauds) -> None
     assert again == faithful  # seeded by the step: a probe is reproducible
 
 
+def test_the_probe_fits_on_one_thread_and_leaves_the_pools_as_they_were(frauds) -> None:
+    """Its boosting fits a few hundred rows: OpenMP's second thread would only spin against
+    TensorFlow's (docs/performance.md); the run's own thread settings are restored after."""
+    from threadpoolctl import threadpool_info
+
+    def openmp_threads() -> set[int]:
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "openmp"}
+
+    seen: list[set[int]] = []
+    draw = _draw(frauds.iloc[40:], 0.0)
+
+    def sample(n: int, seed: int) -> pd.DataFrame:
+        seen.append(openmp_threads())
+        return draw(n, seed)
+
+    before = openmp_threads()
+    probe = ValidationProbe(frauds.head(40), SelectConfig(samples=50, repeats=2), 0, SCHEMA)
+    probe.score(sample, step=10)
+    assert seen == [{1}] and openmp_threads() == before
+
+
 def test_the_score_is_a_moving_average_and_the_best_step_is_kept(tmp_path, frauds) -> None:
     generator = build_generator(8, 30, [16])
     best = BestGenerator(generator, tmp_path)

@@ -43,6 +43,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from wgangp.evaluation.pieces import Piece
+
 
 def logistic_model(seed: int) -> object:
     """Standardized logistic regression (lbfgs, single-threaded)."""
@@ -121,6 +123,93 @@ def half_split_aucs(
     return scores
 
 
+#: The two detectors, by the names their metrics carry.
+CLASSIFIERS = ("logreg", "gbm")
+
+
+def classifier_aucs(
+    real_test: np.ndarray,
+    rows_of: np.ndarray,
+    classifier: str,
+    *,
+    repeats: int,
+    gbm_max_iter: int,
+    seed: int,
+    balanced: bool,
+) -> list[float]:
+    """The AUCs of one classifier (one of :data:`CLASSIFIERS`) separating ``rows_of`` from the
+    test rare rows, one per repeat: one piece of :func:`detection_metrics`, which runs alone."""
+    if classifier == "logreg":
+
+        def make_model(repeat: int) -> object:
+            return logistic_model(seed + repeat)
+    else:
+
+        def make_model(repeat: int) -> object:
+            return boosting_model(seed + repeat, gbm_max_iter)
+
+    aucs = balanced_half_split_aucs if balanced else half_split_aucs
+    return aucs(real_test, rows_of, make_model, repeats=repeats, seed=seed)
+
+
+def detection_pieces(
+    real_test: np.ndarray,
+    generated: dict[str, np.ndarray],
+    *,
+    repeats: int,
+    gbm_max_iter: int,
+    seed: int,
+    balanced: bool = False,
+) -> list[Piece]:
+    """One piece per set of ``generated`` rows and classifier, in the order of
+    :func:`detection_results`; boosting on the unbalanced sets costs the most."""
+    family = "detection_balanced" if balanced else "detection"
+    return [
+        Piece(
+            family,
+            classifier_aucs,
+            (real_test, rows_of, classifier),
+            {"repeats": repeats, "gbm_max_iter": gbm_max_iter, "seed": seed, "balanced": balanced},
+            cost=repeats * (len(real_test) + len(rows_of)) * (3.0 if classifier == "gbm" else 1.0),
+        )
+        for rows_of in generated.values()
+        for classifier in CLASSIFIERS
+    ]
+
+
+def detection_results(
+    real_rows: int,
+    generated: dict[str, np.ndarray],
+    scores: list[list[float]],
+    *,
+    balanced: bool = False,
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """The metrics and the per-repeat table from the AUCs of :func:`detection_pieces`, in order."""
+    prefix = "c2st_balanced_auc" if balanced else "c2st_auc"
+    metrics: dict[str, float] = {}
+    rows = []
+    pairs = [(name, classifier) for name in generated for classifier in CLASSIFIERS]
+    for (name, classifier), found in zip(pairs, scores, strict=True):
+        suffix = f"_{name}" if name else ""
+        size = min(real_rows, len(generated[name]))
+        sizes = (size, size) if balanced else (real_rows, len(generated[name]))
+        key = f"{prefix}_{classifier}{suffix}"
+        metrics[key] = float(np.mean(found)) if found else float("nan")
+        metrics[f"{key}_std"] = float(np.std(found)) if found else float("nan")
+        rows += [
+            {
+                "compared_with": name or "synthetic",
+                "classifier": classifier,
+                "repeat": i,
+                "roc_auc": s,
+                "real_rows": sizes[0],
+                "other_rows": sizes[1],
+            }
+            for i, s in enumerate(found)
+        ]
+    return metrics, pd.DataFrame(rows)
+
+
 def detection_metrics(
     real_test: np.ndarray,
     generated: dict[str, np.ndarray],
@@ -136,37 +225,15 @@ def detection_metrics(
     ``generated[""]`` is the model's rows (``c2st_auc_gbm``); other names get their name as a
     suffix (``c2st_auc_gbm_control`` for other real rare rows, ``c2st_auc_gbm_copula``, ...). With
     ``balanced``, equal numbers of real and generated rows per repeat
-    (:func:`balanced_half_split_aucs`), named ``c2st_balanced_auc_...``.
+    (:func:`balanced_half_split_aucs`), named ``c2st_balanced_auc_...``. Here, one piece after
+    another; the suite runs the pieces on its workers.
     """
-    aucs = balanced_half_split_aucs if balanced else half_split_aucs
-    prefix = "c2st_balanced_auc" if balanced else "c2st_auc"
-    classifiers = {
-        "logreg": lambda repeat: logistic_model(seed + repeat),
-        "gbm": lambda repeat: boosting_model(seed + repeat, gbm_max_iter),
-    }
-    metrics: dict[str, float] = {}
-    rows = []
-    for name, rows_of in generated.items():
-        suffix = f"_{name}" if name else ""
-        size = min(len(real_test), len(rows_of))
-        sizes = (size, size) if balanced else (len(real_test), len(rows_of))
-        for classifier, make_model in classifiers.items():
-            scores = aucs(real_test, rows_of, make_model, repeats=repeats, seed=seed)
-            key = f"{prefix}_{classifier}{suffix}"
-            metrics[key] = float(np.mean(scores)) if scores else float("nan")
-            metrics[f"{key}_std"] = float(np.std(scores)) if scores else float("nan")
-            rows += [
-                {
-                    "compared_with": name or "synthetic",
-                    "classifier": classifier,
-                    "repeat": i,
-                    "roc_auc": s,
-                    "real_rows": sizes[0],
-                    "other_rows": sizes[1],
-                }
-                for i, s in enumerate(scores)
-            ]
-    return metrics, pd.DataFrame(rows)
+    pieces = detection_pieces(
+        real_test, generated, repeats=repeats, gbm_max_iter=gbm_max_iter, seed=seed,
+        balanced=balanced,
+    )  # fmt: skip
+    scores = [p.call(*p.args, **p.kwargs) for p in pieces]
+    return detection_results(len(real_test), generated, scores, balanced=balanced)
 
 
 def _same_model(make_model: Callable[[int], Any], repeat: int, _: int) -> Any:

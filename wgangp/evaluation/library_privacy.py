@@ -13,7 +13,8 @@ these two are the field's library's, so a reader can compare them with other gen
   customers, so each repeat draws ENTITIES (:mod:`wgangp.data.entities`): one random row of each
   drawn entity, as many training rare entities as held-out ones (the fewer of the two counts,
   seeded; the library's own subsampling is not). With each row its own entity this is the draw
-  of rows it replaced, on the same seed. The mean over repeats.
+  of rows it replaced, on the same seed. The mean over ``evaluate.dcr_repeats`` draws, and its
+  spread (``_std``) over them.
 - ``disclosure_protection``: SDMetrics' ``DisclosureProtection`` with the CAP attack. An attacker
   who knows some columns of a training rare row (quasi-identifiers, as a card's time and amount
   are to a merchant) looks up synthetic rows with the same values and guesses a sensitive column
@@ -39,6 +40,7 @@ import pandas as pd
 from wgangp.data.entities import identical_row_groups
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.evaluation.encoding import NUMBER_KINDS, seconds
+from wgangp.evaluation.pieces import Piece
 
 #: Bins per column of the disclosure attack (SDMetrics' default).
 BINS = 10
@@ -101,12 +103,33 @@ def dcr_overfitting_protection(
     seed: int,
     schema: TableSchema,
     *,
+    repeats: int = DCR_REPEATS,
     train_owners: np.ndarray | None = None,
     holdout_owners: np.ndarray | None = None,
 ) -> tuple[float, float]:
-    """(score, share of synthetic rows closer to the training rows); frames of the table's
-    features, or arrays of them in the schema's order. ``*_owners``: each row's entity (None:
-    rows identical in every feature are one)."""
+    """(score, share of synthetic rows closer to the training rows), means over ``repeats``
+    draws; frames of the table's features, or arrays of them in the schema's order.
+    ``*_owners``: each row's entity (None: rows identical in every feature are one)."""
+    scores, closer = dcr_repeat_scores(
+        synthetic, train, holdout, seed, schema, repeats=repeats,
+        train_owners=train_owners, holdout_owners=holdout_owners,
+    )  # fmt: skip
+    return float(np.mean(scores)), float(np.mean(closer))
+
+
+def dcr_repeat_scores(
+    synthetic: Rows,
+    train: Rows,
+    holdout: Rows,
+    seed: int,
+    schema: TableSchema,
+    *,
+    repeats: int = DCR_REPEATS,
+    train_owners: np.ndarray | None = None,
+    holdout_owners: np.ndarray | None = None,
+) -> tuple[list[float], list[float]]:
+    """Each draw's score and share closer to the training rows, in draw order
+    (:func:`dcr_overfitting_protection`)."""
     from sdmetrics.single_table import DCROverfittingProtection
 
     rng = np.random.default_rng(seed)
@@ -117,7 +140,7 @@ def dcr_overfitting_protection(
     frame = _frame(synthetic, schema)
     metadata = _metadata(schema)
     scores, closer = [], []
-    for _ in range(DCR_REPEATS):
+    for _ in range(repeats):
         train_rows = _rows(train, one_row_per_entity(train_owners, size, rng))
         holdout_rows = _rows(holdout, one_row_per_entity(holdout_owners, size, rng))
         with warnings.catch_warnings():
@@ -125,9 +148,9 @@ def dcr_overfitting_protection(
             result = DCROverfittingProtection.compute_breakdown(
                 train_rows, frame, holdout_rows, metadata
             )
-        scores.append(result["score"])
-        closer.append(result["synthetic_data_percentages"]["closer_to_training"])
-    return float(np.mean(scores)), float(np.mean(closer))
+        scores.append(float(result["score"]))
+        closer.append(float(result["synthetic_data_percentages"]["closer_to_training"]))
+    return scores, closer
 
 
 def disclosure_protection(synthetic: Rows, train: Rows, schema: TableSchema) -> float:
@@ -155,41 +178,79 @@ def disclosure_protection(synthetic: Rows, train: Rows, schema: TableSchema) -> 
         )
 
 
-def library_privacy(
+def generator_privacy(
+    synthetic: Rows,
+    train: Rows,
+    holdout: Rows,
+    schema: TableSchema,
+    *,
+    seed: int,
+    repeats: int = DCR_REPEATS,
+    train_owners: np.ndarray | None = None,
+    holdout_owners: np.ndarray | None = None,
+) -> tuple[list[float], list[float], float]:
+    """(each draw's DCR overfitting protection and share closer to training, the disclosure
+    protection) of one generator's rows: one piece of :func:`library_privacy`."""
+    scores, closer = dcr_repeat_scores(
+        synthetic,
+        train,
+        holdout,
+        seed,
+        schema,
+        repeats=repeats,
+        train_owners=train_owners,
+        holdout_owners=holdout_owners,
+    )
+    return scores, closer, disclosure_protection(synthetic, train, schema)
+
+
+def library_privacy_pieces(
     generated: dict[str, Rows],
     train: Rows,
     holdout: Rows,
     schema: TableSchema,
     *,
     seed: int,
+    repeats: int = DCR_REPEATS,
     train_owners: np.ndarray | None = None,
     holdout_owners: np.ndarray | None = None,
-) -> tuple[dict[str, float], pd.DataFrame]:
-    """Both metrics for each generator in ``generated`` (name -> rows; "" is the GAN's), named
-    ``dcr_overfitting_protection{_name}`` and ``disclosure_protection{_name}``, and a table with
-    the held-out real rare rows' disclosure protection as the reference a fresh real sample
-    gets. ``*_owners``: each training and held-out row's entity (None: identical rows are one)."""
+) -> list[Piece]:
+    """One piece per generator of ``generated``, then the held-out rows' disclosure protection
+    (the reference), in the order :func:`library_privacy_results` reads them."""
+    owners = {"train_owners": train_owners, "holdout_owners": holdout_owners}
+    pieces = [
+        Piece(
+            "privacy_sdmetrics",
+            generator_privacy,
+            (synthetic, train, holdout, schema),
+            {"seed": seed, "repeats": repeats, **owners},
+            cost=float(repeats * len(synthetic) * len(holdout)),
+        )
+        for synthetic in generated.values()
+    ]
+    reference = Piece(
+        "privacy_sdmetrics", disclosure_protection, (holdout, train, schema), cost=len(holdout)
+    )
+    return [*pieces, reference]
+
+
+def library_privacy_results(names: list[str], found: list) -> tuple[dict[str, float], pd.DataFrame]:
+    """The metrics and table from the results of :func:`library_privacy_pieces`, in order."""
     metrics: dict[str, float] = {}
     rows = []
-    for name, synthetic in generated.items():
+    for name, (scores, shares, disclosure) in zip(names, found[:-1], strict=True):
         suffix = f"_{name}" if name else ""
-        score, closer = dcr_overfitting_protection(
-            synthetic,
-            train,
-            holdout,
-            seed,
-            schema,
-            train_owners=train_owners,
-            holdout_owners=holdout_owners,
-        )
-        disclosure = disclosure_protection(synthetic, train, schema)
+        score, closer = float(np.mean(scores)), float(np.mean(shares))
         metrics[f"dcr_overfitting_protection{suffix}"] = score
+        metrics[f"dcr_overfitting_protection{suffix}_std"] = float(np.std(scores))
         if np.isfinite(disclosure):
             metrics[f"disclosure_protection{suffix}"] = disclosure
         rows.append(
             {
                 "rows": name or "gan",
                 "dcr_overfitting_protection": score,
+                "dcr_overfitting_protection_std": float(np.std(scores)),
+                "dcr_draws": len(scores),
                 "closer_to_training": closer,
                 "disclosure_protection": disclosure,
             }
@@ -198,11 +259,38 @@ def library_privacy(
         {
             "rows": "real_test_rare (reference)",
             "dcr_overfitting_protection": float("nan"),
+            "dcr_overfitting_protection_std": float("nan"),
+            "dcr_draws": 0,
             "closer_to_training": float("nan"),
-            "disclosure_protection": disclosure_protection(holdout, train, schema),
+            "disclosure_protection": found[-1],
         }
     )
     return metrics, pd.DataFrame(rows)
+
+
+def library_privacy(
+    generated: dict[str, Rows],
+    train: Rows,
+    holdout: Rows,
+    schema: TableSchema,
+    *,
+    seed: int,
+    repeats: int = DCR_REPEATS,
+    train_owners: np.ndarray | None = None,
+    holdout_owners: np.ndarray | None = None,
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """Both metrics for each generator in ``generated`` (name -> rows; "" is the GAN's), named
+    ``dcr_overfitting_protection{_name}`` and ``disclosure_protection{_name}``, and a table with
+    the held-out real rare rows' disclosure protection as the reference a fresh real sample
+    gets. ``*_owners``: each training and held-out row's entity (None: identical rows are one).
+    ``repeats``: the DCR comparison's draws. Here, one piece after another; the suite runs the
+    pieces on its workers."""
+    pieces = library_privacy_pieces(
+        generated, train, holdout, schema, seed=seed, repeats=repeats,
+        train_owners=train_owners, holdout_owners=holdout_owners,
+    )  # fmt: skip
+    found = [p.call(*p.args, **p.kwargs) for p in pieces]
+    return library_privacy_results(list(generated), found)
 
 
 def _frame(rows: Rows, schema: TableSchema) -> pd.DataFrame:

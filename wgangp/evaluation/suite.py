@@ -31,15 +31,23 @@ from wgangp.data.entities import row_entities
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
-from wgangp.evaluation.detection import detection_metrics
+from wgangp.evaluation.detection import detection_pieces, detection_results
 from wgangp.evaluation.encoding import TableEncoding
-from wgangp.evaluation.fidelity import fidelity_metrics, numeric_names
+from wgangp.evaluation.fidelity import fidelity_metrics, numeric_names, sdmetrics_quality
 from wgangp.evaluation.frames import RareSampler, check_frame, checked_sampler
-from wgangp.evaluation.library_privacy import library_privacy
+from wgangp.evaluation.library_privacy import library_privacy_pieces, library_privacy_results
+from wgangp.evaluation.pieces import Piece, Workers, family_seconds
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
 from wgangp.evaluation.privacy import near_copy_share_rows, privacy_metrics
 from wgangp.evaluation.render import render_html, render_markdown
-from wgangp.evaluation.utility import summarize, utility_metrics, utility_per_seed
+from wgangp.evaluation.utility import (
+    UtilitySettings,
+    summarize,
+    synthetic_rows_needed,
+    utility_metrics,
+    utility_pieces,
+    utility_rows,
+)
 from wgangp.files import write_text, write_with
 from wgangp.tracking.names import EVAL, in_section
 
@@ -57,6 +65,8 @@ class EvaluationResult:
     schema: TableSchema = field(repr=False)
     #: "real_train_rare", "real_test_rare", "synthetic": kept for the figures of :meth:`write`.
     samples: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    #: Seconds: ``wall``, ``cpu`` (this process's and the workers'), ``cpu_<part>`` per part.
+    seconds: dict[str, float] = field(default_factory=dict, repr=False)
 
     def write(self, out_dir: Path) -> list[Path]:
         """Write figures (PNG), CSV tables, ``metrics.csv``, ``report.md`` and ``report.html``."""
@@ -120,10 +130,14 @@ def run_evaluation(
     row's entity as integer codes, one coding across the frames (``data.entity``); privacy counts
     those instead of rows identical in the schema's columns."""
     settings.check()
-    with threadpool_limits(limits=settings.threads):
+    with (
+        threadpool_limits(limits=settings.threads),
+        Workers(settings.workers, settings.threads) as workers,
+    ):
         return _evaluate(
-            real_train, real_test, sample_rare, settings, seed, schema, privacy_train, entity
-        )
+            real_train, real_test, sample_rare, settings, seed, schema, privacy_train, entity,
+            workers,
+        )  # fmt: skip
 
 
 def _owners(frame: pd.DataFrame, name: str, schema: TableSchema, entity: str | None) -> np.ndarray:
@@ -150,6 +164,7 @@ def _evaluate(
     schema: TableSchema,
     privacy_train: pd.DataFrame | None,
     entity: str | None,
+    workers: Workers,
 ) -> EvaluationResult:
     train, train_y = check_frame(real_train, "real_train", schema)
     train_owners = _owners(real_train, "real_train", schema, entity)
@@ -170,21 +185,11 @@ def _evaluate(
         )
     draw = checked_sampler(sample_rare, schema)
     sample_seed, detection_seed, *repeat_seeds = derived_seeds(seed, 2 + settings.seeds)
-    ratios = [float(r) for r in settings.augment_ratios]
-    timings: dict[str, float] = {}
-    cpu_start = time.process_time()
-    metrics: dict[str, float] = {}
-    tables: dict[str, pd.DataFrame] = {}
+    wall, cpu = time.perf_counter(), time.process_time()
 
-    start = time.perf_counter()
+    # Here, where the generator lives: every draw, the baselines' rows, the encodings.
     synthetic = draw(settings.n_synthetic, sample_seed)
-    fidelity, tables["fidelity_per_feature"] = fidelity_metrics(
-        test_rare, synthetic, train_rare, schema, with_sdmetrics=settings.sdmetrics
-    )
-    metrics |= fidelity
-    timings["fidelity"] = time.perf_counter() - start
-
-    start = time.perf_counter()
+    workers.start()  # once the first draw is checked; their imports overlap what follows
     encoding = TableEncoding(schema, train)
     train_rest = train[train_y != RARE].reset_index(drop=True)
     frames = {"": synthetic, "control": train_rare}
@@ -200,85 +205,108 @@ def _evaluate(
         )
     generated = {name: encoding.model_matrix(rows) for name, rows in frames.items()}
     test_x = encoding.model_matrix(test_rare)
-    timings["baselines"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    for table, balanced in (("detection", False), ("detection_balanced", True)):
-        found, tables[table] = detection_metrics(
-            test_x,
-            generated,
-            repeats=settings.c2st_repeats,
-            gbm_max_iter=settings.gbm_max_iter,
-            seed=detection_seed,
-            balanced=balanced,
-        )
-        metrics |= found
-    timings["detection"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    test_rare_owners = test_owners[test_y == RARE]
-    every_train_rare_owners = every_owners[every_train_y == RARE]
-    privacy, tables["privacy"] = privacy_metrics(
-        synthetic,
-        every_train,
-        test_rare,
-        schema,
-        copy_rtol=settings.copy_rtol,
-        test_owners=test_rare_owners,
-        train_rare_owners=every_train_rare_owners,
-    )
-    metrics |= privacy
-    others = {name: rows for name, rows in frames.items() if name != "control"}
-    every_train_rare = every_train[every_train_y == RARE].reset_index(drop=True)
-    for name, rows in others.items():
-        suffix = f"_{name}" if name else ""
-        metrics[f"near_copies{suffix}"] = near_copy_share_rows(
-            rows, every_train_rare, test_rare, schema, test_owners=test_rare_owners
-        )
-    if settings.sdmetrics:
-        library, tables["privacy_sdmetrics"] = library_privacy(
-            others,
-            train_rare,
-            test_rare,
-            schema,
-            seed=detection_seed,
-            train_owners=train_owners[train_y == RARE],
-            holdout_owners=test_rare_owners,
-        )
-        metrics |= library
-    timings["privacy"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    per_seed = utility_per_seed(
-        train,
-        train_y,
-        test,
-        test_y,
-        draw,
-        ratios=ratios,
+    utility_data = utility_rows(train, train_y, test, test_y, schema)
+    utility_settings = UtilitySettings(
+        ratios=[float(r) for r in settings.augment_ratios],
         headline_ratio=float(settings.headline_ratio),
-        repeat_seeds=repeat_seeds,
         max_normal_rows=settings.max_normal_rows,
         target_precision=settings.target_precision,
         smote_k_neighbors=settings.smote_k_neighbors,
         gbm_max_iter=settings.gbm_max_iter,
-        schema=schema,
     )
-    tables["utility"] = summarize(per_seed, float(settings.headline_ratio))
-    tables["utility_per_seed"] = per_seed
-    metrics |= utility_metrics(per_seed, float(settings.headline_ratio), settings.target_precision)
-    timings["utility"] = time.perf_counter() - start
+    n_needed = synthetic_rows_needed(utility_settings.ratios, len(utility_data.real_rare))
+    draws = [draw(n_needed, repeat_seed) for repeat_seed in repeat_seeds]
+    prepared = (time.perf_counter() - wall, time.process_time() - cpu)
 
+    # Then every piece, on the workers.
+    test_rare_owners = test_owners[test_y == RARE]
+    every_train_rare = every_train[every_train_y == RARE].reset_index(drop=True)
+    others = {name: rows for name, rows in frames.items() if name != "control"}
+    repeats, gbm_max_iter = settings.c2st_repeats, settings.gbm_max_iter
+    parts: dict[str, list[Piece]] = {
+        "fidelity": [
+            Piece("fidelity", fidelity_metrics, (test_rare, synthetic, train_rare, schema),
+                  {"with_sdmetrics": False}),
+        ],
+        "quality_report": [
+            Piece("fidelity", sdmetrics_quality, (test_rare, synthetic, schema), cost=50.0)
+        ] if settings.sdmetrics else [],
+        "detection": detection_pieces(
+            test_x, generated, seed=detection_seed, repeats=repeats, gbm_max_iter=gbm_max_iter
+        ),
+        "detection_balanced": detection_pieces(
+            test_x, generated, seed=detection_seed, balanced=True, repeats=repeats,
+            gbm_max_iter=gbm_max_iter,
+        ),
+        "privacy": [
+            Piece("privacy", privacy_metrics, (synthetic, every_train, test_rare, schema),
+                  {"copy_rtol": settings.copy_rtol, "test_owners": test_rare_owners,
+                   "train_rare_owners": every_owners[every_train_y == RARE]}, cost=200.0),
+        ],
+        "near_copies": [
+            Piece("privacy", near_copy_share_rows, (rows, every_train_rare, test_rare, schema),
+                  {"test_owners": test_rare_owners})
+            for rows in others.values()
+        ],
+        "privacy_sdmetrics": library_privacy_pieces(
+            others, train_rare, test_rare, schema, seed=detection_seed,
+            repeats=settings.dcr_repeats, train_owners=train_owners[train_y == RARE],
+            holdout_owners=test_rare_owners,
+        ) if settings.sdmetrics else [],
+        "utility": utility_pieces(utility_data, utility_settings, repeat_seeds, draws),
+    }  # fmt: skip
+    pieces = [piece for part in parts.values() for piece in part]
+    done = workers.run(pieces)
+    results: dict[str, list] = {}
+    at = 0
+    for part, its in parts.items():
+        results[part] = [d.value for d in done[at : at + len(its)]]
+        at += len(its)
+
+    metrics: dict[str, float] = {}
+    tables: dict[str, pd.DataFrame] = {}
+    fidelity, tables["fidelity_per_feature"] = results["fidelity"][0]
+    metrics |= fidelity
+    if settings.sdmetrics:
+        metrics |= results["quality_report"][0]
+    for part, balanced in (("detection", False), ("detection_balanced", True)):
+        found, tables[part] = detection_results(
+            len(test_x), generated, results[part], balanced=balanced
+        )
+        metrics |= found
+    privacy, tables["privacy"] = results["privacy"][0]
+    metrics |= privacy
+    for name, share in zip(others, results["near_copies"], strict=True):
+        metrics[f"near_copies{'_' + name if name else ''}"] = share
+    if settings.sdmetrics:
+        library, tables["privacy_sdmetrics"] = library_privacy_results(
+            list(others), results["privacy_sdmetrics"]
+        )
+        metrics |= library
+    per_seed = pd.DataFrame([row for rows in results["utility"] for row in rows])
+    tables["utility"] = summarize(per_seed, utility_settings.headline_ratio)
+    tables["utility_per_seed"] = per_seed
+    metrics |= utility_metrics(per_seed, utility_settings.headline_ratio, settings.target_precision)
     metrics |= {
         "n_synthetic": float(len(synthetic)),
         "n_train_rare": float(len(train_rare)),
         "n_test_rare": float(len(test_rare)),
     }
+    by_part = {name: cpu_s for name, (_, cpu_s) in family_seconds(pieces, done).items()}
+    seconds = {
+        "wall": time.perf_counter() - wall,
+        # In-process pieces are already in this process's CPU time.
+        "cpu": time.process_time() - cpu + (sum(by_part.values()) if workers.separate else 0.0),
+        **{f"cpu_{name}": value for name, value in by_part.items()},
+    }
     log.info(
-        "evaluation took %.1f s wall, %.1f s CPU (%s)",
-        sum(timings.values()),
-        time.process_time() - cpu_start,
-        ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()),
+        "evaluation took %.1f s wall, %.1f s CPU on %d worker(s) (%.1f s drawing and preparing "
+        "rows here; by part: %s)",
+        seconds["wall"],
+        seconds["cpu"],
+        workers.count,
+        prepared[1],
+        ", ".join(f"{name} {value:.1f} s" for name, value in by_part.items()),
     )
     return EvaluationResult(
         metrics=in_section(EVAL, {k: float(v) for k, v in metrics.items()}),
@@ -289,6 +317,7 @@ def _evaluate(
             "real_test_rare": test_rare,
             "synthetic": synthetic,
         },
+        seconds=seconds,
     )
 
 

@@ -39,6 +39,7 @@ from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rare, baseline_rows
 from wgangp.evaluation.detection import boosting_model, logistic_model
 from wgangp.evaluation.encoding import TableEncoding
+from wgangp.evaluation.pieces import Piece
 
 #: Detector families: the main one has no suffix in metric names.
 MODEL_SUFFIXES = {"gbm": "", "logreg": "_logreg"}
@@ -160,6 +161,172 @@ def synthetic_rows_needed(ratios: list[float], n_real_rare: int) -> int:
     return max(n_real_rare, *(n_added_for(r, n_real_rare) for r in ratios))
 
 
+@dataclass(frozen=True)
+class UtilitySettings:
+    """The utility experiment's settings (``evaluate.*``)."""
+
+    ratios: list[float]
+    headline_ratio: float
+    max_normal_rows: int
+    target_precision: float
+    smote_k_neighbors: int
+    gbm_max_iter: int
+
+
+@dataclass(frozen=True)
+class UtilityRows:
+    """The rows every repeat draws from: the training rows as the detectors see them and as
+    frames (for the baselines), the test rows and their classes (1: the rare class)."""
+
+    encoding: TableEncoding
+    real_rare: np.ndarray
+    all_normals: np.ndarray
+    rare_rows_frame: pd.DataFrame
+    normal_rows: pd.DataFrame
+    test_x: np.ndarray
+    test_y: np.ndarray
+
+
+@dataclass(frozen=True)
+class RepeatRows:
+    """What one repeat trains and scores on: the training rare rows, its subsample of the
+    other class (as the detectors see it and as a frame), the test rows."""
+
+    encoding: TableEncoding
+    real_rare: np.ndarray
+    rare_rows_frame: pd.DataFrame
+    normals: np.ndarray
+    normal_rows: pd.DataFrame
+    test_x: np.ndarray
+    test_y: np.ndarray
+
+
+def utility_rows(
+    real_train: pd.DataFrame,
+    train_classes: np.ndarray,
+    real_test: pd.DataFrame,
+    test_classes: np.ndarray,
+    schema: TableSchema,
+) -> UtilityRows:
+    """The rows of the utility experiment; the frames hold the table's features, ``*_classes``
+    each row's class (1: the rare class)."""
+    encoding = TableEncoding(schema, real_train)
+    is_rare = np.asarray(train_classes) == RARE
+    train_x = encoding.model_matrix(real_train)
+    real_rare, all_normals = train_x[is_rare], train_x[~is_rare]
+    if len(real_rare) < 2 or len(all_normals) < 2:
+        raise DataError(
+            f"real_train has {len(real_rare)} rare-class rows and {len(all_normals)} others; the "
+            "evaluation needs at least 2 of each: pass the full training split"
+        )
+    return UtilityRows(
+        encoding=encoding,
+        real_rare=real_rare,
+        all_normals=all_normals,
+        rare_rows_frame=real_train[is_rare].reset_index(drop=True),
+        normal_rows=real_train[~is_rare].reset_index(drop=True),
+        test_x=encoding.model_matrix(real_test),
+        test_y=(np.asarray(test_classes) == RARE).astype(int),
+    )
+
+
+def repeat_rows(data: UtilityRows, seed: int, max_normal_rows: int) -> RepeatRows:
+    """The rows of the repeat with ``seed``: its subsample of the other class, drawn first
+    from ``seed`` (the rest of the repeat's randomness comes from ``seed`` too)."""
+    picked = subsample_rows(len(data.all_normals), max_normal_rows, np.random.default_rng(seed))
+    return RepeatRows(
+        encoding=data.encoding,
+        real_rare=data.real_rare,
+        rare_rows_frame=data.rare_rows_frame,
+        normals=data.all_normals[picked],
+        normal_rows=data.normal_rows.iloc[picked],
+        test_x=data.test_x,
+        test_y=data.test_y,
+    )
+
+
+def utility_repeat(
+    rows: RepeatRows,
+    settings: UtilitySettings,
+    repeat: int,
+    seed: int,
+    synthetic_rows: pd.DataFrame,
+) -> list[dict[str, object]]:
+    """One repeat (baselines and model seeds from ``seed``; the synthetic rows drawn with it):
+    a row per model and training set with its test scores."""
+    encoding = rows.encoding
+    synthetic = encoding.model_matrix(synthetic_rows)
+
+    def make_baseline(name: str, n: int, baseline_seed: int) -> np.ndarray:
+        made = baseline_rows(
+            name,
+            rows.rare_rows_frame,
+            rows.normal_rows,
+            n,
+            encoding,
+            smote_k_neighbors=settings.smote_k_neighbors,
+            seed=baseline_seed,
+        )
+        return encoding.model_matrix(made)
+
+    sets = build_training_sets(
+        rows.real_rare,
+        rows.normals,
+        synthetic,
+        ratios=settings.ratios,
+        headline_ratio=settings.headline_ratio,
+        smote_k_neighbors=settings.smote_k_neighbors,
+        seed=seed,
+        make_baseline=make_baseline,
+    )
+    models = {
+        "gbm": lambda: boosting_model(seed, settings.gbm_max_iter),
+        "logreg": lambda: logistic_model(seed),
+    }
+    found = []
+    for training in sets:
+        for model_name, make_model in models.items():
+            scores = score_detector(
+                make_model(),
+                training.features,
+                training.labels,
+                rows.test_x,
+                rows.test_y,
+                settings.target_precision,
+            )
+            found.append(
+                {
+                    "repeat": repeat,
+                    "seed": seed,
+                    "model": model_name,
+                    "method": training.method,
+                    "ratio": training.ratio,
+                    "n_added": training.n_added,
+                    "n_train_rows": len(training.labels),
+                    **scores,
+                }
+            )
+    return found
+
+
+def utility_pieces(
+    data: UtilityRows,
+    settings: UtilitySettings,
+    repeat_seeds: list[int],
+    draws: list[pd.DataFrame],
+) -> list[Piece]:
+    """One piece per repeat, ``draws`` its synthetic rows (drawn beforehand, where the
+    generator lives); each piece carries its own subsample, not the whole other class."""
+    pieces = []
+    for repeat, (seed, synthetic) in enumerate(zip(repeat_seeds, draws, strict=True)):
+        rows = repeat_rows(data, seed, settings.max_normal_rows)
+        cost = 20.0 * (len(rows.normals) + len(rows.test_x))
+        pieces.append(
+            Piece("utility", utility_repeat, (rows, settings, repeat, seed, synthetic), cost=cost)
+        )
+    return pieces
+
+
 def utility_per_seed(
     real_train: pd.DataFrame,
     train_classes: np.ndarray,
@@ -176,80 +343,23 @@ def utility_per_seed(
     gbm_max_iter: int,
     schema: TableSchema,
 ) -> pd.DataFrame:
-    """One row per (repeat, model, training set) with its test scores; the frames hold the
-    table's features, ``*_classes`` each row's class (1: the rare class)."""
-    encoding = TableEncoding(schema, real_train)
-    is_rare = np.asarray(train_classes) == RARE
-    train_x = encoding.model_matrix(real_train)
-    real_rare, all_normals = train_x[is_rare], train_x[~is_rare]
-    rare_rows_frame = real_train[is_rare].reset_index(drop=True)
-    normal_rows = real_train[~is_rare].reset_index(drop=True)
-    if len(real_rare) < 2 or len(all_normals) < 2:
-        raise DataError(
-            f"real_train has {len(real_rare)} rare-class rows and {len(all_normals)} others; the "
-            "evaluation needs at least 2 of each: pass the full training split"
-        )
-    test_x = encoding.model_matrix(real_test)
-    test_y = (np.asarray(test_classes) == RARE).astype(int)
-    n_needed = synthetic_rows_needed(ratios, len(real_rare))
-    rows = []
+    """One row per (repeat, model, training set) with its test scores, the repeats one after
+    another (the suite runs them as pieces on its workers)."""
+    data = utility_rows(real_train, train_classes, real_test, test_classes, schema)
+    settings = UtilitySettings(
+        ratios=list(ratios),
+        headline_ratio=headline_ratio,
+        max_normal_rows=max_normal_rows,
+        target_precision=target_precision,
+        smote_k_neighbors=smote_k_neighbors,
+        gbm_max_iter=gbm_max_iter,
+    )
+    n_needed = synthetic_rows_needed(settings.ratios, len(data.real_rare))
+    found = []
     for repeat, seed in enumerate(repeat_seeds):
-        rng = np.random.default_rng(seed)
-        picked = subsample_rows(len(all_normals), max_normal_rows, rng)
-        normals = all_normals[picked]
-        synthetic = encoding.model_matrix(draw_synthetic(n_needed, seed))
-
-        def make_baseline(
-            name: str, n: int, baseline_seed: int, picked: np.ndarray = picked
-        ) -> np.ndarray:
-            made = baseline_rows(
-                name,
-                rare_rows_frame,
-                normal_rows.iloc[picked],
-                n,
-                encoding,
-                smote_k_neighbors=smote_k_neighbors,
-                seed=baseline_seed,
-            )
-            return encoding.model_matrix(made)
-
-        sets = build_training_sets(
-            real_rare,
-            normals,
-            synthetic,
-            ratios=ratios,
-            headline_ratio=headline_ratio,
-            smote_k_neighbors=smote_k_neighbors,
-            seed=seed,
-            make_baseline=make_baseline,
-        )
-        models = {
-            "gbm": lambda s=seed: boosting_model(s, gbm_max_iter),
-            "logreg": lambda s=seed: logistic_model(s),
-        }
-        for training in sets:
-            for model_name, make_model in models.items():
-                scores = score_detector(
-                    make_model(),
-                    training.features,
-                    training.labels,
-                    test_x,
-                    test_y,
-                    target_precision,
-                )
-                rows.append(
-                    {
-                        "repeat": repeat,
-                        "seed": seed,
-                        "model": model_name,
-                        "method": training.method,
-                        "ratio": training.ratio,
-                        "n_added": training.n_added,
-                        "n_train_rows": len(training.labels),
-                        **scores,
-                    }
-                )
-    return pd.DataFrame(rows)
+        rows = repeat_rows(data, seed, max_normal_rows)
+        found += utility_repeat(rows, settings, repeat, seed, draw_synthetic(n_needed, seed))
+    return pd.DataFrame(found)
 
 
 def summarize(per_seed: pd.DataFrame, headline_ratio: float) -> pd.DataFrame:

@@ -36,6 +36,7 @@ import keras
 import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp
+from threadpoolctl import threadpool_limits
 
 from wgangp.config import Config, SelectConfig
 from wgangp.data.prepare import PreparedData
@@ -72,7 +73,16 @@ class ValidationProbe:
         self.seed = seed
 
     def score(self, sample: Callable[[int, int], pd.DataFrame], step: int) -> dict[str, float]:
-        """``val/*`` metrics of the generator behind ``sample`` (without the moving average)."""
+        """``val/*`` metrics of the generator behind ``sample`` (without the moving average).
+
+        One OpenMP/BLAS thread: the probe's boosting fits a few hundred rows, where a second
+        thread only adds its hand-offs, and OpenMP's spinning threads compete with TensorFlow's
+        for the same cores; the scores do not change (docs/performance.md measures the cost).
+        """
+        with threadpool_limits(limits=1):
+            return self._score(sample, step)
+
+    def _score(self, sample: Callable[[int, int], pd.DataFrame], step: int) -> dict[str, float]:
         sc, n = self.sc, self.sc.samples
         draws = sample(n * sc.repeats, self.seed + step).reset_index(drop=True)
         synthetic = self.encoding.model_matrix(draws)

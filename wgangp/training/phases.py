@@ -1,11 +1,11 @@
 """Where a run's time and memory go, phase by phase: read, train, select, assemble, export,
 evaluate.
 
-Each phase records its wall and CPU seconds and the process's peak resident memory when it ended
-(the peak so far: the phase that raised it is the one where it grew). The run logs one line,
-logs the figures as ``phase/<name>_s``, ``phase/<name>_cpu_s`` and ``phase/<name>_peak_rss_mb``,
-and writes ``phases.json`` beside its other outputs, which ``python -m scripts.bench.scale``
-reads.
+Each phase records its wall and CPU seconds (its worker processes' included) and the process's
+peak resident memory when it ended (the peak so far: the phase that raised it is the one where it
+grew). The run logs one line, logs the figures as ``phase/<name>_s``, ``phase/<name>_cpu_s`` and
+``phase/<name>_peak_rss_mb``, and writes ``phases.json`` beside its other outputs, which
+``python -m scripts.main_timing`` and ``python -m scripts.bench.scale`` read.
 """
 
 from __future__ import annotations
@@ -18,6 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 PHASES_FILE = "phases.json"
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of the child processes it has waited for (the
+    evaluation's workers, joined when it ends)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def peak_rss_mb() -> float:
@@ -33,13 +40,13 @@ class PhaseClock:
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), cpu_seconds()
         try:
             yield
         finally:
             self.phases[name] = {
                 "wall_s": round(time.perf_counter() - wall, 3),
-                "cpu_s": round(time.process_time() - cpu, 3),
+                "cpu_s": round(cpu_seconds() - cpu, 3),
                 "peak_rss_mb": round(peak_rss_mb(), 1),
             }
 
