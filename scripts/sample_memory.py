@@ -2,8 +2,8 @@
 :func:`wgangp.serving.memory.draw_bytes_per_row`, and ``python -m wgangp.sample``'s peak as n
 grows (its rows stream in chunks).
 
-    python -m scripts.sample_memory [--out DIR] [--draw-mb 1200]
-        [--stream 300000,3000000] [--big 10000000]
+    python -m scripts.sample_memory [--out DIR] [--draw-mb 1200] [--skip-draws]
+        [--stream 300000,3000000] [--big 1000000,10000000]
 
 **Models.** Four tiny real runs (``python -m wgangp.train``, 2 steps, the product's default
 networks: hidden [256, 256], calibrated) on generated tables of four shapes: few or many number
@@ -19,7 +19,8 @@ below.
 
 **Streams.** ``python -m wgangp.sample model_uri=<bundle> n=N output=<file>`` in a fresh process,
 its peak RSS printed: the widest model at each ``--stream`` N (CSV and Parquet), and the model of
-Kaggle's shape (30 numbers, latent 128) at ``--big`` N to Parquet; flat in N when chunks stream.
+Kaggle's shape (30 numbers, latent 128) at each ``--big`` N to Parquet; flat in N when chunks
+stream.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="keep the bundles here")
     parser.add_argument("--draw-mb", type=float, default=1200, help="the larger draw's size")
     parser.add_argument("--stream", default="300000,3000000", help="wgangp.sample n values")
-    parser.add_argument("--big", type=int, default=10_000_000, help="0: no Kaggle-shape stream")
+    parser.add_argument("--big", default="1000000,10000000", help="Kaggle-shape n ('': none)")
+    parser.add_argument("--skip-draws", action="store_true", help="only the streams")
     args = parser.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="sample-memory-"))
     bundles = []
@@ -126,6 +128,8 @@ def main() -> None:
             else train(folder, table(numbers, categoricals, levels), latent)
         )
         bundles.append(bundle)
+        if args.skip_draws:
+            continue
         shape = json.loads(peak(_DRAW, str(bundle), "1"))
         estimate = draw_bytes_per_row(shape["latent"], shape["width"], shape["columns"])
         large = int(min(1_000_000, args.draw_mb * 2**20 / estimate)) // 1000 * 1000
@@ -145,12 +149,9 @@ def main() -> None:
             print(
                 f"wgangp.sample n={n:>10,} output=.{suffix:7s} (widest model): {result}", flush=True
             )
-    if args.big:
-        result = stream(bundles[1], args.big, root / f"stream-{args.big}.parquet")
-        print(
-            f"wgangp.sample n={args.big:>10,} output=.parquet (Kaggle's shape): {result}",
-            flush=True,
-        )
+    for n in (int(v) for v in args.big.split(",") if v):
+        result = stream(bundles[1], n, root / f"stream-{n}.parquet")
+        print(f"wgangp.sample n={n:>10,} output=.parquet (Kaggle's shape): {result}", flush=True)
 
 
 if __name__ == "__main__":

@@ -388,3 +388,33 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
     assert set(pd.read_csv(out)["Status"]) == {"bad"}
     assert main([f"model_uri={bundle}", "n=5", f"output={out}", "label=good"]) == 0
     assert asked == [None, "good"]
+
+
+@pytest.mark.slow
+def test_a_stream_stopped_by_sigterm_leaves_no_file(tmp_path):
+    """SIGTERM while chunks stream into output=: exit 143, one line, neither the output nor the
+    hidden file it was being written under is left (Python's default would leave the latter)."""
+    import signal
+    import time
+
+    from support.synthesizers import creditcard_synthesizer, simulated_rows
+
+    bundle = creditcard_synthesizer(train=simulated_rows(500)).save(tmp_path / "synthesizer")
+    out = tmp_path / "rows.csv"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    command = [sys.executable, "-m", "wgangp.sample", f"model_uri={bundle}", "n=10000000"]
+    proc = subprocess.Popen(
+        [*command, f"output={out}"], stderr=subprocess.PIPE, env=env, cwd=tmp_path, text=True
+    )
+    deadline = time.monotonic() + 300
+    while not list(tmp_path.glob(".tmp-*rows.csv")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert list(tmp_path.glob(".tmp-*rows.csv")), "the stream never started"
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 143, err[-2000:]
+    assert err.strip().splitlines()[-1] == (
+        "wgangp: interrupted; output= is left as it was (rows already on stdout stay there)"
+    )
+    assert "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob(".tmp-*"))

@@ -26,7 +26,9 @@ from __future__ import annotations
 import gzip
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -315,18 +317,41 @@ def guarantee(privacy: dict | None) -> str:
     )
 
 
+class Interrupted(BaseException):
+    """SIGTERM (``docker stop``, a scheduler) while rows are drawn: unwinds as Ctrl-C does, so the
+    file being written is removed (Python's default SIGTERM would leave it, gigabytes of a
+    half-written stream under a hidden name)."""
+
+    exit_code = 143
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Interrupted
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry; returns the exit code (0, or the error's code after one line on stderr)."""
     argv = command_args(argv, USAGE)
     if argv is None:
         return 0
     quiet_tensorflow()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
     try:
         request = parse_args(argv)
         path = sample(request)
     except WgangpError as err:
         report_error(err)
         return err.exit_code
+    except (KeyboardInterrupt, Interrupted) as err:
+        print(
+            "wgangp: interrupted; output= is left as it was (rows already on stdout stay there)",
+            file=sys.stderr,
+        )
+        return Interrupted.exit_code if isinstance(err, Interrupted) else 130
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
     if path is not None:
         print(path)
     return 0
