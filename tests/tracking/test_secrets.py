@@ -413,6 +413,13 @@ def test_a_password_in_mlflow_tracking_uri_moves_to_the_credential_variables(
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "https://bob:other@[::1]:8443")
     assert resolve_tracking_uri(None, tmp_path) == "https://[::1]:8443"
     assert os.environ["MLFLOW_TRACKING_PASSWORD"] == "p@ss:w0rd"
+    # a user name alone MLflow never sent: the URI's pair replaces it
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "https://bob:other@[::1]:8443")
+    assert resolve_tracking_uri(None, tmp_path) == "https://[::1]:8443"
+    assert (os.environ["MLFLOW_TRACKING_USERNAME"], os.environ["MLFLOW_TRACKING_PASSWORD"]) == (
+        "bob", "other",
+    )  # fmt: skip
     for kept in ("http://127.0.0.1:5000", "http://token@host", f"sqlite:///{tmp_path}/m.db"):
         monkeypatch.setenv("MLFLOW_TRACKING_URI", kept)
         assert resolve_tracking_uri(None, tmp_path) == kept

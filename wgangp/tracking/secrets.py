@@ -82,14 +82,15 @@ def credentials_to_environment(uri: str) -> str:
 
     MLflow writes the URI it holds to stdout when a run ends ("View run ... at: <uri>"), with
     ``print``, not a logger: only a URI without the password keeps it off the screen. MLflow sends
-    the two variables as the same basic auth; variables already set win, as they would over the
-    URI's user info anyway. Any other URI is returned as it is."""
+    the two variables as the same basic auth. Both set already, they win, as they did over the
+    URI's user info; one alone MLflow never sent, so the URI's pair replaces it. Any other URI is
+    returned as it is."""
     parts = urllib.parse.urlsplit(uri)
     if parts.scheme not in ("http", "https") or parts.password is None:
         return uri
-    for name, value in ((USERNAME_VAR, parts.username), (PASSWORD_VAR, parts.password)):
-        if not os.environ.get(name):
-            os.environ[name] = urllib.parse.unquote(value or "")
+    if basic_auth() is None:
+        os.environ[USERNAME_VAR] = urllib.parse.unquote(parts.username or "")
+        os.environ[PASSWORD_VAR] = urllib.parse.unquote(parts.password)
     bare = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
     if os.environ.get("MLFLOW_TRACKING_URI") == uri:
         os.environ["MLFLOW_TRACKING_URI"] = bare
