@@ -20,7 +20,7 @@ below.
 **Streams.** ``python -m wgangp.sample model_uri=<bundle> n=N output=<file>`` in a fresh process,
 its peak RSS printed: the widest model at each ``--stream`` N (CSV and Parquet), and the model of
 Kaggle's shape (30 numbers, latent 128) at each ``--big`` N to Parquet; flat in N when chunks
-stream.
+stream. With ``--skip-draws`` only those two models are trained; each N takes minutes here.
 """
 
 from __future__ import annotations
@@ -57,13 +57,13 @@ print(json.dumps({"peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                   "columns": len(model.columns)}))
 """
 _STREAM = """
-import resource, runpy, sys
-sys.argv = ["wgangp.sample", *sys.argv[1:]]
-try:
-    runpy.run_module("wgangp.sample", run_name="__main__")
-except SystemExit as done:
-    assert not done.code, done.code
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+import resource, sys
+import wgangp.sample as command
+chunks = []
+plain = command.chunk_rows
+command.chunk_rows = lambda per_row: chunks.append(plain(per_row)) or chunks[-1]
+assert command.main(sys.argv[1:]) == 0
+print(chunks[0], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
@@ -102,34 +102,38 @@ def peak(script: str, *args: str) -> str:
 
 
 def stream(bundle: Path, n: int, output: Path) -> str:
-    kib = int(peak(_STREAM, f"model_uri={bundle}", f"n={n}", f"output={output}"))
+    chunk, kib = (
+        int(v) for v in peak(_STREAM, f"model_uri={bundle}", f"n={n}", f"output={output}").split()
+    )
     size = output.stat().st_size / 2**20
     output.unlink()
-    return f"peak RSS {kib / 1024:7,.0f} MiB, file {size:8,.0f} MiB"
+    return f"chunks of {chunk:7,} rows, peak RSS {kib / 1024:7,.0f} MiB, file {size:8,.0f} MiB"
+
+
+def bundle_of(root: Path, index: int) -> Path:
+    """The bundle of ``SHAPES[index]`` under ``root``, trained on first use (kept with --out)."""
+    _, numbers, categoricals, levels, latent = SHAPES[index]
+    folder = root / f"shape{index}"
+    folder.mkdir(parents=True, exist_ok=True)
+    found = list((folder / "out").rglob("synthesizer.json"))
+    if found:
+        return found[0].parent
+    return train(folder, table(numbers, categoricals, levels), latent)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="keep the bundles here")
     parser.add_argument("--draw-mb", type=float, default=1200, help="the larger draw's size")
-    parser.add_argument("--stream", default="300000,3000000", help="wgangp.sample n values")
+    parser.add_argument("--stream", default="300000,3000000", help="wgangp.sample n ('': none)")
     parser.add_argument("--big", default="1000000,10000000", help="Kaggle-shape n ('': none)")
     parser.add_argument("--skip-draws", action="store_true", help="only the streams")
     args = parser.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="sample-memory-"))
-    bundles = []
-    for index, (name, numbers, categoricals, levels, latent) in enumerate(SHAPES):
-        folder = root / f"shape{index}"
-        folder.mkdir(parents=True, exist_ok=True)
-        found = list((folder / "out").rglob("synthesizer.json"))
-        bundle = (
-            found[0].parent
-            if found
-            else train(folder, table(numbers, categoricals, levels), latent)
-        )
-        bundles.append(bundle)
+    for index, (name, *_) in enumerate(SHAPES):
         if args.skip_draws:
-            continue
+            break
+        bundle = bundle_of(root, index)
         shape = json.loads(peak(_DRAW, str(bundle), "1"))
         estimate = draw_bytes_per_row(shape["latent"], shape["width"], shape["columns"])
         large = int(min(1_000_000, args.draw_mb * 2**20 / estimate)) // 1000 * 1000
@@ -143,14 +147,14 @@ def main() -> None:
             f"({estimate / per_row:.2f}x)",
             flush=True,
         )
-    for n in (int(v) for v in args.stream.split(",")):
+    for n in (int(v) for v in args.stream.split(",") if v):
         for suffix in ("csv", "parquet"):
-            result = stream(bundles[2], n, root / f"stream-{n}.{suffix}")
+            result = stream(bundle_of(root, 2), n, root / f"stream-{n}.{suffix}")
             print(
                 f"wgangp.sample n={n:>10,} output=.{suffix:7s} (widest model): {result}", flush=True
             )
     for n in (int(v) for v in args.big.split(",") if v):
-        result = stream(bundles[1], n, root / f"stream-{n}.parquet")
+        result = stream(bundle_of(root, 1), n, root / f"stream-{n}.parquet")
         print(f"wgangp.sample n={n:>10,} output=.parquet (Kaggle's shape): {result}", flush=True)
 
 
