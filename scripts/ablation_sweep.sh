@@ -56,5 +56,5 @@ if [ "${FP16:-1}" != "0" ]; then
     "seed=${SEEDS}" "${COMMON[@]}" "$@"
 fi
 
-"$PYTHON" -m wgangp.report --tracking-uri "$TRACKING_URI" --experiment "$EXPERIMENT" \
-  --output-dir "$OUT" --title "NaN ablation (${EXPERIMENT})"
+"$PYTHON" -m wgangp.report "tracking_uri=$TRACKING_URI" "experiment=$EXPERIMENT" \
+  "output_dir=$OUT" "title=NaN ablation (${EXPERIMENT})"

@@ -5,199 +5,82 @@ measured the way ``scripts.dp_peers`` measures the DP peers, at epsilon 1, 3, 10
         [--seeds 0,1,2] [--epsilons 1,3,10,none] [--judge-on holdout|val]
         [--set key=value ...] [--out results.jsonl] [--from-results a.jsonl,b.jsonl]
 
-Per table and seed the rare rows are split 70/30 by dp_peers' ``rare_split`` (credit_data's 1,254
-``bad`` rows: 878 and 376; default_islr's 333 ``Yes``: 233 and 100; ``simulated_million``, the
-1,000,000 rows of wgangp's own simulator (``wgangp.data.builtin.simulated``, table seed 0,
-Kaggle's schema, label ``Class``, rare value 1), 1,730 frauds: 1,211 and 519). The held-out 30%
-are never trained on. wgangp is conditional and trains on both classes: its frame is the
-training rare rows plus every row of the other class, fitted in-process by :func:`wgangp.fit`
+Per table and seed each class is split 70/30 by ``scripts.dp_scores`` (the peers' split): the
+rare rows (credit_data's 1,254 ``bad`` rows: 878 and 376; default_islr's 333 ``Yes``: 233 and 100;
+``simulated_million``, the 1,000,000 rows of wgangp's own simulator
+(``wgangp.data.builtin.simulated``, table seed 0, Kaggle's schema, label ``Class``, rare value 1),
+1,730 frauds: 1,211 and 519) and the other class (credit_data's 3,200 ``good``: 2,240 and 960).
+The held-out 30% are never trained on. wgangp is conditional and trains on the training rows of
+both classes, the same rows the peers are given, fitted in-process by :func:`wgangp.fit`
 (a temporary MLflow store and run folder) with the ``private`` experiment preset
 (``+experiment=private``, conf/experiment/private.yaml) at ``privacy.epsilon=<epsilon>``
-(delta: wgangp's default, 1 / (10 x training entities) rounded down to a power of ten: 1e-5 on
-the two shared tables, 1e-7 on the simulated one); for ``none`` the same settings with
+(delta: wgangp's public default, 1e-6, the peers' too); for ``none`` the same settings with
 ``privacy.epsilon=null select.every=0``, so only DP differs (a private run ships its last step,
 and calibrates its marginals from DP releases). Every run has ``evaluate.enabled=false``,
 ``trainer.progress=false``, the split's seed as ``seed`` and a small split of its own
-(``data.val_fraction=0``, ``data.test_fraction=0.01``: about 1% of each class goes to the run's
-test split, which nothing reads; a private run draws each entity's part on its own, so a smaller
-share would leave its test part empty and be refused), then ``--set`` overrides. The run's
+(``data.val_fraction=0.01``, ``data.test_fraction=0.01``: about 1% of each class goes to each
+of the run's validation and test splits, which nothing reads; a private run draws each entity's
+part on its own, so a smaller share would leave a part empty, which it refuses or, for an empty
+validation part under a released description, fails on), then ``--set`` overrides. The run's
 ``privacy/epsilon`` and ``privacy/delta`` are read from its MLflow metrics. Its synthesizer
-draws as many rare rows as are held out (``sample(n, seed=<seed>)``), put in the schema's form
-by dp_peers' ``in_form``, and scored against the held-out rows by the tables benchmark's
-balanced detection
+draws as many rare rows as it trained on (``sample(n, seed=<seed>)``), put in the schema's form
+by ``dp_scores.in_form``; as many as are held out are scored against the held-out rows by the
+tables benchmark's balanced detection
 (``scripts.tables_benchmark.scores.detection``, boosting C2ST ROC-AUC, dp_peers' repeats,
 rounds and seed; 0.5: can't tell) on :class:`~wgangp.evaluation.encoding.TableEncoding`
 matrices fitted on the training rare rows, the schema being :func:`infer_schema` of the whole
 file (Kaggle's shipped schema for the simulated table). dp_peers' two references are scored
 alike per table and seed: independent marginals of the training rare rows (the floor a
-generator should beat) and real training rare rows (the ceiling).
+generator should beat) and real training rare rows (the ceiling). Utility, beside detection
+(which under DP reads near 1.0 for every method): ``dp_scores.utility_scorer``, a detector of
+the rare class trained on the training rows of the other class plus all the drawn rare rows,
+its PR-AUC on the held-out rows of both classes (at most 20,000 of the other class each way).
 
-``--judge-on val`` chooses settings without touching the held-out rows: 20% of the training rare
-rows (seeded) are carved out as validation rows, the model trains on the other 80% (plus the
-other class), and its rows and the references are scored against the validation rows.
+``--judge-on val`` chooses settings without touching the held-out rows: 20% of each class's
+training rows (seeded) are carved out as validation rows, the model trains on the other 80%, and
+its rows and the references are scored against the validation rows.
 
-Prints a markdown table (table x epsilon: detection mean +- sd over the seeds, the mean wall
-seconds of one fit and draw, the epsilon spent and delta, and the share of drawn rows holding a
-categorical level no training rare row holds, such as the ``other`` level a released schema
-always adds); ``--out`` gets one JSON line per table, method, epsilon and seed (with the plan's
-summary: noise multiplier, sample rate, the statistics' epsilon). A draw that collapsed onto one
-distinct row has no half-split AUC (identical rows stay on one side of every cut) and is read as
-1.0 with a note. A run that fails shows its last error line in its cell. A private run costs
-minutes on 2 cores (DP-SGD's per-entity gradients), one without privacy seconds; run one
+Prints two markdown tables, detection and utility (table x epsilon: mean +- sd over the seeds;
+detection's with the mean wall seconds of one fit and draw, the epsilon spent and delta, and the
+share of drawn rows holding a categorical level no training rare row holds, such as the ``other``
+level a released schema always adds); ``--out`` gets one JSON line per table, method, epsilon and
+seed (with the plan's summary: noise multiplier, sample rate, the statistics' epsilon). A draw that
+collapsed onto one distinct row has no half-split AUC (identical rows stay on one side of every cut)
+and is read as 1.0 with a note. A run that fails shows its last error line in its cell. A private
+run's step costs about one to two non-private steps (ghost clipping, docs/performance.md); run one
 invocation at a time, on a commit that does not move under it.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import tempfile
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from scripts.dp_peers import (
-    _escape,
-    held_out_scorer,
-    last_error_line,
-    rare_split,
-    report,
+from scripts.dp_figures_report import (
+    Result,
+    _eps,
+    read_results,
+    summarize,
+    utility_table,
 )
-from scripts.tables_benchmark.tables import TABLES, shared_data_dir
+from scripts.dp_peers import last_error_line, report
+from scripts.dp_rows import TABLE_NAMES, Parts, Table, load_table, seed_parts
+from scripts.dp_scores import held_out_scorer, utility_scorer
 
-#: The tables this script knows: the two shared ones and the simulator's million rows.
-TABLE_NAMES = ("credit_data", "default_islr", "simulated_million")
-SIMULATED_ROWS, SIMULATED_SEED = 1_000_000, 0
-#: The share of the training rare rows ``--judge-on val`` scores against.
-VAL_SHARE = 0.2
-#: A small split of its own: no validation rows, about 1% of each class in test (enough that
-#: a private run's independent draw of each entity's part almost never leaves it empty).
-RUN_SPLIT = ("data.val_fraction=0", "data.test_fraction=0.01")
+#: A small split of its own: about 1% of each class in validation and in test (enough that a
+#: private run's independent draw of each entity's part almost never leaves one empty).
+RUN_SPLIT = ("data.val_fraction=0.01", "data.test_fraction=0.01")
 PRESET = "+experiment=private"
 #: Without privacy: what privacy.epsilon turns off, turned off by hand.
 NO_PRIVACY = ("privacy.epsilon=null", "select.every=0")
-REFERENCES = ("marginals", "real")
-REFERENCE_NAMES = {"marginals": "marginals (floor)", "real": "real rows (ceiling)"}
-
-
-@dataclass
-class Result:
-    """One figure: wgangp (``epsilon`` None: without privacy) or a reference, a table and seed."""
-
-    table: str
-    method: str
-    epsilon: float | None
-    seed: int
-    judge_on: str = "holdout"
-    detection: float = float("nan")
-    wall_s: float = float("nan")
-    fit_s: float = float("nan")
-    spent_epsilon: float = float("nan")
-    delta: float = float("nan")
-    train_rare: int = 0
-    scored_rows: int = 0
-    #: The share of drawn rows with a categorical level no training rare row holds (``other``).
-    unseen_levels: float = float("nan")
-    #: Distinct rows among those drawn (1: the generator collapsed onto one row).
-    distinct_rows: int = 0
-    #: Detection against the judged rows read in the model's released levels (a value its
-    #: schema does not list is its ``other`` level, as the run read its own training rows):
-    #: a private model cannot name a level its selection dropped. NaN: no released schema.
-    detection_released: float = float("nan")
-    note: str = ""
-    overrides: list[str] = field(default_factory=list)
-    privacy: dict[str, object] = field(default_factory=dict)
-    run_id: str | None = None
-    #: A private run's released levels per categorical: (levels, the other level).
-    released: dict[str, object] = field(default_factory=dict)
-
-
-@dataclass
-class Table:
-    """A table's rows as read (what wgangp trains on), the same rows validated (what is scored),
-    its schema, label and class, and the overrides its runs need."""
-
-    name: str
-    raw: pd.DataFrame
-    clean: pd.DataFrame
-    schema: object
-    label: str
-    positive: object
-    overrides: tuple[str, ...] = ()
-
-    @property
-    def features(self) -> list[str]:
-        return [column.name for column in self.schema.features]
-
-    def rare_positions(self) -> np.ndarray:
-        from wgangp.data.schema.table_schema import RARE
-
-        classes = np.asarray(self.schema.classes(self.clean[self.schema.label]))
-        return np.flatnonzero(classes == RARE)
-
-
-def load_table(name: str, data: str | None) -> Table:
-    """``name``'s rows: a shared table as dp_peers reads it, or the simulator's million rows."""
-    from wgangp.data.read.table_reader import read_table
-    from wgangp.data.schema.inference import infer_schema
-    from wgangp.data.schema.validation import validate_table
-
-    if name == "simulated_million":
-        from wgangp.data.builtin.creditcard import HEADER, creditcard_schema
-        from wgangp.data.builtin.simulated import simulate_creditcard
-
-        raw = simulate_creditcard(n_rows=SIMULATED_ROWS, seed=SIMULATED_SEED)
-        schema = creditcard_schema()
-        source = f"simulated(seed={SIMULATED_SEED}, rows={SIMULATED_ROWS})"
-        clean = validate_table(raw, schema, source=source, min_rows_per_class=1, header=HEADER)
-        overrides = ("data.schema=creditcard",)
-        return Table(name, raw, clean, schema, schema.label, schema.positive, overrides)
-    spec = TABLES[name]
-    path = spec.path(shared_data_dir(data))
-    if not path.is_file():
-        raise FileNotFoundError(f"no table at {path}: give --data the shared data folder")
-    raw = read_table(path)
-    schema = infer_schema(raw, spec.label, spec.positive, source=path.name)
-    clean = validate_table(raw, schema, source=path.name, min_rows_per_class=1)
-    assert len(clean) == len(raw), "validation keeps every row: rows are matched by position"
-    return Table(name, raw.reset_index(drop=True), clean, schema, spec.label, spec.positive)
-
-
-@dataclass
-class Parts:
-    """One seed's rows: what wgangp trains on, the training rare rows (features, validated),
-    the rows scored against."""
-
-    frame: pd.DataFrame
-    train: pd.DataFrame
-    judged: pd.DataFrame
-
-
-def seed_parts(table: Table, seed: int, judge_on: str) -> Parts:
-    """dp_peers' 70/30 split of the rare rows; under ``val`` 20% of the 70% carved out (seeded)
-    to be judged on instead, the held-out 30% left unread."""
-    positions = table.rare_positions()
-    rare = table.clean.iloc[positions][table.features].reset_index(drop=True)
-    rare["_position"] = positions
-    train, held = rare_split(rare, seed)  # dp_peers' split, the position carried along
-    if judge_on == "val":
-        order = np.random.default_rng((seed, 1)).permutation(len(train))
-        n_val = int(round(VAL_SHARE * len(train)))
-        judged = train.iloc[order[:n_val]].reset_index(drop=True)
-        train = train.iloc[order[n_val:]].reset_index(drop=True)
-    else:
-        judged = held
-    keep = np.ones(len(table.raw), bool)
-    keep[positions] = False
-    keep[train["_position"].to_numpy()] = True
-    frame = table.raw.loc[keep].reset_index(drop=True)
-    return Parts(frame, train.drop(columns="_position"), judged.drop(columns="_position"))
 
 
 def run_overrides(table: Table, epsilon: float | None, seed: int, extra: list[str]) -> list[str]:
@@ -267,6 +150,13 @@ def scorer(table: Table, parts: Parts) -> Callable[[pd.DataFrame], float]:
     return held_out_scorer(table.schema, parts.train, parts.judged)
 
 
+def utility_of(table: Table, parts: Parts) -> Callable[[pd.DataFrame], float]:
+    """Utility of rare rows on the judged rows of both classes, as dp_peers scores a peer."""
+    return utility_scorer(
+        table.schema, parts.train, parts.train_other, parts.judged, parts.judged_other
+    )
+
+
 def in_released_levels(frame: pd.DataFrame, released: dict[str, object]) -> pd.DataFrame:
     """``frame`` with each categorical value its released schema does not list read as its
     ``other`` level (the rule the run read its training rows by)."""
@@ -302,6 +192,7 @@ def measure(
     score: Callable[[pd.DataFrame], float],
     unseen: Callable[[pd.DataFrame], float],
     released: Callable[[dict, pd.DataFrame], float] | None = None,
+    utility: Callable[[pd.DataFrame], float] | None = None,
 ) -> Result:
     """``result`` with the detection of ``draw``'s rows, or the one line of why it has none."""
     start = time.perf_counter()
@@ -311,6 +202,8 @@ def measure(
         result.unseen_levels = unseen(rows)
         result.distinct_rows = int(len(rows.astype(str).drop_duplicates()))
         result.detection = score(rows)
+        if utility is not None:
+            result.utility = utility(rows)
         if released is not None and result.released:
             result.detection_released = released(result.released, rows)
         if not math.isfinite(result.detection) and result.distinct_rows == 1:
@@ -326,93 +219,6 @@ def measure(
 
 def parse_epsilon(text: str) -> float | None:
     return None if text.strip().lower() in ("none", "null", "off") else float(text)
-
-
-def _eps(value: float | None) -> str:
-    return "none" if value is None else f"{value:g}"
-
-
-def summarize(results: Iterable[Result], epsilons: list[float | None]) -> str:
-    """The markdown table: a row per table, a column per epsilon and reference."""
-    results = list(results)
-    head = ["table", *(f"epsilon {_eps(e)}" for e in epsilons)]
-    head += [REFERENCE_NAMES[name] for name in REFERENCES]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    tables = list(dict.fromkeys(r.table for r in results))
-    for name in tables:
-        mine = [r for r in results if r.table == name]
-        cells = [
-            _cell([r for r in mine if r.method == "wgangp" and r.epsilon == e], private=True)
-            for e in epsilons
-        ]
-        cells += [_cell([r for r in mine if r.method == ref], private=False) for ref in REFERENCES]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    judged = sorted({r.judge_on for r in results})
-    against = "the held-out rare rows" if judged == ["holdout"] else f"{'/'.join(judged)} rows"
-    lines.append("")
-    lines.append(
-        f"Cells: balanced detection (boosting C2ST ROC-AUC against {against}; 0.5: can't tell) "
-        "mean +- sd over seeds (n), the mean wall seconds of one fit and draw, and the epsilon "
-        "spent (mean) at delta, from the run's privacy/* metrics; unseen levels: the share of "
-        "drawn rows with a categorical level no training rare row holds (a released `other`)."
-    )
-    return "\n".join(lines)
-
-
-def _cell(results: list[Result], *, private: bool) -> str:
-    if not results:
-        return "not run"
-    scored = [r for r in results if math.isfinite(r.detection)]
-    failed = [r for r in results if not math.isfinite(r.detection)]
-    if not scored:
-        return "failed: " + _escape(failed[-1].note)
-    values = np.array([r.detection for r in scored])
-    sd = float(values.std(ddof=1)) if len(values) > 1 else float("nan")
-    text = f"{values.mean():.3f} ± {sd:.3f}" if math.isfinite(sd) else f"{values.mean():.3f}"
-    text += f" (n={len(values)}"
-    if private:
-        wall = float(np.mean([r.wall_s for r in scored]))
-        text += f"; {wall:.0f} s"
-        spent = [r.spent_epsilon for r in scored if math.isfinite(r.spent_epsilon)]
-        if spent:
-            deltas = sorted({r.delta for r in scored if math.isfinite(r.delta)})
-            text += f"; ε {np.mean(spent):.2f} at δ " + "/".join(f"{d:.0e}" for d in deltas)
-    unseen = [r.unseen_levels for r in scored if math.isfinite(r.unseen_levels)]
-    if unseen and np.mean(unseen) > 0:
-        text += f"; {np.mean(unseen):.0%} unseen levels"
-    in_levels = [r.detection_released for r in scored if math.isfinite(r.detection_released)]
-    if in_levels:
-        sd = float(np.std(in_levels, ddof=1)) if len(in_levels) > 1 else float("nan")
-        spread = f" ± {sd:.3f}" if math.isfinite(sd) else ""
-        text += f"; in its released levels {np.mean(in_levels):.3f}{spread}"
-    collapsed = sum(r.note.startswith("collapsed") for r in scored)
-    if collapsed:
-        text += f"; {collapsed} collapsed onto one row"
-    text += ")"
-    if failed:
-        text += f"; {len(failed)} of {len(results)} failed: " + _escape(failed[-1].note)
-    return text
-
-
-def read_results(paths: list[str]) -> list[Result]:
-    """The results of earlier runs' ``--out`` files (null figures back to NaN)."""
-    results = []
-    for path in paths:
-        for line in Path(path).read_text().splitlines():
-            if line.strip():
-                raw = json.loads(line)
-                for key in (
-                    "detection",
-                    "wall_s",
-                    "fit_s",
-                    "spent_epsilon",
-                    "delta",
-                    "unseen_levels",
-                    "detection_released",
-                ):
-                    raw[key] = float("nan") if raw.get(key) is None else raw[key]
-                results.append(Result(**raw))
-    return results
 
 
 def arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -453,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     epsilons = [parse_epsilon(e) for e in args.epsilons.split(",") if e.strip()]
     if args.from_results:
-        print(summarize(read_results(args.from_results.split(",")), epsilons))
+        found = read_results(args.from_results.split(","))
+        print(summarize(found, epsilons) + "\n\n" + utility_table(found, epsilons))
         return 0
     names = [t.strip() for t in args.tables.split(",") if t.strip()]
     unknown = sorted(set(names) - set(TABLE_NAMES))
@@ -473,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         for seed in seeds:
             parts = seed_parts(table, seed, args.judge_on)
-            n, score = len(parts.judged), scorer(table, parts)
+            n, score = len(parts.train), scorer(table, parts)  # detection reads len(judged)
+            utility = utility_of(table, parts)
             runs: list[tuple[Result, Callable[[], pd.DataFrame]]] = []
             if not args.no_references:
                 for method, rows_of in (("marginals", _marginals), ("real", _real)):
@@ -490,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
                 result.scored_rows = n
                 measure(
                     result, draw, score, partial(unseen_share, table=table, train=parts.train),
-                    partial(released_score, table, parts),
+                    partial(released_score, table, parts), utility,
                 )  # fmt: skip
                 results.append(result)
                 report(
@@ -500,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{result.unseen_levels:.3f}",
                     out,
                 )
-    print(summarize(results, epsilons))
+    print(summarize(results, epsilons) + "\n\n" + utility_table(results, epsilons))
     return 0
 
 

@@ -3,7 +3,7 @@ privacy (no GAN), scored on the shared credit table exactly as ``scripts.dp_peer
 peers.
 
     python -m scripts.dp_marginals --data DIR [--seeds 0,1,2] [--epsilons 1,3,10]
-        [--delta 1e-5] [--out results.jsonl]
+        [--delta 1e-6] [--out results.jsonl]
 
 **What it measures, and why.** A synthesizer that got every column's marginal right and no
 dependence between columns reads about 0.867 on this benchmark (``dp_peers``' "independent
@@ -15,7 +15,7 @@ mechanisms, buys (a DP model reading above it does worse than that; one reading 
 better, by better marginals or by dependence).
 
 **The release** (each seed; ``method`` ``dp_marginals``). The table's 1,254 ``bad`` rows are split
-70/30 by :func:`scripts.dp_peers.rare_split` (878 training rows, 376 held out). Every release reads
+70/30 by :func:`scripts.dp_scores.rare_split` (878 training rows, 376 held out). Every release reads
 the 878 training rows only, each row its own entity, through this repo's mechanisms
 (:mod:`wgangp.privacy.mechanisms`), each a Gaussian release of sensitivity 1 at one noise
 multiplier, :func:`wgangp.privacy.plan.statistics_noise` for ``k`` releases spending
@@ -36,7 +36,7 @@ multiplier, :func:`wgangp.privacy.plan.statistics_noise` for ``k`` releases spen
   :func:`~wgangp.privacy.mechanisms.noisy_share` of its gaps; drawn rows get gaps at that rate.
 
 On this table that is 9 x 2 + 4 + 6 = 28 releases. 376 rows are drawn and scored against the 376
-held-out rows by ``dp_peers``' scoring (its :func:`~scripts.dp_peers.in_form`, a
+held-out rows by ``dp_peers``' scoring (:func:`~scripts.dp_scores.in_form`, a
 :class:`~wgangp.evaluation.encoding.TableEncoding` fitted on the training rows,
 ``scripts.tables_benchmark.scores.detection`` with ``dp_peers``' repeats, boosting iterations and
 seed: balanced boosting C2ST ROC-AUC, 0.5 can't tell). The non-DP ``marginals`` reference
@@ -65,15 +65,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scripts.dp_peers import (
-    TABLE,
-    Result,
-    _marginals,
-    held_out_scorer,
-    rare_split,
-    report,
-    run_one,
-)
+from scripts.dp_peers import TABLE, Result, _marginals, report, run_one
+from scripts.dp_scores import held_out_scorer, rare_split
 from scripts.tables_benchmark.tables import shared_data_dir
 
 METHOD = "dp_marginals"
@@ -206,7 +199,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", default=None, help="shared data folder ($WGANGP_SHARED_DATA)")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated split seeds")
     parser.add_argument("--epsilons", default="1,3,10", help="comma-separated total epsilons")
-    parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--delta", type=float, default=1e-6, help="wgangp's public default")
     parser.add_argument("--out", default=None, help="JSON lines file of the results")
     return parser.parse_args(argv)
 

@@ -2,25 +2,32 @@
 scores its own rows, on the shared credit table, at the same epsilons.
 
     python -m scripts.dp_peers [--data DIR] [--seeds 0,1,2] [--epsilons 1,3,10]
-        [--methods dpctgan,mst,aim,dpgan] [--delta 1e-5] [--epochs dpgan=30,dpctgan=60]
+        [--methods dpctgan,mst,aim,dpgan] [--delta 1e-6] [--epochs dpgan=30,dpctgan=60]
         [--out results.jsonl] [--from-results a.jsonl,b.jsonl]
 
-Each seed splits the table's 1,254 ``bad`` rows 70/30 (878 training rows, 376 held out; seeded,
-not stratified). Each peer (smartnoise-synth 1.0.8's DPCTGAN, MST and AIM; synthcity 0.2.12's
-DP-GAN) is fitted in its own env (``bash scripts/bench/peers/setup_envs.sh smartnoise
-synthcity``) on the 878 training rows' features only, at each epsilon (the whole budget, its
-preprocessing included: ``scripts/bench/peers/dp_table.py``), draws 376 rows, and is scored
-against the 376 held-out rows by the tables benchmark's balanced detection
+Each seed splits the table's rows as every DP figure does (``scripts.dp_scores``): its 1,254
+``bad`` rows 70/30 (878 training rows, 376 held out; seeded, not stratified, the earlier figures'
+split) and its 3,200 ``good`` rows 70/30 (2,240 and 960). Each peer (smartnoise-synth 1.0.8's
+DPCTGAN, MST and AIM; synthcity 0.2.12's DP-GAN) is fitted in its own env (``bash
+scripts/bench/peers/setup_envs.sh smartnoise synthcity``) on the training rows of both classes,
+the label (``Status``) one more categorical column, as wgangp is (``scripts.dp_figures``), at each
+epsilon (the whole budget, its preprocessing included: ``scripts/bench/peers/dp_table.py``); it
+draws rows of both classes and the ``bad`` ones are kept (878; post-processing). 376 of them are
+scored against the 376 held-out rows by the tables benchmark's balanced detection
 (``scripts.tables_benchmark.scores.detection``: boosting C2ST ROC-AUC, half-split repeats; 0.5
 can't tell) on :class:`~wgangp.evaluation.encoding.TableEncoding` matrices fitted on the training
-rows. The schema is :func:`~wgangp.data.schema.inference.infer_schema` of the whole file (label
-``Status``, class ``bad``), the rows put in its form by
+rare rows, and all of them by utility: the PR-AUC on the held-out rows of both classes of a
+detector trained on the training ``good`` rows and them (``dp_scores.utility_scorer``). The
+schema is :func:`~wgangp.data.schema.inference.infer_schema` of the whole file (label ``Status``,
+class ``bad``), the rows put in its form by
 :func:`~wgangp.data.schema.validation.validate_table`. Two references are scored alike, without
-privacy: independent marginals of the training rows and a random 376 of the training rows.
+privacy: independent marginals of the training rare rows and the training rare rows themselves
+(utility's ceiling: real rows only).
 
-Prints a markdown table (method x epsilon: detection mean +- sd over the seeds, mean wall
-seconds of a fit and draw); a method that fails shows its last error line. ``--out`` gets one
-JSON line per method, epsilon and seed, with the peer's record (its epsilon accounting).
+Prints two markdown tables, detection and utility (method x epsilon: mean +- sd over the seeds,
+mean wall seconds of a fit and draw); a method that fails shows its last error line. ``--out``
+gets one JSON line per method, epsilon and seed, with the peer's record (its epsilon
+accounting, the rows it drew and the rare ones kept).
 ``--epochs`` caps a GAN's epochs: synthcity's default of 2,000 takes hours on 2 cores, and
 DPCTGAN's (as many as its budget allows, at most 300) over 5 minutes at epsilon 10.
 """
@@ -44,6 +51,7 @@ import pandas as pd
 
 from scripts.bench.peers import envs_dir
 from scripts.bench.peers.rows import REPO
+from scripts.dp_scores import held_out_scorer, other_split, rare_split, utility_scorer
 from scripts.tables_benchmark.tables import TABLES, shared_data_dir
 
 PEER_MODULE = "scripts.bench.peers.dp_table"
@@ -62,8 +70,9 @@ REFERENCE_NAMES = {
 #: fit fails): 0.7 of epsilon 1, and 1.0 above (0.11 a column), the rest to the synthesizer.
 PREPROCESSOR_SHARE, PREPROCESSOR_MOST = 0.7, 1.0
 TABLE = TABLES["credit_data"]
-TRAIN_SHARE = 0.7
-REPEATS, GBM_MAX_ITER, DETECTION_SEED = 10, 200, 0
+#: Rows a peer draws, over those it must return of the rare class, beyond the training share:
+#: its label's share is noisy, and a draw is cheap beside a fit.
+DRAW_MARGIN = 1.3
 
 
 @dataclass
@@ -77,15 +86,8 @@ class Result:
     wall_s: float = float("nan")
     note: str = ""
     peer: dict[str, object] = field(default_factory=dict)
-
-
-def rare_split(rare: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The rare rows split 70/30 by ``seed`` (rounded: 1,254 rows give 878 and 376)."""
-    order = np.random.default_rng(seed).permutation(len(rare))
-    n_train = int(round(TRAIN_SHARE * len(rare)))
-    train = rare.iloc[order[:n_train]].reset_index(drop=True)
-    held = rare.iloc[order[n_train:]].reset_index(drop=True)
-    return train, held
+    #: PR-AUC of a detector trained on the real other-class rows and these rare rows.
+    utility: float = float("nan")
 
 
 def last_error_line(text: str) -> str:
@@ -150,23 +152,28 @@ def peer_rows(
         return rows, record
 
 
-def in_form(rows: pd.DataFrame, schema) -> pd.DataFrame:
-    """Generated rows as the schema's features: numbers numeric, integers rounded (no clipping:
-    post-processing that reads no training row)."""
-    out = {}
-    for column in schema.features:
-        values = rows[column.name]
-        if column.kind == "categorical":
-            out[column.name] = values.astype(object).where(values.notna(), np.nan)
-            continue
-        numbers = pd.to_numeric(values, errors="coerce")
-        out[column.name] = np.rint(numbers) if column.kind == "integer" else numbers
-    return pd.DataFrame(out)
+def peer_rare_rows(
+    method: str, train: pd.DataFrame, categorical: list[str], n: int, **options
+) -> tuple[pd.DataFrame, dict[str, object]]:
+    """Up to ``n`` rare rows of ``method`` fitted on ``train``, both classes with the label a
+    categorical column (:data:`TABLE`'s): it draws rows of both and keeps the rare ones (a
+    filter after the release: post-processing), as many as the training share and
+    :data:`DRAW_MARGIN` say it needs. The record notes how many it drew and kept."""
+    rare_share = float((train[TABLE.label].astype(str) == TABLE.positive).mean())
+    total = math.ceil(DRAW_MARGIN * n / max(rare_share, 1e-3))
+    rows, record = peer_rows(method, train, [*categorical, TABLE.label], total, **options)
+    rare = rows[rows[TABLE.label].astype(str) == TABLE.positive].drop(columns=TABLE.label)
+    record = {**record, "drawn": len(rows), "rare_drawn": len(rare)}
+    return rare.iloc[:n].reset_index(drop=True), record
 
 
-def summarize(results: Iterable[Result], epsilons: list[float], methods: list[str]) -> str:
-    """The markdown table: a row per method and reference, a column per epsilon."""
+def summarize(
+    results: Iterable[Result], epsilons: list[float], methods: list[str], figure: str = "detection"
+) -> str:
+    """The markdown table of ``figure`` (``detection`` or ``utility``): a row per method and
+    reference, a column per epsilon."""
     results = list(results)
+    _cell = partial(_figure_cell, figure=figure)
     head = ["method", *(f"epsilon {_eps(e)}" for e in epsilons)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for method in methods:
@@ -180,25 +187,31 @@ def summarize(results: Iterable[Result], epsilons: list[float], methods: list[st
             cells = [_cell(chosen)] * len(epsilons)
             lines.append(f"| {REFERENCE_NAMES[name]} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(
-        "Cells: balanced detection (boosting C2ST ROC-AUC against the held-out rows; 0.5: can't "
-        "tell) mean +- sd over seeds, and the mean wall seconds of one fit and draw."
-    )
+    lines.append(CAPTIONS[figure])
     return "\n".join(lines)
+
+
+CAPTIONS = {
+    "detection": "Cells: balanced detection (boosting C2ST ROC-AUC against the held-out rare rows;"
+    " 0.5: can't tell) mean +- sd over seeds, and the mean wall seconds of one fit and draw.",
+    "utility": "Cells: utility, the PR-AUC on the held-out rows of both classes of a detector"
+    " trained on the real training rows of the other class and the method's rare rows (real"
+    " training rows: the ceiling), mean +- sd over seeds (the peers: and the wall seconds).",
+}
 
 
 def _eps(value: float) -> str:
     return f"{value:g}"
 
 
-def _cell(results: list[Result]) -> str:
+def _figure_cell(results: list[Result], figure: str = "detection") -> str:
     if not results:
         return "not run"
-    scored = [r for r in results if math.isfinite(r.detection)]
-    failed = [r for r in results if not math.isfinite(r.detection)]
+    scored = [r for r in results if math.isfinite(getattr(r, figure))]
+    failed = [r for r in results if not math.isfinite(getattr(r, figure))]
     if not scored:
-        return "failed: " + _escape(failed[-1].note)
-    values = np.array([r.detection for r in scored])
+        return "failed: " + _escape(failed[-1].note or f"no {figure}")
+    values = np.array([getattr(r, figure) for r in scored])
     sd = float(values.std(ddof=1)) if len(values) > 1 else float("nan")
     wall = float(np.mean([r.wall_s for r in scored]))
     text = f"{values.mean():.3f} ± {sd:.3f}" if math.isfinite(sd) else f"{values.mean():.3f}"
@@ -213,7 +226,10 @@ def _escape(note: str) -> str:
 
 
 def run_one(
-    result: Result, draw: Callable[[], tuple[pd.DataFrame, dict[str, object]]], score
+    result: Result,
+    draw: Callable[[], tuple[pd.DataFrame, dict[str, object]]],
+    score,
+    utility: Callable[[pd.DataFrame], float] | None = None,
 ) -> Result:
     """``result`` with the figures of ``draw``'s rows, or the one line of why it has none."""
     start = time.perf_counter()
@@ -222,33 +238,12 @@ def run_one(
         result.wall_s = time.perf_counter() - start
         result.peer = record
         result.detection = score(rows)
+        if utility is not None:
+            result.utility = utility(rows)
     except Exception as err:  # noqa: BLE001 - a method's failure is its cell's note
         result.note = last_error_line(str(err)) if str(err) else type(err).__name__
         result.wall_s = time.perf_counter() - start
     return result
-
-
-def held_out_scorer(
-    schema, train: pd.DataFrame, held: pd.DataFrame
-) -> Callable[[pd.DataFrame], float]:
-    """Detection of generated rows against the ``held`` real rows, on an encoding fitted on the
-    ``train`` rows: the one way every method of the DP figures is scored."""
-    from threadpoolctl import threadpool_limits
-
-    from scripts.tables_benchmark.scores import detection
-    from wgangp.evaluation.encoding import TableEncoding
-
-    encoding = TableEncoding(schema, train)
-    real = encoding.model_matrix(held)
-
-    def score(rows: pd.DataFrame) -> float:
-        generated = encoding.model_matrix(in_form(rows, schema).iloc[: len(real)])
-        with threadpool_limits(limits=1):
-            return detection(
-                real, generated, repeats=REPEATS, gbm_max_iter=GBM_MAX_ITER, seed=DETECTION_SEED
-            )
-
-    return score
 
 
 def json_line(result: object) -> str:
@@ -269,6 +264,8 @@ def report(result, head: str, details: str, out: Path | None) -> None:
     (details)`` on stderr, and a JSON line appended to ``out``, so a long run keeps what it has
     measured."""
     shown = f"{result.detection:.3f}" if not result.note else f"failed: {result.note}"
+    if math.isfinite(getattr(result, "utility", float("nan"))):
+        shown += f", utility {result.utility:.3f}"
     print(f"{head}: {shown} ({details})", file=sys.stderr, flush=True)
     if out is not None:
         with out.open("a") as handle:
@@ -291,7 +288,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated split seeds")
     parser.add_argument("--epsilons", default="1,3,10", help="comma-separated total epsilons")
     parser.add_argument("--methods", default=",".join(METHODS), help="a subset of the peers")
-    parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--delta", type=float, default=1e-6, help="wgangp's public default")
     parser.add_argument("--epochs", default="", help="GAN epochs, e.g. dpgan=300,dpctgan=300")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per peer fit")
     parser.add_argument("--out", default=None, help="JSON lines file of the results")
@@ -311,8 +308,8 @@ def read_results(paths: list[str]) -> list[Result]:
         for line in Path(path).read_text().splitlines():
             if line.strip():
                 raw = json.loads(line)
-                for key in ("detection", "wall_s"):
-                    raw[key] = float("nan") if raw[key] is None else raw[key]
+                for key in ("detection", "wall_s", "utility"):
+                    raw[key] = float("nan") if raw.get(key) is None else raw[key]
                 results.append(Result(**raw))
     return results
 
@@ -332,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dp_peers: unknown method(s) {', '.join(unknown)}: choose from {', '.join(METHODS)}")
         return 2
     if args.from_results:
-        print(summarize(read_results(args.from_results.split(",")), epsilons, methods))
+        found = read_results(args.from_results.split(","))
+        print("\n\n".join(summarize(found, epsilons, methods, f) for f in CAPTIONS))
         return 0
     epochs = dict(part.split("=") for part in args.epochs.split(",") if part.strip())
     path = TABLE.path(shared_data_dir(args.data))
@@ -344,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     frame = validate_table(frame, schema, source=path.name, min_rows_per_class=1)
     features = [column.name for column in schema.features]
     categorical = [c.name for c in schema.features if c.kind == "categorical"]
-    rare = frame.loc[schema.classes(frame[schema.label]) == RARE, features]
+    is_rare = np.asarray(schema.classes(frame[schema.label])) == RARE
+    rare, other = frame.loc[is_rare, features], frame.loc[~is_rare, [*features, TABLE.label]]
     out = Path(args.out) if args.out else None
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -352,9 +351,11 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Result] = []
     for seed in seeds:
         train, held = rare_split(rare, seed)
-        n = len(held)
+        train_other, held_other = other_split(other, seed)
+        both = pd.concat([train.assign(**{TABLE.label: TABLE.positive}), train_other])
+        n = len(train)  # detection reads the first len(held); utility all of them
         score = held_out_scorer(schema, train, held)
-
+        utility = utility_scorer(schema, train, train_other, held, held_other)
         draws = [
             (Result("marginals", None, seed), partial(_marginals, train, n, seed)),
             (Result("real", None, seed), partial(_real, train, n, seed)),
@@ -362,17 +363,17 @@ def main(argv: list[str] | None = None) -> int:
         for method in methods:
             for epsilon in epsilons:
                 draw = partial(
-                    peer_rows, method, train, categorical, n, epsilon=epsilon, delta=args.delta,
+                    peer_rare_rows, method, both, categorical, n, epsilon=epsilon, delta=args.delta,
                     seed=seed, epochs=int(epochs[method]) if method in epochs else None,
                     timeout=args.timeout,
                 )  # fmt: skip
                 draws.append((Result(method, epsilon, seed), draw))
         for result, draw in draws:
-            run_one(result, draw, score)
+            run_one(result, draw, score, utility)
             results.append(result)
             head = f"seed {seed} {result.method} eps={result.epsilon}"
             report(result, head, f"{result.wall_s:.0f} s", out)
-    print(summarize(results, epsilons, methods))
+    print("\n\n".join(summarize(results, epsilons, methods, f) for f in CAPTIONS))
     return 0
 
 

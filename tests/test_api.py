@@ -204,6 +204,6 @@ def test_evaluating_a_dataframe_run_again_asks_for_its_rows_as_a_file(both_runs,
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert line == (
         f"wgangp: error: run {fit_id} trained on a DataFrame given in Python: write its rows "
-        "to a file and pass it with --data FILE"
+        "to a file and pass it with data=FILE"
     )
     documented(line.removeprefix("wgangp: error: "), run=fit_id)

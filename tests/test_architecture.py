@@ -3,7 +3,8 @@
 Layers, lowest first: ``errors``/``config``/``files``, ``tracking`` beside ``privacy`` (the
 accountant, and the mechanisms the data layer releases statistics through), ``data``, ``model``,
 then ``step`` (the compiled training step) beside ``serving`` (the shipped model),
-``evaluation``, ``synthesis`` (select, assemble, export), ``training`` (the run's lifecycle),
+``evaluation`` beside ``histories`` (transaction histories' behavioral measures), ``synthesis``
+(select, assemble, export), ``training`` (the run's lifecycle),
 ``cli``, then the ``python -m`` entry modules. A module may import its own layer and the ones
 below, never one above; and no two modules import each other, directly or around a cycle.
 """
@@ -27,6 +28,7 @@ LAYERS = {
     "step": 4,
     "serving": 4,
     "evaluation": 5,
+    "histories": 5,
     "synthesis": 6,
     "training": 7,
     "cli": 8,
@@ -37,6 +39,7 @@ LAYERS = {
     "sync": 9,
     "schema": 9,
     "api": 10,
+    "__main__": 10,  # ``wgangp <command>``: every command behind one name
 }
 
 
@@ -249,3 +252,97 @@ def test_only_the_data_source_knows_kaggles_file() -> None:
         if imported & kaggles and module not in kaggles
     }
     assert knowing == {"wgangp.data.read.source"}, knowing
+
+
+# -- one rule per decision (issue 69) -------------------------------------------------------------
+# Each decision below has one home; a second copy of it elsewhere fails here.
+
+#: What reads, infers, matches and validates a table: ``wgangp.data``'s, reached by a command
+#: through ``prepare`` (``python -m wgangp.schema`` runs its first half), never by itself.
+_TABLE_PIPELINE = {
+    "wgangp.data.read.big_tables.read_big_table",
+    "wgangp.data.read.big_tables.table_files",
+    "wgangp.data.read.table_files.table_files",
+    "wgangp.data.read.table_reader.read_table",
+    "wgangp.data.schema.inference.infer_table",
+    "wgangp.data.schema.inference.infer_schema",
+    "wgangp.data.schema.match.match_table",
+    "wgangp.data.schema.match.label_counts",
+    "wgangp.data.schema.validation.validate_table",
+    "wgangp.data.schema.validation.validate_entity",
+}
+
+
+def test_commands_read_tables_through_prepare() -> None:
+    commands = [m for m in _modules() if _layer(m) >= LAYERS["cli"]]
+    assert "wgangp.schema" in commands
+    graph = _imports_under("wgangp")
+    reaching = sorted(
+        f"{module} imports {name}"
+        for module in commands
+        for name in graph[module] & _TABLE_PIPELINE
+    )
+    assert reaching == []
+
+
+def _constants(value: object) -> list[str]:
+    """The modules of the package whose code writes ``value`` (a string, or a number as written
+    or computed from literals, as ``2**32 - 1``); docstrings do not count."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        inner = {  # a literal's parts (2**32 of 2**32 - 1) are not literals of their own
+            id(part)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.BinOp)
+            for part in (node.left, node.right)
+        }
+        for node in ast.walk(tree):
+            if id(node) in docstrings | inner or not isinstance(node, ast.Constant | ast.BinOp):
+                continue
+            try:
+                written = (
+                    ast.literal_eval(node)
+                    if isinstance(node, ast.Constant)
+                    else eval(  # noqa: S307
+                        compile(ast.Expression(node), "<literal>", "eval"), {"__builtins__": {}}
+                    )
+                )
+            except Exception:
+                continue
+            if type(written) is type(value) and written == value:
+                found.append(str(path.relative_to(PACKAGE)))
+                break
+    return found
+
+
+def test_the_seed_range_is_written_once() -> None:
+    """[0, 2**32 - 1] (numpy's legacy seeding): ``config.MAX_SEED``, which the sampling command,
+    the synthesizer, the served model and the calibration's offset import."""
+    assert _constants(2**32 - 1) == ["config.py"]
+    assert _constants(2**32) == []
+
+
+def test_the_default_label_is_written_once() -> None:
+    """``Class`` (Kaggle's label, ``data.label``'s default): ``DataConfig.label`` in code, and
+    ``conf/data/creditcard.yaml``, which test_config ties to it."""
+    assert _constants("Class") == ["config.py"]
+
+
+def test_one_opener_of_model_uris_and_one_parser_of_run_uris() -> None:
+    """A model URI becomes a Synthesizer in ``serving/opening.py`` alone (the commands, the
+    notebook API and the evaluation call it), and ``runs:/`` is parsed and written in
+    ``serving/bundle.py`` alone."""
+    graph = _imports_under("wgangp")
+    finding = {"wgangp.serving.bundle.stored_bundle", "wgangp.serving.bundle.local_bundle"}
+    openers = sorted(module for module, names in graph.items() if names & finding)
+    assert openers == ["wgangp.serving.opening"]
+    assert _constants("runs:/") == ["serving/bundle.py"]

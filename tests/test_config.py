@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
 from support.configs import REPO, compose
 from support.docs import documented, one_line
 
@@ -299,3 +300,46 @@ def test_a_privacy_setting_that_would_be_ignored_is_one_line(overrides, line) ->
         documented(line)
     for accepted in ("preprocess=quantile", "preprocess=standard"):  # the private path's own
         assert to_config(compose(["privacy.epsilon=3", accepted])).privacy.epsilon == 3
+
+
+def _written_keys() -> set[str]:
+    """Every key the default config's files write: conf/config.yaml and each default group's
+    option (conf/<group>/<option>.yaml)."""
+    import yaml
+
+    from wgangp.config import CONF_DIR
+
+    def walk(prefix: str, node: dict, out: set[str]) -> None:
+        for key, value in node.items():
+            full = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(value, dict) and value:
+                walk(full, value, out)
+            else:
+                out.add(full)
+
+    top = yaml.safe_load((CONF_DIR / "config.yaml").read_text())
+    written: set[str] = set()
+    walk("", {k: v for k, v in top.items() if k not in ("defaults", "hydra")}, written)
+    for entry in top["defaults"]:
+        if isinstance(entry, dict):
+            ((group, option),) = entry.items()
+            raw = yaml.safe_load((CONF_DIR / group / f"{option}.yaml").read_text()) or {}
+            walk(group, {k: v for k, v in raw.items() if k != "defaults"}, written)
+    return written
+
+
+def test_every_key_is_written_in_conf() -> None:
+    """README: "Every key is in conf/": each key of the typed schema has a line in the default
+    config's files, where a user reads what there is to set (and test above: with the schema's
+    default)."""
+    schema: set[str] = set()
+
+    def walk(prefix: str, node: object) -> None:
+        if isinstance(node, dict) and node:
+            for key, value in node.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), value)
+        else:
+            schema.add(prefix)
+
+    walk("", OmegaConf.to_container(OmegaConf.structured(Config)))
+    assert sorted(schema - _written_keys()) == []

@@ -68,7 +68,8 @@ def test_a_table_edited_after_training_is_refused(tmp_path: Path, capsys, caplog
     )
     assert line.endswith(
         "(edited, replaced or another file): its 'test' rows would include rows the run trained "
-        "on; evaluate on the table the run split, or pass --new-split to score a new split anyway"
+        "on; evaluate on the table the run split, or pass new_split=true to score a new split "
+        "anyway"
     )
 
     class Data:

@@ -1,6 +1,8 @@
-"""The notebooks: committed without outputs (an nbstripout-style check), and executed end to end
-with nbclient: ``compare_runs.ipynb`` against real training runs on a real MLflow server,
-``quickstart.ipynb`` fitting, sampling and plotting through ``wgangp.fit``."""
+"""The notebooks: ``compare_runs.ipynb`` committed without outputs (an nbstripout-style check),
+``quickstart.ipynb`` shipped with its outputs (``python -m scripts.quickstart_outputs``: what a
+reader sees where the file is shown); both executed end to end with nbclient:
+``compare_runs.ipynb`` against real training runs on a real MLflow server, ``quickstart.ipynb``
+fitting, sampling and plotting through ``wgangp.fit``."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from support.configs import REPO
 from support.tracked_runs import EXPERIMENT, ServerRuns
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+#: Shipped with its outputs; the others without.
+EXECUTED = REPO / "notebooks" / "quickstart.ipynb"
 ARTIFACTS_DIR = REPO / "test-artifacts"
 
 
@@ -19,7 +23,7 @@ def test_there_are_the_notebooks():
     )
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p != EXECUTED], ids=lambda p: p.name)
 def test_notebook_is_committed_stripped(path):
     """What ``nbstripout`` would remove is absent: outputs, execution counts, run metadata."""
     notebook = nbformat.read(path, as_version=4)
@@ -34,6 +38,47 @@ def test_notebook_is_committed_stripped(path):
         assert not set(cell.metadata) & {"execution", "collapsed", "scrolled"}, (path.name, i)
     assert "widgets" not in notebook.metadata
     assert set(notebook.metadata) <= {"kernelspec", "language_info"}
+
+
+def test_the_quickstart_ships_with_its_results_and_nothing_else():
+    """Every code cell ran, in order, and shows its results: the table, the samples, the
+    figure, the rarest condition's line; no log (stderr), no error, no path of the machine that
+    ran it, no run metadata; small."""
+    notebook = nbformat.read(EXECUTED, as_version=4)
+    nbformat.validate(notebook)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1))
+    outputs = [output for cell in code for output in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"]
+    figures = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(figures) == 1
+    text = "\n".join(_text(cell) for cell in code)
+    assert "runs:/" in _text(code[2]) and "the rarest is" in text
+    assert "/tmp/" not in text and str(REPO) not in text
+    for cell in notebook.cells:
+        assert not set(cell.metadata) & {"execution", "collapsed", "scrolled"}
+    assert set(notebook.metadata) <= {"kernelspec", "language_info"}
+    assert EXECUTED.stat().st_size < 200_000
+
+
+def test_shipping_keeps_results_and_drops_the_log():
+    """``scripts.quickstart_outputs.shipped`` on a cell as nbclient leaves it."""
+    from scripts.quickstart_outputs import shipped
+
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(1)")
+    cell.execution_count = 7
+    cell.metadata = {"execution": {"iopub.status.busy": "2026-11-28T00:00:00"}}
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text="[2026-11-28][wgangp] /tmp/x\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+    ]
+    notebook.cells = [nbformat.v4.new_markdown_cell("# x"), cell]
+    notebook.metadata = {"kernelspec": {"name": "python3"}, "papermill": {}}
+    shipped(notebook)
+    assert notebook.cells[1].execution_count == 1 and notebook.cells[1].metadata == {}
+    assert [o.name for o in notebook.cells[1].outputs] == ["stdout"]
+    assert set(notebook.metadata) == {"kernelspec"}
 
 
 def _text(cell) -> str:

@@ -371,7 +371,7 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
     asked = []
 
     class Loaded:  # None: the class the model synthesizes (Synthesizer.sample's default)
-        privacy = None  # trained without a guarantee
+        privacy = guarantee = None  # trained without a guarantee
         latent_dim, width, columns, schema = 4, 3, ["Status", "Age"], None
 
         def sample_chunks(self, n: int, label: object, seed: int, where=None, chunk_rows=0):
@@ -379,6 +379,7 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
             status = "good" if label == "good" else "bad"
             yield pd.DataFrame({"Status": [status] * n, "Age": [30] * n})
 
+    Loaded.schema = schema  # type: ignore[attr-defined]  # as the bundle's
     monkeypatch.setattr(
         synthesizer_module.Synthesizer, "load", classmethod(lambda cls, p: Loaded())
     )

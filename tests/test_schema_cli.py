@@ -96,7 +96,7 @@ def test_the_command_fails_in_one_line(tmp_path: Path, table: Path) -> None:
     schema_file = tmp_path / "s.yaml"
     schema_file.write_text("label: y\ncolumns: [{name: y, kind: categorical}]\n")
     cases = [
-        ([f"data.path={tmp_path / 'none.csv'}"], "data file not found: "),
+        ([f"data.path={tmp_path / 'none.csv'}"], "none.csv: no such file or folder ("),
         ([f"data.path={table}", "data.label=Label"], "did you mean 'label'? Set data.label"),
         ([f"data.path={table}", "data.positive=maybe"], "data.positive=maybe is not a value"),
         ([f"data.schema={schema_file}"], "is categorical but lists no levels"),
@@ -196,3 +196,24 @@ def test_the_schema_check_prints_the_tables_label_counts(tmp_path: Path, capsys,
     caplog.clear()
     assert main([f"data.schema={edited}"]) == 0  # the file alone: its own counts, said so
     assert "as the schema file gives them: bad: 5, good: 7" in caplog.text
+
+
+def test_it_prints_the_schema_prepare_data_gives(tmp_path: Path, capsys, monkeypatch) -> None:
+    """One pipeline: the command prints the schema training's ``prepare_data`` gives the same
+    table (over the cap too, where the reader picks the class to synthesize), inferred or
+    edited, with the table's own counts."""
+    from wgangp.config import DataConfig
+    from wgangp.data.prepare import prepare_data
+
+    frame = loans_features(loans_table(), "Age")
+    path = write_table(frame, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    edited = tmp_path / "schema.yaml"
+    edited.write_text(infer_schema(frame, "Status", source=str(path)).to_yaml())
+    for extra in ({}, {"schema": str(edited)}, {"max_rows": 100}):
+        args = [f"data.{key}={value}" for key, value in extra.items()]
+        assert main([f"data.path={path.name}", "data.label=Status", *args]) == 0
+        printed = TableSchema.from_yaml(capsys.readouterr().out)
+        data = DataConfig(path=path.name, label="Status", **extra)
+        trained = prepare_data(data, seed=0, launch_dir=tmp_path).schema
+        assert printed == trained, extra

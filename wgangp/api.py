@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wgangp.cli import check_no_credentials, check_overrides, quiet_tensorflow
-from wgangp.config import CONF_DIR, register_configs, to_config
+from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import ConfigError, WgangpError
 from wgangp.redaction import redact
+from wgangp.tracking.quiet import quiet_mlflow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,9 +56,10 @@ def fit(
     ``output_dir`` the run's folder (default ``outputs/<date>/<time>``). Returns the shipped
     synthesizer, with its ``run_id`` and ``model_uri`` (``runs:/<run_id>``).
     """
+    from wgangp.serving.bundle import run_uri
     from wgangp.serving.synthesizer import Synthesizer
     from wgangp.train import train
-    from wgangp.training.session import RunDirs
+    from wgangp.training.run_dirs import RunDirs
 
     overrides = [overrides] if isinstance(overrides, str) else list(overrides)
     cfg = _config(overrides, tracking_uri)
@@ -78,29 +80,21 @@ def fit(
         )
     synthesizer = Synthesizer.load(result.synthesizer_dir)
     synthesizer.run_id = result.run_id
-    synthesizer.model_uri = f"runs:/{result.run_id}" if result.run_id else None
+    synthesizer.model_uri = run_uri(result.run_id) if result.run_id else None
     return synthesizer
 
 
 def load(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
     """The synthesizer behind ``model_uri``: a run (``runs:/<id>``), a logged or registered
     model (``models:/<name>@champion``) or a local bundle folder, as ``wgangp.sample`` takes."""
-    from wgangp.serving.bundle import stored_bundle
+    from wgangp.serving.opening import open_synthesizer
 
     quiet_tensorflow()
-    bundle = stored_bundle(str(model_uri), tracking_uri, Path.cwd())
-
-    from wgangp.serving.synthesizer import Synthesizer
-
-    synthesizer = Synthesizer.load(bundle)
-    if str(model_uri).startswith("runs:/"):
-        synthesizer.run_id = str(model_uri).removeprefix("runs:/").split("/")[0]
-    is_dir = Path(str(model_uri)).expanduser().is_dir()
-    synthesizer.model_uri = None if is_dir else str(model_uri)
-    return synthesizer
+    quiet_mlflow()
+    return open_synthesizer(str(model_uri), tracking_uri, Path.cwd())
 
 
-def _config(overrides: list[str], tracking_uri: str | None):
+def _config(overrides: list[str], tracking_uri: str | None) -> Config:
     """The command line's config with ``overrides``, checked by its rules (one line each)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -118,6 +112,7 @@ def _config(overrides: list[str], tracking_uri: str | None):
     check_no_credentials(overrides)
     check_overrides(overrides)
     quiet_tensorflow()
+    quiet_mlflow()
     register_configs()
     if GlobalHydra.instance().is_initialized():  # a notebook's earlier compose, or a test's
         GlobalHydra.instance().clear()
@@ -133,7 +128,7 @@ def _source(data: object) -> tuple[str | None, pd.DataFrame | None]:
     """``data`` as ``data.path`` (a path) or as the frame itself."""
     if isinstance(data, str | Path):
         return str(data), None
-    return None, data  # type: ignore[return-value]  # the reader checks it is a DataFrame
+    return None, data  # the reader checks it is a DataFrame
 
 
 @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import difflib
 import logging
@@ -209,11 +210,11 @@ def _text_keys() -> set[str]:
 
     def walk(prefix: str, node: DictConfig) -> None:
         for key in node:
-            child = node._get_node(key)
+            child, name = node._get_node(key), str(key)
             if isinstance(child, DictConfig):
-                walk(f"{prefix}{key}.", child)
+                walk(f"{prefix}{name}.", child)
             elif isinstance(child, StringNode):
-                keys.add(f"{prefix}{key}")
+                keys.add(f"{prefix}{name}")
 
     walk("", OmegaConf.structured(Config))
     return keys
@@ -368,6 +369,44 @@ def key_values(
             value = value[1:-1]  # quoted as the training command needs (check_text_syntax)
         values[key] = value
     return values
+
+
+def flags_of(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The one grammar every command takes, ``key=value``, for a command that parses with
+    argparse (``wgangp.evaluate``, ``wgangp.report``, ``wgangp.sync``): ``run=ID`` is ``--run
+    ID``, ``new_split=true`` is ``--new-split``, ``output_dir=DIR`` the positional it names.
+    The old ``--flag`` spellings still work, with one note line on stderr; an unknown key is
+    one line naming the closest."""
+    actions = {action.dest: action for action in parser._actions if action.dest != "help"}
+    flags: list[str] = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if arg.startswith("-") or not sep or not key.replace("-", "_").isidentifier():
+            flags.append(arg)  # an old --flag, or a positional as it is (a path with '=')
+            continue
+        action = actions.get(key.replace("-", "_"))
+        if action is None:
+            close = difflib.get_close_matches(key, list(actions), n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"valid keys: {', '.join(actions)}"
+            raise ConfigError(f"unknown argument '{key}' in {arg!r}; {hint}")
+        if not action.option_strings:  # a positional, named
+            flags.append(value)
+        elif action.nargs == 0:  # a switch: key=true or key=false
+            if value.lower() not in ("true", "false"):
+                raise ConfigError(f"{key} must be true or false, got {arg!r}")
+            flags.extend([action.option_strings[-1]] if value.lower() == "true" else [])
+        else:
+            flags.extend([action.option_strings[-1], value])
+    old = [a for a in argv if a.startswith("--") and a not in ("--help",)]
+    if old:
+        name = old[0].split("=")[0]
+        key = name.removeprefix("--").replace("-", "_")
+        print(
+            f"wgangp: note: {name} is written {key}=... now, as every wgangp command takes its "
+            "arguments (key=value); the old spelling still works",
+            file=sys.stderr,
+        )
+    return flags
 
 
 def command_args(argv: Sequence[str] | None, usage: str) -> list[str] | None:

@@ -8,6 +8,7 @@ key fails at composition; values are checked in ``__post_init__``, which runs wh
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import re
 from collections import Counter
@@ -19,6 +20,8 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from wgangp.errors import ConfigError
+
+log = logging.getLogger("wgangp.config")
 
 #: The Hydra config tree (``conf/config.yaml`` and one folder per group). Absolute, so the console
 #: script finds it too: Hydra resolves a relative path against a module as a Python package.
@@ -82,6 +85,9 @@ class DataConfig:
     # of rest_subset rows of the rest, scores one of rare_subset rare-class rows, both drawn over
     # the table before the split. Training draws its batches from every row read.
     max_rows: int = 1_000_000
+    # Instead of max_rows: every entity with a rare-class row and each other one, whole, with
+    # this probability (by a hash of its id and the seed): the cap privacy.epsilon takes.
+    entity_share: float | None = None
     rest_subset: int = 300_000
     rare_subset: int = 2_000
 
@@ -116,6 +122,12 @@ class DataConfig:
         _require(0 <= self.val_fraction < 0.5, "data.val_fraction", "must be in [0, 0.5)")
         _require(0 < self.test_fraction < 0.5, "data.test_fraction", "must be in (0, 0.5)")
         _require(self.min_rows_per_class >= 3, "data.min_rows_per_class", "must be >= 3")
+        share = self.entity_share
+        _require(
+            share is None or 0 < share <= 1,
+            "data.entity_share",
+            f"{share} must be in (0, 1] (the share of the other customers kept), or null",
+        )
         for key, low in (("max_rows", 100), ("rest_subset", 100), ("rare_subset", 20)):
             value = getattr(self, key)
             _require(value >= low, f"data.{key}", f"{value} must be >= {low}")
@@ -420,7 +432,7 @@ class PrivacyConfig:
     ships, and every statistic of the training rows it is fitted from, within (epsilon, delta)."""
 
     epsilon: float | None = None  # null: off (k-anonymous stored tables, no guarantee)
-    #: null: 1 / (10 x the training entities), rounded down to a power of ten
+    #: null: 1e-6, public (never read off the table; refused when not below 1 / (10 x entities))
     delta: float | None = None
     clip: float = 1.0  # the L2 bound on one entity's critic gradient
     #: The share of epsilon the statistics (levels, bounds, knots, counts, the calibration's
@@ -475,6 +487,8 @@ _NOT_PRIVATE: tuple[tuple[str, Any, str], ...] = (
         "set trainer.precision=float32",
     ),
     ("model.critic.pac", lambda c: c.model.critic.pac != 1, "set model.critic.pac=1"),
+    # Its releases would be drawn again with new secret noise: the budget spent twice.
+    ("trainer.resume", lambda c: c.trainer.resume, "start a new run (trainer.resume=false)"),
 )
 
 
@@ -503,17 +517,29 @@ class Config:
         _require(batch % pac == 0, "trainer.batch_size", why)
         if self.privacy.enabled:
             self._under_privacy()
+            self._selection_off_under_privacy()
 
     def _under_privacy(self) -> None:
-        """Refuse, one line each, what DP-SGD does not cover; turn off the step selection, which
-        reads validation rows outside the budget (the run says so before training); the
-        calibration is fitted from DP releases (``wgangp.serving.calibration``)."""
+        """Refuse, one line each, what DP-SGD does not cover; the calibration is fitted from DP
+        releases (``wgangp.serving.calibration``)."""
         for key, refused, fix in _NOT_PRIVATE:
             if refused(self):
                 value = functools.reduce(getattr, key.split("."), self)
                 shown = str(value).lower() if isinstance(value, bool) else repr(value)
                 _require(False, key, f"{shown} is not supported under privacy.epsilon; {fix}")
-        self.select.every = 0
+
+    def _selection_off_under_privacy(self) -> None:
+        """Not a check: the one value ``privacy.epsilon`` sets rather than refuses. The step
+        selection reads validation rows outside the budget, so a private run ships its last
+        step: ``select.every`` is 0, said in the log, and recorded as the run's own value (its
+        params and ``config_resolved.yaml``)."""
+        if self.select.every != 0:
+            log.info(
+                "select.every=%d -> 0 under privacy.epsilon: the step selection would read "
+                "validation rows outside the budget; the run ships its last step",
+                self.select.every,
+            )
+            self.select.every = 0
 
 
 def register_configs() -> None:

@@ -5,12 +5,12 @@ data, same seed), so the test rows are the ones neither the GAN nor the fitted t
 metrics go back into that run in the ``eval`` section (``eval/ks_mean``), with the report as
 artifacts.
 
-    python -m wgangp.evaluate --run <run id | runs:/<id>> [--data PATH] [--seed N]
-                              [--n-synthetic N] [--seeds N] [--tracking-uri URI] [--out DIR]
+    python -m wgangp.evaluate run=<run id | runs:/<id>> [data=PATH] [seed=N]
+                              [n_synthetic=N] [seeds=N] [tracking_uri=URI] [out=DIR]
 
 The run keeps the digest of the table it split (tag ``data.digest``): a table edited or replaced
 since would split differently, and rows the run trained on would be scored as held out, so the
-evaluation is refused unless ``--new-split`` says to go on (it then says so, loudly).
+evaluation is refused unless ``new_split=true`` says to go on (it then says so, loudly).
 """
 
 from __future__ import annotations
@@ -20,15 +20,19 @@ import logging
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
-from wgangp.cli import quiet_tensorflow
+from wgangp.cli import flags_of, quiet_tensorflow
 from wgangp.config import Config, to_config
-from wgangp.errors import DataError, WgangpError, report_error
+from wgangp.errors import ConfigError, DataError, WgangpError, report_error
 from wgangp.tracking.names import EVAL, metric
+from wgangp.tracking.quiet import quiet_mlflow
+
+if TYPE_CHECKING:
+    from wgangp.data.prepare import PreparedData
 
 log = logging.getLogger("wgangp.evaluate")
 
@@ -58,9 +62,12 @@ HEADLINE = tuple(
 )
 
 
-def _parse(argv: list[str] | None) -> argparse.Namespace:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m wgangp.evaluate", description=__doc__.split("\n")[0]
+        prog="python -m wgangp.evaluate",
+        description=__doc__.split("\n")[0],
+        epilog="Every option is also key=value (run=ID, n_synthetic=500, new_split=true), as "
+        "every wgangp command takes its arguments.",
     )
     parser.add_argument(
         "--run", required=True, help="MLflow run id or runs:/<id> of a training run"
@@ -82,14 +89,20 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "not held out from training)",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
-    return parser.parse_args(argv)
+    return parser
 
 
 def _run_id(value: str) -> str:
-    return value[len("runs:/") :].split("/")[0] if value.startswith("runs:/") else value
+    """The run ``--run`` names (a run id or ``runs:/<id>``), by the one parser of run URIs."""
+    from wgangp.serving.bundle import run_id_of
+
+    run_id = run_id_of(value)
+    if run_id is None:
+        raise ConfigError(f"run={value} names no run; pass a run id or runs:/<run id>")
+    return run_id
 
 
-def load_run_config(client, run_id: str) -> tuple[Config, dict[str, str]]:
+def load_run_config(client: Any, run_id: str) -> tuple[Config, dict[str, str]]:
     """The typed config a run trained with (from its ``config/config_resolved.yaml``)."""
     try:
         run = client.get_run(run_id)
@@ -99,7 +112,7 @@ def load_run_config(client, run_id: str) -> tuple[Config, dict[str, str]]:
     except Exception as err:
         raise WgangpError(
             f"cannot read the config of run {run_id} ({type(err).__name__}); check the run id and "
-            "--tracking-uri / MLFLOW_TRACKING_URI"
+            "tracking_uri= / MLFLOW_TRACKING_URI"
         ) from None
     return config_from_dict(raw), dict(run.data.tags)
 
@@ -108,22 +121,30 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     from mlflow.tracking import MlflowClient
 
     from wgangp.data.prepare import prepare_data
+    from wgangp.data.private_table import PrivateReading
     from wgangp.data.schema.table_schema import RARE
-    from wgangp.serving.synthesizer import load_synthesizer
+    from wgangp.serving.bundle import run_uri
+    from wgangp.serving.opening import open_synthesizer
     from wgangp.synthesis.held_out import held_out_evaluation
     from wgangp.tracking.store import resolve_tracking_uri
+    from wgangp.training.team_report import team_report_of
 
     launch_dir = Path.cwd()
     uri = resolve_tracking_uri(args.tracking_uri, launch_dir)
     client = MlflowClient(uri)
     run_id = _run_id(args.run)
     cfg, tags = load_run_config(client, run_id)
+    # A private run's counts and evaluations are its team report's (wgangp.training.team_report).
+    records = team_report_of(client, run_id) if cfg.privacy.enabled else None
+    if records is not None:
+        tags = {**tags, **client.get_run(records).data.tags}
+    logged_to = records or run_id
     if args.data:
         cfg.data.name, cfg.data.path = "creditcard", args.data
     elif tags.get("data.source") == "dataframe":
         raise DataError(
             f"run {run_id} trained on a DataFrame given in Python: write its rows to a file and "
-            "pass it with --data FILE"
+            "pass it with data=FILE"
         )
     elif tags.get("data.source") == "file" and _still_there(tags.get("data.origin", "")):
         cfg.data.path = tags["data.origin"]  # absolute: independent of where we run from
@@ -136,12 +157,18 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     settings.check()
     seed = cfg.seed if args.seed is None else args.seed
 
-    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir, private=cfg.privacy.enabled)
+    synthesizer = open_synthesizer(run_uri(run_id), uri, launch_dir)
+    # A private run's rows are read by the schema it released, as its training read them.
+    private = (
+        PrivateReading(cfg.privacy, cfg.ship.min_atom_rows, released=synthesizer.schema)
+        if cfg.privacy.enabled
+        else None
+    )
+    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir, private=private)
     new_split = check_same_table(run_id, tags.get("data.digest"), data, args.new_split)
     if cfg.trainer.refit:  # the generator trained on the validation rows too: so do baselines
         data = data.with_validation_rows()
-    synthesizer = load_synthesizer(f"runs:/{run_id}", uri)
-    if synthesizer.privacy is not None:  # read in the released schema's levels, as training was
+    if synthesizer.privacy is not None and not data.inferred:  # a declared schema
         data = data.with_released_schema(synthesizer.schema)
     result = held_out_evaluation(
         data, lambda n, s: synthesizer.sample_class(n, RARE, seed=s), settings, seed=seed
@@ -152,17 +179,18 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
         import time
 
         if new_split:
-            client.set_tag(run_id, "evaluation.split", new_split)
+            client.set_tag(logged_to, "evaluation.split", new_split)
 
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
         metrics = [Metric(k, float(v), now, 0) for k, v in result.metrics.items()]
         for i in range(0, len(metrics), 500):
-            client.log_batch(run_id, metrics=metrics[i : i + 500])
-        client.log_artifacts(run_id, str(out), "evaluation")
+            client.log_batch(logged_to, metrics=metrics[i : i + 500])
+        client.log_artifacts(logged_to, str(out), "evaluation")
     rows = len(data.score_rows.test)  # the test split, or its subset (data.rest_subset, ...)
-    print(f"evaluation of run {run_id} on {rows} held-out real rows -> {out}/report.md")
+    into = f" (logged to its team report {records})" if records and not args.no_log else ""
+    print(f"evaluation of run {run_id} on {rows} held-out real rows -> {out}/report.md{into}")
     for key in HEADLINE:
         if key in result.metrics:
             print(f"  {key:24s} {result.metrics[key]:.4f}")
@@ -177,7 +205,9 @@ def _still_there(origin: str) -> bool:
     return bool(origin) and (Path(origin).exists() or names_files(origin))
 
 
-def check_same_table(run_id: str, digest: str | None, data, new_split: bool) -> str | None:
+def check_same_table(
+    run_id: str, digest: str | None, data: PreparedData, new_split: bool
+) -> str | None:
     """Refuse a table whose digest is not the run's (one line); with ``new_split``, go on and
     return what to record about it (None: the run's own split)."""
     if not digest:
@@ -195,15 +225,23 @@ def check_same_table(run_id: str, digest: str | None, data, new_split: bool) -> 
     if not new_split:
         raise DataError(
             f"{what}: its 'test' rows would include rows the run trained on; evaluate on the "
-            "table the run split, or pass --new-split to score a new split anyway"
+            "table the run split, or pass new_split=true to score a new split anyway"
         )
-    log.warning("NEW SPLIT: %s; the test rows are NOT held out from training (--new-split)", what)
+    log.warning(
+        "NEW SPLIT: %s; the test rows are NOT held out from training (new_split=true)", what
+    )
     return f"new: table digest {data.digest}, not the run's {digest}"
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parse(argv)
+    parser = _parser()
+    try:
+        args = parser.parse_args(flags_of(sys.argv[1:] if argv is None else argv, parser))
+    except ConfigError as err:
+        report_error(err)
+        return err.exit_code
     quiet_tensorflow()
+    quiet_mlflow()
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(message)s")
     try:
         evaluate_run(args)
@@ -220,8 +258,11 @@ def config_from_dict(raw: dict[str, Any] | None) -> Config:
     dropped are ignored with a warning; keys it lacked take today's defaults.
     """
     schema = OmegaConf.structured(Config)
-    known = _known_keys(raw or {}, OmegaConf.to_container(schema), "")
-    return to_config(OmegaConf.merge(schema, known))
+    keys = OmegaConf.to_container(schema)
+    assert isinstance(keys, dict)  # a structured config is a mapping
+    merged = OmegaConf.merge(schema, _known_keys(raw or {}, keys, ""))
+    assert isinstance(merged, DictConfig)
+    return to_config(merged)
 
 
 def _known_keys(raw: dict, schema: dict, prefix: str) -> dict:

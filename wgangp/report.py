@@ -11,7 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from wgangp.errors import TrackingError, WgangpError, report_error
+from wgangp.cli import flags_of
+from wgangp.errors import ConfigError, TrackingError, WgangpError, report_error
 from wgangp.tracking.ablation import collect, write_report
 from wgangp.tracking.store import resolve_tracking_uri
 
@@ -21,6 +22,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m wgangp.report",
         description="Tabulate MLflow runs: variant x seed -> status, first NaN step, steps "
         "completed, final Wasserstein estimate (markdown + CSV).",
+        epilog="Every option is also key=value (experiment=nan_ablation, output_dir=DIR).",
     )
     parser.add_argument(
         "--tracking-uri",
@@ -39,7 +41,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    try:
+        args = parser.parse_args(flags_of(sys.argv[1:] if argv is None else argv, parser))
+    except ConfigError as err:
+        report_error(err)
+        return err.exit_code
     try:
         uri = resolve_tracking_uri(args.tracking_uri, Path.cwd())
         rows = collect(uri, args.experiment, args.filter)

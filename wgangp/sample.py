@@ -33,16 +33,22 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from wgangp.cli import command_args, key_values, quiet_tensorflow
+from wgangp.config import MAX_SEED
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
-from wgangp.serving.bundle import SCHEMA_FILE, stored_bundle
+from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
 from wgangp.serving.memory import available_memory, draw_bytes_per_row
+from wgangp.serving.opening import open_synthesizer
+from wgangp.tracking.quiet import quiet_mlflow
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger("wgangp.sample")
 
@@ -153,7 +159,7 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
         output=Path(output).expanduser() if output not in ("", "-") else None,
         n=_integer("n", values.get("n", "1000"), 1, MAX_ROWS),
         label=_label(values["label"]) if "label" in values else None,
-        seed=_integer("seed", values.get("seed", "0"), 0, 2**32 - 1),
+        seed=_integer("seed", values.get("seed", "0"), 0, MAX_SEED),
         tracking_uri=values.get("tracking_uri") or None,
         where=where_value(values["where"]) if "where" in values else None,
     )
@@ -189,7 +195,7 @@ def chunk_rows(per_row: int) -> int:
 
 
 def write_rows(
-    frames: Iterable, path: Path, file_format: str, schema: TableSchema | None = None
+    frames: Iterable[pd.DataFrame], path: Path, file_format: str, schema: TableSchema | None = None
 ) -> int:
     """Append each frame of ``frames`` to ``path`` (CSV, CSV.gz or Parquet) as it comes; the file
     lands complete or not at all: a failure (a full disk, a draw's error) keeps the previous
@@ -209,7 +215,7 @@ def write_rows(
     return written
 
 
-def _write_csv(frames: Iterable, handle: IO[str]) -> int:
+def _write_csv(frames: Iterable[pd.DataFrame], handle: IO[str]) -> int:
     written = 0
     for index, frame in enumerate(frames):
         frame.to_csv(handle, header=index == 0, index=False)
@@ -217,7 +223,7 @@ def _write_csv(frames: Iterable, handle: IO[str]) -> int:
     return written
 
 
-def _write_parquet(frames: Iterable, tmp: Path, schema: TableSchema | None) -> int:
+def _write_parquet(frames: Iterable[pd.DataFrame], tmp: Path, schema: TableSchema | None) -> int:
     """Each frame a row group of one Parquet file, typed as the first (a column the first holds
     only gaps of typed by the schema, when given)."""
     import pyarrow as pa
@@ -247,7 +253,7 @@ def _write_parquet(frames: Iterable, tmp: Path, schema: TableSchema | None) -> i
     return written
 
 
-def write_stdout(frames: Iterable) -> int:
+def write_stdout(frames: Iterable[pd.DataFrame]) -> int:
     """CSV on stdout, chunk after chunk; a reader that stops early (``| head``) is no error, and
     no further chunk is drawn."""
     try:
@@ -271,20 +277,16 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     if request.output is not None:
         check_writable(request.output)
     started = time.perf_counter()
-    # A wrong id or store fails here, in a second.
-    bundle = stored_bundle(request.model_uri, request.tracking_uri, launch_dir)
-    schema_file = Path(bundle) / SCHEMA_FILE  # absent: the load below names the damage
-    schema = TableSchema.load(schema_file) if schema_file.is_file() else None
-    shown = request.label or (str(schema.positive) if schema else "1")
-    if schema is not None:  # a wrong label, column or level fails here too, before Keras
+
+    def check(schema: TableSchema) -> None:  # a wrong label, column or level fails before Keras
         if request.label is not None:
             label_class(schema, request.label)
         if request.where:
             parse_where(request.where, schema)
-    # Importing TensorFlow takes seconds: only once the arguments, store and bundle are good.
-    from wgangp.serving.synthesizer import Synthesizer
 
-    synthesizer = Synthesizer.load(bundle)
+    # A wrong id or store fails in a second.
+    synthesizer = open_synthesizer(request.model_uri, request.tracking_uri, launch_dir, check=check)
+    shown = request.label or str(synthesizer.schema.positive)
     per_row = draw_bytes_per_row(
         synthesizer.latent_dim, synthesizer.width, len(synthesizer.columns)
     )
@@ -300,16 +302,28 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         written, shown, request.seed, request.output or "stdout",
         time.perf_counter() - started,
     )  # fmt: skip
-    log.info("%s", guarantee(synthesizer.privacy))
+    log.info("%s", guarantee(synthesizer.privacy, synthesizer.guarantee))
     return request.output
 
 
-def guarantee(privacy: dict | None) -> str:
-    """What a bundle's rows are covered by: its differential-privacy guarantee, or none."""
+def guarantee(privacy: dict | None, held: dict | None) -> str:
+    """What a bundle's rows are covered by: its differential-privacy guarantee (``held``:
+    :attr:`Synthesizer.guarantee`), or none, and why (``privacy``: what it was trained under)."""
     if privacy is None:
         return (
             "privacy: no differential-privacy guarantee (trained without privacy.epsilon; "
             "stored tables are k-anonymous, near copies measured: docs/privacy.md)"
+        )
+    if held is None:
+        source = (
+            f"a test key ({REPLAYABLE_ENV})"
+            if privacy.get("noise") == REPLAYABLE
+            else "the run's public seed (trained before wgangp drew it from a secret key)"
+        )
+        return (
+            f"privacy: NO differential-privacy guarantee: this model's DP noise came from "
+            f"{source}, so anyone with the bundle can replay it; retrain it under "
+            "privacy.epsilon without the test key"
         )
     return (
         f"privacy: ({privacy['epsilon']:.3g}, {privacy['delta']:.0e})-differential privacy per "
@@ -335,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         return 0
     quiet_tensorflow()
+    quiet_mlflow()
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
     try:

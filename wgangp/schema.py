@@ -21,29 +21,22 @@ import dataclasses
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-
-import pandas as pd
 
 from wgangp.cli import command_args, key_values
 from wgangp.config import DataConfig
-from wgangp.data.read.big_tables import read_big_table, table_files
-from wgangp.data.read.duckdb_scan import is_url
-from wgangp.data.read.source import configured_schema
-from wgangp.data.read.table_reader import TABLE
-from wgangp.data.schema.inference import infer_table
-from wgangp.data.schema.match import label_counts, match_table
-from wgangp.data.schema.review import ambiguities
-from wgangp.data.schema.table_schema import TableSchema, Value
-from wgangp.data.schema.validation import validate_entity
+from wgangp.data.prepare import checked_table
+from wgangp.data.read.source import configured_schema, load_table
+from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import ConfigError, WgangpError, report_error
 
 log = logging.getLogger("wgangp.schema")
 
 USAGE = (
     "usage: python -m wgangp.schema data.path=<table.csv|.csv.gz|.parquet|folder|glob> "
-    "[data.label=Class] [data.positive=<value>] [data.entity=<column>] "
-    "[data.schema=<edited.yaml>] [data.max_rows=1000000] [debug=true]"
+    f"[data.label={DataConfig.label}] [data.positive=<value>] [data.entity=<column>] "
+    f"[data.schema=<edited.yaml>] [data.max_rows={DataConfig.max_rows}] [debug=true]"
 )
 _KEYS = (
     "data.path",
@@ -59,7 +52,6 @@ _KEYS = (
 @dataclasses.dataclass(frozen=True)
 class SchemaRequest:
     data: DataConfig
-    label_given: bool = False
     debug: bool = False
 
 
@@ -79,58 +71,30 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
         raise ConfigError(f"invalid config value data.max_rows: {max_rows!r} is not a number")
     data = DataConfig(
         path=path,
-        label=values.get("data.label", "Class"),
+        label=values.get("data.label", DataConfig.label),
         positive=None if positive in (None, "null") else positive,
         schema=schema,
         entity=None if entity in (None, "null") else entity,
         max_rows=int(max_rows),
     )
-    return SchemaRequest(data=data, label_given="data.label" in values, debug=debug == "true")
+    return SchemaRequest(data=data, debug=debug == "true")
 
 
 def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
-    """The schema to print and the lines to review (none for a given schema): the one training
-    would use (:func:`~wgangp.data.read.source.configured_schema`: shipped, edited, else
-    inferred)."""
-    data = request.data
-    schema, header = configured_schema(data, Path.cwd())
-    if schema is not None:
-        if data.path is not None:
-            frame, path, _ = _read(data, schema.label, schema.positive)
-            # The entity's codes, through validation's one check of the column (rows untouched).
-            owners = None
-            if data.entity is not None:
-                owners = validate_entity(frame, schema, data.entity, path)
-            frame, dropped = match_table(frame, schema, source=path, header=header, owners=owners)
-            dropped = [name for name in dropped if name != data.entity]
-            if dropped:
-                log.info("%s: column(s) not in the schema, dropped: %s", path, ", ".join(dropped))
-            # The table's counts, not the file's: the file's may be edited or another table's.
-            counts = label_counts(frame[schema.label], schema)
-            schema = dataclasses.replace(schema, label_counts=counts, rows=len(frame))
+    """The schema to print and the lines to review (none for a given schema): the first half of
+    :func:`~wgangp.data.prepare.prepare_data`, as training reads the table (the file, its cap,
+    the configured schema: shipped, edited, else inferred) and checks it (validation's gate);
+    the columns training would refuse are listed instead."""
+    data, launch_dir = request.data, Path.cwd()
+    if data.path is None:  # an edited file alone: checked as a schema, no table read
+        schema, _ = configured_schema(data, launch_dir)
+        assert schema is not None  # parse_args: data.path or data.schema
         return schema, []
-    frame, path, counted = _read(data, data.label, data.positive)
-    positive = data.positive if data.positive is not None else counted
-    inference = infer_table(frame, data.label, positive, source=path, entity=data.entity)
-    return inference.schema, inference.lines(path) + ambiguities(
-        frame, inference.schema, source=path
-    )
-
-
-def _read(
-    data: DataConfig, label: str, positive: Value | None
-) -> tuple[pd.DataFrame, str, Value | None]:
-    """The rows training would read (``data.max_rows``), where from, and the class to synthesize
-    the reader counted when it sampled them (None when every row was read)."""
-    spec = str(data.path) if is_url(str(data.path)) else str(Path(str(data.path)).expanduser())
-    files = table_files(spec)
-    found = read_big_table(
-        files, TABLE, label=label, positive=positive, max_rows=data.max_rows, seed=0
-    )
-    if found.read.capped:
-        log.info("%s", found.read.describe(files.spec, f"with {label}={found.read.positive}"))
-        return found.frame, files.spec, found.read.positive
-    return found.frame, files.spec, None
+    # A missing file is an error here, never the default path's simulated stand-in.
+    loaded = load_table(replace(data, fallback="error"), seed=0, launch_dir=launch_dir)
+    review: list[str] = []
+    schema, _, _ = checked_table(loaded, data, review)
+    return schema, review
 
 
 def render(schema: TableSchema, review: list[str], argv: Sequence[str]) -> str:

@@ -1,4 +1,4 @@
-"""``python -m wgangp.sync <output dir> [--tracking-uri URI]``: send a run's kept tracking calls.
+"""``python -m wgangp.sync <output dir> [tracking_uri=URI]``: send a run's kept tracking calls.
 
 When the MLflow store was away during training, the calls it missed (metrics, tags, artifacts,
 the model, the final status) are in ``<output dir>/tracking_outbox.jsonl``. This replays them, in
@@ -13,18 +13,27 @@ import logging
 import sys
 from pathlib import Path
 
-from wgangp.errors import WgangpError, report_error
+from wgangp.cli import flags_of
+from wgangp.errors import ConfigError, WgangpError, report_error
 from wgangp.tracking.outbox import sync_outbox
+from wgangp.tracking.quiet import quiet_mlflow
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m wgangp.sync", description=__doc__.split("\n")[0]
+        prog="python -m wgangp.sync",
+        description=__doc__.split("\n")[0],
+        epilog="Every argument is also key=value (output_dir=DIR tracking_uri=URI).",
     )
     parser.add_argument("output_dir", type=Path, help="the training run's output directory")
     parser.add_argument("--tracking-uri", default=None, help="the store (default: the run's)")
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(flags_of(sys.argv[1:] if argv is None else argv, parser))
+    except ConfigError as err:
+        report_error(err)
+        sys.exit(err.exit_code)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    quiet_mlflow()
     try:
         sent = sync_outbox(args.output_dir, args.tracking_uri)
     except WgangpError as err:

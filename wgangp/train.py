@@ -19,6 +19,7 @@ from wgangp.cli import check_no_credentials, check_output_dir, check_overrides, 
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
 from wgangp.tracking import names
+from wgangp.tracking.quiet import quiet_mlflow
 from wgangp.training.interrupts import Interrupted
 from wgangp.training.sweep_outcomes import SweepFailed, close_ledger, open_ledger, record_job
 
@@ -59,6 +60,7 @@ def train(
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
     from wgangp.files import write_text
+    from wgangp.privacy.randomness import noise_source
     from wgangp.synthesis.assemble import assemble
     from wgangp.synthesis.export import export
     from wgangp.synthesis.held_out import evaluate_on_test
@@ -66,28 +68,31 @@ def train(
     from wgangp.tracking.note import headline
     from wgangp.training.fit import fit_networks, refit_networks
     from wgangp.training.phases import PHASES_FILE, PhaseClock
-    from wgangp.training.private_fit import release
+    from wgangp.training.private_fit import private_reading, release
     from wgangp.training.refit import refit_metrics
+    from wgangp.training.run_dirs import RunDirs
     from wgangp.training.run_record import trained_on
     from wgangp.training.runtime import training_runtime
-    from wgangp.training.session import RunDirs, TrackedRun
+    from wgangp.training.session import TrackedRun
 
     clock = PhaseClock()
     with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir), embedded) as run:
+        # privacy.epsilon: every DP draw from a secret key, never the seed.
+        noise = noise_source() if cfg.privacy.enabled else None
         with clock.phase("read"):
             data = prepare_data(
                 cfg.data,
                 seed=cfg.seed,
                 launch_dir=run.dirs.launch,
                 frame=frame,
-                private=cfg.privacy.enabled,
+                private=private_reading(cfg, noise),
             )
         log.info("data: %s", data.describe())
         check_batch_fits(data, cfg.trainer.batch_size)
         private = None
-        if cfg.privacy.enabled:  # from here on the schema is the released one
+        if noise is not None:  # from here on the schema is the released one
             with clock.phase("release"):
-                private = release(cfg, data)
+                private = release(cfg, data, noise)
             data = private.data
         run.log_data(data)
         run.log_config()
@@ -127,29 +132,38 @@ def train(
                     private=private.statistics if private else None,
                 )
             if private is not None:
-                synthesizer = replace(synthesizer, privacy=private.plan.summary())
+                synthesizer = replace(synthesizer, privacy=private.summary())
                 tracker.log_params(private.plan.params())
                 tracker.log_metrics(private.plan.metrics(), outcome.step)
                 outcome.final_metrics.update(private.plan.metrics())
             with clock.phase("export"):
                 bundle = export(synthesizer, output, tracker, cfg, selection)
+            evaluation_names: set[str] = set()
             if cfg.evaluate.enabled:
                 with clock.phase("evaluate"):
                     evaluation = evaluate_on_test(
                         synthesizer,
                         data,
                         output,
-                        tracker,
+                        run.records,
                         cfg.evaluate,
                         seed=cfg.seed,
                         step=outcome.step,
                     )
                 outcome.final_metrics.update(evaluation)
+                evaluation_names = set(evaluation)
         log.info("phases: %s", clock.describe())
-        tracker.log_metrics(clock.metrics(), outcome.step)
+        run.records.log_metrics(clock.metrics(), outcome.step)
         write_text(output / PHASES_FILE, clock.to_json())
-        selected = (selection.step, selection.score) if selection else (None, None)
-        run.describe_end(outcome.step, headline(*selected, outcome.final_metrics), refit)
+        step, score = (selection.step, selection.score) if selection else (None, None)
+        figures = outcome.final_metrics
+        if private is not None:  # the held-out figures read rows: the team report's alone
+            shared = {k: v for k, v in figures.items() if k not in evaluation_names}
+            run.describe_end(
+                outcome.step, headline(step, score, shared), refit, headline(step, score, figures)
+            )
+        else:
+            run.describe_end(outcome.step, headline(step, score, figures), refit)
         log.info("%s; outputs in %s", outcome.describe(), output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
 
@@ -172,7 +186,7 @@ def _stopped(run: TrackedRun, outcome: LoopOutcome, fit_steps: int | None = None
 def _scrub_job_files() -> None:
     """Hydra wrote the overrides as typed before the job started: a job that failed before its
     run opened (a bad value) leaves them redacted too, as every run does when it opens."""
-    from wgangp.training.session import RunDirs
+    from wgangp.training.run_dirs import RunDirs
 
     with contextlib.suppress(WgangpError):
         RunDirs.resolve(None, None).scrub()
@@ -211,6 +225,7 @@ def _hydra_entry(cfg: DictConfig) -> float | None:
 def main() -> None:
     """Console entry: check override keys against the schema first (one clear line), then run."""
     quiet_tensorflow()  # before anything imports TensorFlow
+    quiet_mlflow()
     try:
         check_no_credentials(sys.argv[1:])
         check_overrides(sys.argv[1:])

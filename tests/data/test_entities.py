@@ -24,7 +24,7 @@ from support.tables import (
 )
 
 from wgangp.config import DataConfig
-from wgangp.data.entities import entity_codes, row_entities
+from wgangp.data.entities import entity_codes, linked_row_groups, row_entities
 from wgangp.data.prepare import prepare_data
 from wgangp.data.schema.inference import infer_table
 from wgangp.errors import ConfigError, DataError
@@ -71,13 +71,20 @@ def test_identifiers_are_dropped_in_one_line_each_and_the_entity_proposed(
     documented(proposal, path=table)
 
 
-def test_counted_in_rows_a_repeated_row_counts_once(table: Path) -> None:
-    """Without data.entity each distinct row is an entity: the row repeated five times holds
-    its merchant, its amount (the largest) and its time (the latest) alone."""
-    schema = infer_table(pd.read_csv(table), "status", source="t").schema
+def test_without_an_entity_the_schema_counts_the_customers_the_identifiers_name(
+    table: Path,
+) -> None:
+    """Without data.entity the rows sharing an e-mail, card or phone are one customer's: the
+    one customer's 8 rows hold their merchant once (before: 8 entities, a level), and the row
+    repeated five times holds its merchant, its amount (the largest) and its time (the latest)
+    alone."""
+    inference = infer_table(pd.read_csv(table), "status", source="t")
+    schema = inference.schema
+    assert inference.customers is not None
+    assert inference.customers.count == transactions_table()["customer_id"].nunique()
     merchant = schema.column("merchant")
     assert REPEATED_MERCHANT not in merchant.levels and merchant.other in merchant.levels
-    assert ONE_CUSTOMERS_MERCHANT in merchant.levels  # 8 rows: 8 entities without data.entity
+    assert ONE_CUSTOMERS_MERCHANT not in merchant.levels
     assert REPEATED_AMOUNT not in schema.column("amount").bounds
     assert not str(schema.column("ts").bounds[1]).startswith(REPEATED_TIME.split()[0])
 
@@ -186,9 +193,38 @@ def test_the_schema_command_counts_the_entity_and_lists_the_drops(
     for column in IDENTIFIERS:
         assert f"wgangp: review: {table}: column {column} " in err
         assert f"# review: {table}: column {column} " in out
-    assert "set data.entity=customer_id" in err and ONE_CUSTOMERS_MERCHANT in out
+    assert "set data.entity=customer_id" in err and ONE_CUSTOMERS_MERCHANT not in out
+    assert f"{table}: without data.entity, the schema counts the 320 customers" in err
     args = [f"data.path={table}", "data.label=status", "data.entity=customer_id"]
     assert schema_main(args) == 0
     out, err = capsys.readouterr()
     assert "set data.entity" not in err and ONE_CUSTOMERS_MERCHANT not in out
     assert "C00" not in out and "@" not in out
+
+
+def test_linked_row_groups_join_rows_sharing_any_value_transitively() -> None:
+    """Rows 0-1 share a, 1-2 share b: one group; 4-5 share b; 3 and 6 are alone. Checked
+    against scipy's connected components on random columns with gaps."""
+    a = np.array([0, 0, 1, 2, -1, 3, -1])
+    b = np.array([0, 1, 1, -1, 2, 2, -1])
+    np.testing.assert_array_equal(linked_row_groups([a, b]), [0, 0, 0, 1, 2, 2, 3])
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        n = 3000
+        columns = [
+            np.where(rng.random(n) < 0.2, -1, rng.integers(0, rng.integers(500, 5000), n))
+            for _ in range(3)
+        ]
+        rows, values, offset = [], [], n
+        for codes in columns:
+            here = codes >= 0
+            rows.append(np.flatnonzero(here))
+            values.append(offset + codes[here])
+            offset += int(codes.max()) + 1
+        edges = np.concatenate(rows), np.concatenate(values)
+        graph = coo_matrix((np.ones(len(edges[0])), edges), shape=(offset, offset))
+        expected = pd.factorize(connected_components(graph, directed=False)[1][:n])[0]
+        np.testing.assert_array_equal(linked_row_groups(columns), expected)

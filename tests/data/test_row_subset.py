@@ -89,3 +89,13 @@ def test_under_the_budgets_the_samples_are_the_splits(tmp_path: Path) -> None:
     assert data.fit_rows.train is data.train and data.score_rows.test is data.test
     assert not any(tag.startswith("data.subset.") for tag in data_tags(data))
     assert read_tags(data.read).items() <= data_tags(data).items() and data.describe_subsets() == []
+
+
+def test_real_rows_kept_by_a_rule_are_a_subset_never_a_sample() -> None:
+    """docs/layout.md's glossary: a sample is generated rows, and only them."""
+    import re
+
+    from wgangp.data import row_subset
+
+    text = Path(row_subset.__file__).read_text()
+    assert not re.search(r"\bsampl", text, re.IGNORECASE)

@@ -15,15 +15,14 @@ import pytest
 from scripts.dp_peers import (
     TABLE,
     Result,
-    in_form,
     json_line,
     peer_python,
     peer_rows,
     preprocessor_eps,
-    rare_split,
     run_one,
     summarize,
 )
+from scripts.dp_scores import in_form, rare_split
 from scripts.tables_benchmark.tables import shared_data_dir
 from wgangp.data.schema.inference import infer_schema
 

@@ -1,254 +1,43 @@
-"""The membership audit's parts that need no training: its canaries, where they are planted, its
-statistics and its command line (the audit itself trains three default models: see
-docs/privacy.md for its figures and command)."""
+"""The membership audit's parts that need no training: its statistics, its results and their
+report, and its command line (the audit itself trains three default models: see
+docs/privacy-audit.md for its figures and command; its canaries: test_canaries.py)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
-from sklearn.neighbors import NearestNeighbors
 
 from scripts import membership_audit as audit
-from scripts.tables_benchmark.default_model import compose
-from scripts.tables_benchmark.tables import SHARED_VARIABLE, shared_data_dir
-from wgangp.data.schema.inference import infer_schema
-from wgangp.data.schema.validation import validate_table
-from wgangp.evaluation.encoding import TableEncoding
-
-LABEL, POSITIVE = "Status", "bad"
-
-
-def loans(rows: int = 3000, seed: int = 0) -> pd.DataFrame:
-    """A credit table in the shared one's shape: integers, floats with gaps and many zeros,
-    categoricals with a rare level and gaps, ``Status`` bad/good."""
-    rng = np.random.default_rng(seed)
-    bad = rng.random(rows) < 0.3
-    home = rng.choice(["owner", "rent", "parents", "other"], rows, p=[0.5, 0.3, 0.17, 0.03])
-    home = home.astype(object)
-    home[rng.random(rows) < 0.01] = np.nan
-    income = np.round(rng.lognormal(np.where(bad, 4.7, 5.0), 0.5) / 5) * 5  # whole, as written
-    income[rng.random(rows) < 0.05] = np.nan
-    debt = np.where(rng.random(rows) < 0.8, 0.0, np.round(rng.lognormal(7, 1, rows) / 100) * 100)
-    amount = (np.round(rng.lognormal(6.8, 0.4, rows) / 25) * 25).astype(np.int64)
-    return pd.DataFrame(
-        {
-            LABEL: np.where(bad, POSITIVE, "good"),
-            "Age": rng.integers(18, 70, rows),
-            "Home": home,
-            "Income": income,
-            "Debt": debt,
-            "Amount": amount,
-            "Price": amount + np.round(rng.lognormal(5, 1, rows)).astype(np.int64),
-            "Assets": np.where(rng.random(rows) < 0.5, 0.0, np.round(rng.lognormal(8, 1, rows))),
-            "Records": rng.choice(["no", "yes"], rows, p=[0.8, 0.2]),
-        }
-    )
-
-
-def features(frame: pd.DataFrame) -> list[str]:
-    return [c for c in frame.columns if c != LABEL]
-
-
-def assert_in_form(canaries: pd.DataFrame, table: pd.DataFrame) -> None:
-    """Every canary is of the rare class, holds only levels the table holds, numbers inside the
-    column's observed range, whole integers; none equals a real row or another canary."""
-    assert list(canaries.columns) == list(table.columns)
-    assert canaries.dtypes.to_dict() == table.dtypes.to_dict()
-    assert (canaries[LABEL] == POSITIVE).all()
-    for name in features(table):
-        if pd.api.types.is_numeric_dtype(table[name]):
-            values = canaries[name].to_numpy(np.float64)
-            assert not np.isnan(values).any()
-            assert values.min() >= table[name].min() and values.max() <= table[name].max(), name
-            if pd.api.types.is_integer_dtype(table[name]):
-                assert (values == np.round(values)).all(), name
-        else:
-            assert set(canaries[name]) <= set(table[name].dropna()), name
-    names = features(table)
-    real = set(audit.row_keys(table, names))
-    planted = audit.row_keys(canaries, names)
-    assert not real & set(planted)
-    assert len(set(planted)) == len(planted)
-
-
-def assert_no_new_atoms(canaries: pd.DataFrame, table: pd.DataFrame) -> None:
-    """No tail value (what canaries are moved to) fewer than 5 rare rows hold is held by 5 rare
-    rows and canaries together."""
-    rare = table[table[LABEL] == POSITIVE]
-    numbers = [c for c in features(table) if pd.api.types.is_numeric_dtype(table[c])]
-    for name, ends in audit.tail_values(rare, numbers).items():
-        real = rare[name].value_counts()
-        planted = canaries[name][canaries[name].isin(np.concatenate(ends))].value_counts()
-        lifted = [v for v, n in planted.items() if real.get(v, 0) < 5 <= real.get(v, 0) + n]
-        assert not lifted, (name, lifted)
-
-
-def assert_isolated(canaries: pd.DataFrame, table: pd.DataFrame) -> None:
-    """In the near copies' distance space, canaries sit far from the real rare rows: the
-    median canary more than twice as far from its nearest real rare row as the median real rare
-    row is from its nearest other one, and every canary farther than that median."""
-    rare = table[table[LABEL] == POSITIVE].reset_index(drop=True)
-    encoding = TableEncoding(infer_schema(table, LABEL, POSITIVE), rare)
-    real = encoding.distance_matrix(rare)
-    index = NearestNeighbors(n_neighbors=2).fit(real)
-    typical = np.median(index.kneighbors(real)[0][:, 1])
-    isolation = index.kneighbors(encoding.distance_matrix(canaries))[0][:, 0]
-    assert np.median(isolation) > 2 * typical and np.quantile(isolation, 0.1) > typical
-
-
-def test_canaries_stay_in_the_tables_form_and_copy_no_row() -> None:
-    table = loans()
-    canaries = audit.make_canaries(table, LABEL, POSITIVE, 60, seed=0)
-    assert len(canaries) == 60
-    assert_in_form(canaries, table)
-    assert_no_new_atoms(canaries, table)
-    rare = table[table[LABEL] == POSITIVE]
-    numbers = ["Age", "Income", "Debt", "Amount", "Price", "Assets"]
-    tails = audit.tail_values(rare, numbers)
-    for name in ("Debt", "Assets"):  # half or more are 0: only the high end is rare
-        assert len(tails[name]) == 1 and tails[name][0].min() > rare[name].median()
-    assert len(tails["Income"]) == 2 and len(tails) >= 5
-    # Each canary: >= 3 numbers in a rare tail, and a level few rare rows hold.
-    on_tail = sum(canaries[name].isin(np.concatenate(ends)) for name, ends in tails.items())
-    assert (on_tail >= audit.MOVED_NUMBERS).all()
-    assert (canaries["Home"] == "other").all()  # the one level <= 5% of the bad rows hold
-    assert_isolated(canaries, table)
-
-
-def test_canaries_never_make_a_rare_value_an_atom() -> None:
-    # Few distinct tail values: unchecked, 60 canaries would pile onto them.
-    table = loans().assign(Amount=lambda t: (t["Amount"] // 200 * 200).clip(200, 3000) + 1)
-    canaries = audit.make_canaries(table, LABEL, POSITIVE, 60, seed=0)
-    assert_no_new_atoms(canaries, table)
-    with pytest.raises(ValueError, match="canaries from"):
-        audit.make_canaries(table, LABEL, POSITIVE, 500, seed=0)
-
-
-def test_canaries_and_their_split_follow_the_seed() -> None:
-    table = loans()
-    first = audit.make_canaries(table, LABEL, POSITIVE, 30, seed=0)
-    assert first.equals(audit.make_canaries(table, LABEL, POSITIVE, 30, seed=0))
-    assert not first.equals(audit.make_canaries(table, LABEL, POSITIVE, 30, seed=1))
-    groups = audit.assign_groups(10, seed=0)
-    assert {g: int((groups == g).sum()) for g in audit.GROUPS} == {"in": 10, "out": 10, "fresh": 10}
-    assert (groups == audit.assign_groups(10, seed=0)).all()
-    assert not (groups == audit.assign_groups(10, seed=1)).all()
-    # IN only among the candidates a private run would train on; too few is one line.
-    mask = np.arange(30) % 3 != 0
-    masked = audit.assign_groups(10, seed=0, trainable=mask)
-    assert mask[masked == "in"].all() and (masked == "out").sum() == (masked == "fresh").sum()
-    with pytest.raises(ValueError, match="ask fewer --canaries"):
-        audit.assign_groups(10, seed=0, trainable=np.arange(30) < 9)
-
-
-def test_a_table_without_rare_tails_is_refused() -> None:
-    table = loans().assign(Debt=0.0, Income=100.0, Amount=1000, Price=1000)  # 2 left
-    with pytest.raises(ValueError, match="canaries need 3"):
-        audit.make_canaries(table, LABEL, POSITIVE, 5, seed=0)
-
-
-def _planting(tmp_path: Path, count: int, *extra: str) -> tuple[pd.DataFrame, ...]:
-    """The loans table, ``count`` canaries of seed 3, the file they go to and its run's config."""
-    table = loans()
-    canaries = audit.make_canaries(table, LABEL, POSITIVE, count, seed=3)
-    path = tmp_path / "loans.csv"
-    return table, canaries, path, compose(audit.audit_overrides(path, 3, tmp_path, list(extra)))
-
-
-def _copies_in_training(data, canaries: pd.DataFrame, names: list[str]) -> list[int]:
-    """How many training rows equal each canary."""
-    trained = pd.Series(audit.row_keys(data.train, names)).value_counts()
-    return [int(trained.get(key, 0)) for key in audit.row_keys(canaries, names)]
-
-
-def test_every_planted_canary_lands_in_the_runs_training_split(tmp_path: Path) -> None:
-    table, canaries, path, cfg = _planting(tmp_path, 20)
-    names = features(table)
-    # Appended at the end, the run's split would leave some of them out of training.
-    pd.concat([table, canaries], ignore_index=True).to_csv(path, index=False)
-    parts, _ = audit.parts_of(pd.read_csv(path), cfg)
-    assert set(parts[len(table) :]) != {"train"}
-    written, data = audit.plant(table, canaries, path, cfg, seed=3)
-    # The file holds the table's rows and the canaries, each once; all canaries in training.
-    assert sorted(map(str, audit.row_keys(written, [LABEL, *names]))) == sorted(
-        map(str, audit.row_keys(pd.concat([table, canaries]), [LABEL, *names]))
-    )
-    assert pd.read_csv(path).shape == written.shape
-    assert min(_copies_in_training(data, canaries, names)) >= 1
-
-
-def test_a_private_runs_canaries_are_the_trainable_ones(tmp_path: Path) -> None:
-    # A private run's split draws each canary's part from its own rows: no place moves it, so
-    # the audit draws IN among the candidates that split trains on, and plants them as they are.
-    table, candidates, path, cfg = _planting(tmp_path, 30, "privacy.epsilon=3")
-    trainable = audit.trainable(table, candidates, path, cfg, copies=2)
-    assert 0 < trainable.sum() < len(candidates)
-    groups = audit.assign_groups(10, seed=3, trainable=trainable)
-    members = candidates[groups == "in"].reset_index(drop=True)
-    _, data = audit.plant(table, members, path, cfg, seed=3, copies=2)
-    assert set(_copies_in_training(data, members, features(table))) == {2}
-    with pytest.raises(RuntimeError, match="does not train on"):
-        audit.plant(table, candidates[~trainable], path, cfg, seed=3, copies=2)
-
-
-def test_a_canary_entity_of_many_copies_lands_whole_in_training(tmp_path: Path) -> None:
-    table, canaries, path, cfg = _planting(tmp_path, 20)
-    written, data = audit.plant(table, canaries, path, cfg, seed=3, copies=6)
-    assert len(written) == len(table) + 6 * len(canaries)
-    # Every copy of every canary is a training row: the entity, whole, in training.
-    assert set(_copies_in_training(data, canaries, features(table))) == {6}
-
-
-def test_rows_are_read_by_the_shipped_schemas_levels() -> None:
-    # A private run's released schema lists fewer levels and an `other` for the rest; the
-    # audit reads every row by it, as the run read its training rows. Without privacy (the
-    # inferred schema, no `other`) nothing changes.
-    table = loans()
-    schema = infer_schema(table, LABEL, POSITIVE)
-    rows = audit.canonical(table.head(200), schema)
-    names = features(table)
-    assert audit.released_view(rows, schema, names).equals(rows.loc[:, names])
-    released = replace(
-        schema,
-        columns=tuple(
-            replace(c, levels=("owner", "rent", "other"), other="other") if c.name == "Home" else c
-            for c in schema.columns
-        ),
-    )
-    view = audit.released_view(rows, released, names)
-    home = rows["Home"]
-    expected = home.where(home.isin(["owner", "rent"]) | home.isna(), "other")
-    assert view["Home"].equals(expected.rename("Home"))
-    assert view.drop(columns="Home").equals(rows.loc[:, names].drop(columns="Home"))
-    assert set(home.dropna()) > {"owner", "rent", "other"}  # parents read as other
+from scripts import membership_report as report_of
+from scripts import membership_statistics as statistics
 
 
 def test_auc_on_a_hand_example() -> None:
     # Pairs (member, other): 3>2, 3>0, 2=2 (a half), 2>0, 1<2, 1>0: 4.5 of 6.
-    assert audit.auc(np.array([3.0, 2.0, 1.0]), np.array([2.0, 0.0])) == pytest.approx(0.75)
-    assert audit.auc(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == pytest.approx(0.5)
+    assert statistics.auc(np.array([3.0, 2.0, 1.0]), np.array([2.0, 0.0])) == pytest.approx(0.75)
+    assert statistics.auc(np.array([1.0, 2.0]), np.array([1.0, 2.0])) == pytest.approx(0.5)
 
 
 def test_advantage_is_zero_for_identical_scores_and_one_when_separated() -> None:
     scores = np.array([-3.0, -1.5, -0.2, -4.0])
-    assert audit.advantage(scores, scores.copy()) == 0.0
-    assert audit.advantage(np.array([5.0, 6.0, 7.0]), np.array([1.0, 2.0])) == 1.0
+    assert statistics.advantage(scores, scores.copy()) == 0.0
+    assert statistics.advantage(np.array([5.0, 6.0, 7.0]), np.array([1.0, 2.0])) == 1.0
     # Members scoring lower is no membership signal: a score >= t guesses "member".
-    assert audit.advantage(np.array([1.0, 2.0]), np.array([5.0, 6.0, 7.0])) == 0.0
+    assert statistics.advantage(np.array([1.0, 2.0]), np.array([5.0, 6.0, 7.0])) == 0.0
     # One threshold between: TPR 2/3 (scores 5, 6 of 1, 5, 6), FPR 0 (of 2, 3).
-    assert audit.advantage(np.array([1.0, 5.0, 6.0]), np.array([2.0, 3.0])) == pytest.approx(2 / 3)
+    assert statistics.advantage(np.array([1.0, 5.0, 6.0]), np.array([2.0, 3.0])) == pytest.approx(
+        2 / 3
+    )
 
 
 def test_the_null_and_the_intervals_tell_signal_from_noise() -> None:
     rng = np.random.default_rng(0)
     noise = [rng.normal(size=20) for _ in range(3)], [rng.normal(size=20) for _ in range(3)]
     signal = [g + 3.0 for g in noise[0]], noise[1]
-    quiet, loud = audit.compare(*noise, seed=0), audit.compare(*signal, seed=0)
+    quiet, loud = statistics.compare(*noise, seed=0), statistics.compare(*signal, seed=0)
     assert quiet["advantage_p"] > 0.05 and loud["advantage_p"] < 0.01
     assert loud["auc_p"] < 0.01 and loud["auc"] > 0.95
     assert 0.1 < quiet["advantage_null95"] < 0.4  # what 60 + 60 scores read by chance
@@ -258,45 +47,47 @@ def test_the_null_and_the_intervals_tell_signal_from_noise() -> None:
     assert loud["advantage_low"] > quiet["advantage_null95"]
 
 
-def _audit(seed: int, in_shift: float, copies: int = 10) -> audit.SeedResult:
+def _audit(seed: int, in_shift: float, copies: int = 10) -> report_of.SeedResult:
     """A seed's result whose IN canaries sit ``in_shift`` nearer the generated rows."""
     rng = np.random.default_rng([seed, 9])
-    distances = {g: rng.exponential(size=30) + 1.0 for g in audit.GROUPS}
+    distances = {g: rng.exponential(size=30) + 1.0 for g in report_of.GROUPS}
     distances["in"] = distances["in"] - in_shift
-    return audit.SeedResult(seed, {"default": distances}, copies=copies)
+    return report_of.SeedResult(seed, {"default": distances}, copies=copies)
 
 
 def test_a_paired_difference_sees_a_leak_and_refuses_other_canaries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(audit, "BOOTSTRAP", 300)
+    monkeypatch.setattr(statistics, "BOOTSTRAP", 300)
     leaky = [_audit(seed, 0.9) for seed in (0, 1)]
     private = [_audit(seed, 0.0) for seed in (0, 1)]
-    figures = audit.paired_difference(leaky, private)
+    figures = report_of.paired_difference(leaky, private)
     assert figures["auc"] > 0.2 and figures["auc_low"] > 0 and figures["auc_p"] < 0.01
     assert figures["advantage"] > 0.3 and figures["advantage_low"] > 0
     # Against itself: exactly 0, every resample too.
-    same = audit.paired_difference(private, private)
+    same = report_of.paired_difference(private, private)
     assert same["advantage"] == same["advantage_low"] == same["advantage_high"] == 0
-    assert "paired over 60 IN and 60 OUT canaries (seeds 0,1)" in audit.paired_text(figures, leaky)
+    assert "paired over 60 IN and 60 OUT canaries (seeds 0,1)" in report_of.paired_text(
+        figures, leaky
+    )
     with pytest.raises(ValueError, match="nothing to pair"):
-        audit.paired_difference(leaky, [_audit(seed, 0.0, copies=1) for seed in (0, 1)])
+        report_of.paired_difference(leaky, [_audit(seed, 0.0, copies=1) for seed in (0, 1)])
 
 
 def test_records_round_trip_through_their_json_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(audit, "BOOTSTRAP", 100)
-    monkeypatch.setattr(audit, "PERMUTATIONS", 100)
+    monkeypatch.setattr(statistics, "BOOTSTRAP", 100)
+    monkeypatch.setattr(statistics, "PERMUTATIONS", 100)
     rng = np.random.default_rng(1)
     results = [
-        audit.SeedResult(
+        report_of.SeedResult(
             seed,
             {
-                name: {g: rng.exponential(size=5) for g in audit.GROUPS}
+                name: {g: rng.exponential(size=5) for g in report_of.GROUPS}
                 for name in ("default", "smote")
             },
-            {g: rng.exponential(size=5) for g in audit.GROUPS},
+            {g: rng.exponential(size=5) for g in report_of.GROUPS},
             train_rare=900,
             generated=900,
             wall_s=12.5,
@@ -304,7 +95,7 @@ def test_records_round_trip_through_their_json_lines(
         )
         for seed in (0, 1)
     ]
-    rows = audit.records(results, ["trainer.steps=5"])
+    rows = report_of.records(results, ["trainer.steps=5"])
     assert [(r["seed"], r["generator"], r["comparison"]) for r in rows] == [
         (s, g, c)
         for s in ("0", "1", "pooled")
@@ -312,7 +103,7 @@ def test_records_round_trip_through_their_json_lines(
         for c in ("in_vs_out", "out_vs_fresh")
     ]
     first = tmp_path / "first.jsonl"
-    assert audit.report(rows, str(first)) == 0
+    assert report_of.report(rows, str(first)) == 0
     again = tmp_path / "again.jsonl"
     assert audit.main(["--from-results", str(first), "--out", str(again)]) == 0
     read = [json.loads(line) for line in again.read_text().splitlines()]
@@ -320,7 +111,7 @@ def test_records_round_trip_through_their_json_lines(
     assert read[0]["overrides"] == ["trainer.steps=5"]
     # Paired against another audit of other seeds: one line, exit 2.
     other = tmp_path / "other.jsonl"
-    audit.report(audit.records(results[:1], []), str(other))
+    report_of.report(report_of.records(results[:1], []), str(other))
     assert audit.main(["--from-results", str(first), "--against", str(other)]) == 2
     assert "nothing to pair" in capsys.readouterr().err
 
@@ -348,25 +139,3 @@ def test_a_missing_table_names_the_option(
 ) -> None:
     assert audit.main(["--data", str(tmp_path)]) == 2
     assert "--data" in capsys.readouterr().err
-
-
-def test_canaries_of_the_shared_table_pass_its_schema() -> None:
-    path = audit.TABLE.path(shared_data_dir(None))
-    if not path.is_file():
-        pytest.skip(f"{path} absent (set {SHARED_VARIABLE} or pass the shared data folder)")
-    table = pd.read_csv(path)
-    for seed in (0, 1, 2):
-        canaries = audit.make_canaries(table, LABEL, POSITIVE, 60, seed=seed)
-        assert_in_form(canaries, table)
-        assert_no_new_atoms(canaries, table)
-        assert_isolated(canaries, table)
-        # Inside what the table's inferred schema keeps: its levels and its fitted bounds.
-        schema = infer_schema(table, LABEL, POSITIVE)
-        validate_table(canaries, schema, source="canaries", min_rows_per_class=0)
-        for column in schema.features:
-            if column.levels is not None:
-                assert set(canaries[column.name]) <= set(column.levels), column.name
-            if column.bounds is not None:
-                low, high = (float(b) for b in column.bounds)
-                values = canaries[column.name]
-                assert values.between(low, high).all(), (column.name, column.bounds)

@@ -12,11 +12,14 @@ import tensorflow as tf
 
 from wgangp.model import losses
 from wgangp.model.networks import build_critic
+from wgangp.step import ghost_clipping
 from wgangp.step.dp_sgd import (
     clipped_sum,
     entity_gradients,
+    noised_mean,
     private_critic_gradients,
     real_row_terms,
+    sum_over_chunks,
 )
 
 FEATURES, LAMBDA = 3, 10.0
@@ -149,3 +152,71 @@ def test_each_fake_row_is_clipped_too() -> None:
     norm = np.sqrt(sum(float(tf.reduce_sum(tf.square(g))) for g in grads))
     assert norm <= 2.0 + 1e-4  # the real rows' clipped mean (<= 1) plus the fake rows' (<= 1)
     assert norm > 0.9  # and the fake rows' term is there, at its clip
+
+
+def _in_chunks(critic: keras.Model, rows: tuple[tf.Tensor, ...], size: int, clip: float):
+    """The trainer's clipped sum: ``rows`` padded to whole chunks of ``size``, the padding
+    masked out, each chunk by ghost clipping, summed in :func:`sum_over_chunks`."""
+    dense = ghost_clipping.DenseCritic.of(critic)
+    count = -(-int(rows[0].shape[0]) // size)
+    padding = count * size - int(rows[0].shape[0])
+    chunked = [
+        tf.reshape(tf.pad(t, [[0, padding], [0, 0]]), [count, size, t.shape[-1]]) for t in rows
+    ]
+    mask = tf.reshape(tf.range(count * size) < int(rows[0].shape[0]), [count, size])
+
+    def chunk_sum(j: tf.Tensor) -> list[tf.Tensor]:
+        per_row = ghost_clipping.real_row_gradients(
+            dense, *(t[j] for t in chunked), gp_weight=LAMBDA
+        )
+        return ghost_clipping.clipped_sum(dense, per_row, clip, mask[j])[0]
+
+    return sum_over_chunks(chunk_sum, tf.constant(count), critic.trainable_variables)
+
+
+def _fake_mean(critic: keras.Model, fake: tf.Tensor, onehot: tf.Tensor, clip: float):
+    dense = ghost_clipping.DenseCritic.of(critic)
+    per_row = ghost_clipping.score_row_gradients(dense, fake, onehot)
+    every = tf.ones([fake.shape[0]], tf.bool)
+    return [s / fake.shape[0] for s in ghost_clipping.clipped_sum(dense, per_row, clip, every)[0]]
+
+
+@pytest.mark.parametrize("size", [8, 23, 64])
+def test_in_padded_chunks_by_ghost_clipping_it_is_the_definition(size: int) -> None:
+    """23 rows in chunks of 8 (the last padded by one), in one exact chunk, in one chunk mostly
+    padding: the gradient the Jacobian defines, noise (same seed) and fake term included."""
+    keras.utils.set_random_seed(0)
+    critic = build_critic(FEATURES, hidden=[8, 8])
+    real, fake, onehot, alpha = _rows(23, seed=7, scale=3.0)
+    _, public, public_onehot, _ = _rows(16, seed=8)
+    settings = dict(
+        expected_entities=20.0, clip=15.0, noise_multiplier=1.5, seed=tf.constant([5, 6])
+    )
+    want, norms = private_critic_gradients(
+        critic, real, fake, onehot, alpha, tf.range(23), 23, gp_weight=LAMBDA,
+        fake_term=(public, public_onehot), **settings,
+    )  # fmt: skip
+    assert float(tf.reduce_min(norms)) < 15.0 < float(tf.reduce_max(norms))  # some clipped
+    clipped = _in_chunks(critic, (real, fake, onehot, alpha), size, clip=15.0)
+    got = noised_mean(clipped, _fake_mean(critic, public, public_onehot, 15.0), **settings)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_the_noise_is_the_same_whatever_the_sample_size() -> None:
+    """The noise of one seed added to the clipped sums of 3 rows and of 40: the same draw (its
+    shape is the weights', never the sample's)."""
+    keras.utils.set_random_seed(0)
+    critic = build_critic(FEATURES, hidden=[8])
+    _, public, public_onehot, _ = _rows(4, seed=9)
+    fake_mean = _fake_mean(critic, public, public_onehot, 1.0)
+    noises = []
+    for count in (3, 40):
+        clipped = _in_chunks(critic, _rows(count, seed=count), 16, clip=1.0)
+        settings = dict(expected_entities=8.0, clip=1.0, seed=tf.constant([1, 2]))
+        noisy = noised_mean(clipped, fake_mean, noise_multiplier=2.0, **settings)
+        quiet = noised_mean(clipped, fake_mean, noise_multiplier=0.0, **settings)
+        pairs = zip(noisy, quiet, strict=True)
+        noises.append(np.concatenate([(a - b).numpy().ravel() for a, b in pairs]))
+    np.testing.assert_allclose(noises[0], noises[1], atol=1e-6)
+    assert np.std(noises[0]) == pytest.approx(2.0 / 8.0, rel=0.2)

@@ -66,9 +66,7 @@ def test_rows_read_back_from_the_store(tmp_path: Path) -> None:
 def test_cli_prints_and_writes_markdown_and_csv(tmp_path: Path, capsys) -> None:
     uri = _store(tmp_path)
     out = tmp_path / "report"
-    code = report.main(
-        ["--tracking-uri", uri, "--experiment", "ablation", "--output-dir", str(out)]
-    )
+    code = report.main([f"tracking_uri={uri}", "experiment=ablation", f"output_dir={out}"])
     assert code == 0
     printed = capsys.readouterr().out
     markdown = (out / "ablation_report.md").read_text()
@@ -81,11 +79,11 @@ def test_cli_prints_and_writes_markdown_and_csv(tmp_path: Path, capsys) -> None:
 
 def test_cli_filter_and_errors_are_one_line(tmp_path: Path, capsys) -> None:
     uri = _store(tmp_path)
-    args = ["--tracking-uri", uri, "--output-dir", str(tmp_path / "r")]
-    assert report.main([*args, "--experiment", "ablation", "--filter", "params.seed = '1'"]) == 0
+    args = [f"tracking_uri={uri}", f"output_dir={tmp_path / 'r'}"]
+    assert report.main([*args, "experiment=ablation", "filter=params.seed = '1'"]) == 0
     assert len(pd.read_csv(tmp_path / "r" / "ablation_report.csv")) == 1
     capsys.readouterr()
-    assert report.main([*args, "--experiment", "missing"]) == 2
+    assert report.main([*args, "experiment=missing"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("wgangp: error: no MLflow experiment named 'missing'")
     assert "\n" not in err
@@ -94,13 +92,13 @@ def test_cli_filter_and_errors_are_one_line(tmp_path: Path, capsys) -> None:
 def test_cli_bad_filter_and_unwritable_output_are_one_line(tmp_path: Path, capsys) -> None:
     uri = _store(tmp_path)
     capsys.readouterr()
-    args = ["--tracking-uri", uri, "--experiment", "ablation"]
-    assert report.main([*args, "--filter", "params.seed = 'o'brien'"]) == 2
+    args = [f"tracking_uri={uri}", "experiment=ablation"]
+    assert report.main([*args, "filter=params.seed = 'o'brien'"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("wgangp: error: MLflow refused the search filter") and "\n" not in err
     blocker = tmp_path / "file"
     blocker.write_text("")
-    assert report.main([*args, "--output-dir", str(blocker / "sub")]) == 2
+    assert report.main([*args, f"output_dir={blocker / 'sub'}"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"wgangp: error: cannot create {blocker / 'sub'} (") and "\n" not in err
 

@@ -185,7 +185,7 @@ def test_report_error_prints_one_redacted_line(capsys: pytest.CaptureFixture) ->
 
 
 def test_hydra_files_and_a_sweeps_record_are_scrubbed(tmp_path: Path) -> None:
-    from wgangp.training.session import RunDirs
+    from wgangp.training.run_dirs import RunDirs
 
     meta = tmp_path / "out" / ".hydra"
     meta.mkdir(parents=True)

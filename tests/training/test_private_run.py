@@ -22,6 +22,7 @@ from wgangp.serving.bundle import CALIBRATION_FILE, META_FILE, PREPROCESSING_FIL
 from wgangp.serving.synthesizer import Synthesizer
 from wgangp.tracking.names import PRIVACY_DELTA, PRIVACY_EPSILON
 from wgangp.tracking.store import use_tracking_uri
+from wgangp.training.team_report import REPORT_OF, SHARED, team_report_of
 
 K = 5
 RUN = [o for o in TINY if not o.startswith("data")] + [
@@ -80,10 +81,22 @@ def test_sampling_says_what_the_rows_are_covered_by(run, caplog) -> None:
     result, _, _, folder = run
     with caplog.at_level(logging.INFO, logger="wgangp.sample"):
         sample(SampleRequest(str(result.synthesizer_dir), folder / "rows.csv", n=50))
-    shipped = Synthesizer.load(Path(result.synthesizer_dir)).privacy
-    assert guarantee(shipped) in caplog.text
-    assert guarantee(shipped).startswith("privacy: (3, 1e-0")
-    assert "no differential-privacy guarantee" in guarantee(None)
+    shipped = Synthesizer.load(Path(result.synthesizer_dir))
+    line = guarantee(shipped.privacy, shipped.guarantee)
+    assert line in caplog.text and line.startswith("privacy: (3, 1e-0")
+    assert shipped.privacy["noise"] == "secret" and shipped.guarantee == shipped.privacy
+    assert "no differential-privacy guarantee" in guarantee(None, None)
+
+
+@pytest.mark.parametrize("noise", ["replayable", None])
+def test_a_model_whose_noise_can_be_replayed_is_presented_as_no_guarantee(noise) -> None:
+    """A test key's bundle, or one trained when the noise followed the public seed."""
+    record = {"epsilon": 3.0, "delta": 1e-5, "unit": "entity"}
+    if noise is not None:
+        record["noise"] = noise
+    line = guarantee(record, None)
+    assert line.startswith("privacy: NO differential-privacy guarantee")
+    assert ("test key" if noise else "public seed") in line
 
 
 def _held_by_few(frame: pd.DataFrame, column: str) -> set:
@@ -186,6 +199,11 @@ def test_a_private_run_needs_the_class_to_synthesize(tmp_path: Path) -> None:
             "set model.critic.pac=1",
         ),
         (
+            "trainer.resume=true",
+            "invalid config value trainer.resume: true is not supported under privacy.epsilon; "
+            "start a new run (trainer.resume=false)",
+        ),
+        (
             "privacy.epsilon=500",
             "invalid config value privacy.epsilon: 500.0 must be in (0, 100] (null: off; beyond "
             "100 DP-SGD's noise protects next to nothing)",
@@ -199,10 +217,20 @@ def test_what_dp_sgd_does_not_cover_is_refused_in_one_line(override: str, line: 
     documented(line)
 
 
-def test_the_selection_is_off_under_privacy() -> None:
+def test_the_selection_is_off_under_privacy(caplog) -> None:
+    """Set explicitly and said: the one value privacy changes instead of refusing it."""
+    caplog.set_level("INFO", logger="wgangp.config")
     cfg = to_config(compose(RUN))
     assert cfg.select.every == 0 and cfg.ship.calibrate_marginals
+    said = [r.getMessage() for r in caplog.records if r.name == "wgangp.config"]
+    assert said == [
+        "select.every=250 -> 0 under privacy.epsilon: the step selection would read validation "
+        "rows outside the budget; the run ships its last step"
+    ]
+    caplog.clear()
+    assert to_config(compose([*RUN, "select.every=0"])).select.every == 0
     assert to_config(compose(RUN[:-1])).select.every > 0
+    assert not [r for r in caplog.records if r.name == "wgangp.config"]  # nothing to say
 
 
 def test_a_private_run_evaluates_again_in_its_released_levels(run, capsys) -> None:
@@ -212,6 +240,34 @@ def test_a_private_run_evaluates_again_in_its_released_levels(run, capsys) -> No
 
     result, uri, _, folder = run
     args = ["--run", f"runs:/{result.run_id}", "--tracking-uri", uri, "--out", str(folder / "ev")]
-    args += ["--seeds", "1", "--n-synthetic", "200", "--max-normal-rows", "500", "--no-log"]
+    args += ["--seeds", "1", "--n-synthetic", "200", "--max-normal-rows", "500"]
     assert main(args) == 0
-    assert "held-out real rows" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "held-out real rows" in out and "logged to its team report" in out
+    client = mlflow.MlflowClient(uri)
+    report = team_report_of(client, result.run_id)
+    assert any(k.startswith("eval/") for k in client.get_run(report).data.metrics)
+    assert not any(k.startswith("eval/") for k in client.get_run(result.run_id).data.metrics)
+
+
+def test_the_shared_run_holds_no_count_and_the_team_report_does(run) -> None:
+    """What other teams read (the run the model is logged in) holds nothing read off rows
+    outside the accounted releases: no digest, no row, class or duplicate count, no dataset
+    profile, no count in its description. Its team report holds them and names it; it does not
+    name the report."""
+    result, uri, frame, _ = run
+    client = mlflow.MlflowClient(uri)
+    shared = client.get_run(result.run_id)
+    report = client.get_run(team_report_of(client, result.run_id))
+    assert report.data.tags[REPORT_OF] == result.run_id and report.data.tags[SHARED] == "false"
+    digest = report.data.tags["data.digest"]
+    assert len(digest) == 16 and "training rows (" in report.data.tags["mlflow.note.content"]
+    text = json.dumps([shared.data.tags, shared.data.params, sorted(shared.data.metrics)])
+    assert digest not in text and report.info.run_id not in text
+    assert not any(
+        k.startswith(("data.digest", "data.duplicate", "data.read.", "data.subset."))
+        for k in shared.data.tags
+    )
+    assert "training rows withheld" in shared.data.tags["mlflow.note.content"]
+    assert not shared.inputs.dataset_inputs and report.inputs.dataset_inputs
+    assert not any(k.startswith("phase/") for k in shared.data.metrics)

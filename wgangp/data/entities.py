@@ -19,6 +19,19 @@ import pandas as pd
 
 from wgangp.errors import DataError
 
+#: Without ``data.entity``, the column that holds the customers the identifier columns name
+#: (:class:`~wgangp.data.schema.identifiers.InferredEntity`), as codes beside the schema's columns:
+#: the split, the transform's k-entity rules and the evaluation count them as they would
+#: ``data.entity``'s. Like ``data.entity``'s column it never trains or ships.
+INFERRED_ENTITY = "(inferred customer)"
+
+
+def entity_label(entity: str) -> str:
+    """How a line names the entity column: ``customer_id`` values, or the inferred customers."""
+    if entity == INFERRED_ENTITY:
+        return "customers (inferred from their identifier columns)"
+    return f"{entity} value(s)"
+
 
 def entity_codes(values: pd.Series, column: str, source: str) -> np.ndarray:
     """The entity column's cells as integers (equal cells, equal codes; by first appearance);
@@ -71,3 +84,28 @@ def identical_row_groups(table: pd.DataFrame) -> np.ndarray:
 def first_rows(groups: np.ndarray) -> np.ndarray:
     """The index of each group's first row (groups numbered 0..G-1)."""
     return np.unique(groups, return_index=True)[1]
+
+
+def linked_row_groups(columns: Sequence[np.ndarray]) -> np.ndarray:
+    """One integer per row (numbered by first appearance): rows that share a value of any of
+    ``columns`` (each a column's value codes, -1 a gap) belong together, and so, transitively,
+    do their partners: a customer's rows joined by their e-mail on some and their phone on
+    others. Label propagation, each pass halving chains by pointer jumping."""
+    rows = len(columns[0]) if columns else 0
+    labels = np.arange(rows, dtype=np.int64)
+    present = [(codes >= 0, np.asarray(codes, np.int64)) for codes in columns]
+    while True:
+        before = labels.copy()
+        for here, codes in present:
+            if not here.any():
+                continue
+            least = np.full(int(codes[here].max()) + 1, rows, dtype=np.int64)
+            np.minimum.at(least, codes[here], labels[here])
+            old = labels[here]
+            new = np.minimum(old, least[codes[here]])
+            labels[here] = new
+            np.minimum.at(labels, old, new)  # the old label's row learns it too
+        while not np.array_equal(jumped := labels[labels], labels):
+            labels = jumped
+        if np.array_equal(labels, before):
+            return pd.factorize(labels)[0].astype(np.int64)

@@ -207,12 +207,12 @@ def _column_knots(
         knots = _off_rare_all(first + (last - first) * references, rare, distinct, up=True)
         return np.maximum.accumulate(knots)
     centres = _centres(bounds, len(values))
-    means = []
+    group_means = []
     for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
         group = values[start:stop]
         low, high = group[0], group[-1]
-        means.append(low if low == high else float(np.clip(group.mean(), low, high)))
-    means = _off_rare_all(np.asarray(means, np.float64), rare, distinct, up=True)  # in its group
+        group_means.append(low if low == high else float(np.clip(group.mean(), low, high)))
+    means = _off_rare_all(np.asarray(group_means, np.float64), rare, distinct, up=True)  # in it
     slope_low = (means[1] - means[0]) / (centres[1] - centres[0])
     slope_high = (means[-1] - means[-2]) / (centres[-1] - centres[-2])
     first = means[0] - slope_low * centres[0]

@@ -17,28 +17,21 @@ import numpy as np
 import pandas as pd
 
 from wgangp.config import DataConfig
-from wgangp.data.entities import row_entities
+from wgangp.data.entities import INFERRED_ENTITY, row_entities
+from wgangp.data.private_table import PrivateReading, check_entity_cap, undeclared_table
 from wgangp.data.read.big_tables import TableRead
 from wgangp.data.read.source import LoadedTable, load_table
-from wgangp.data.row_subset import RowBudget, subset_rows
+from wgangp.data.row_subset import RowBudget, Splits
+from wgangp.data.schema.description_votes import ReleasedDescription
 from wgangp.data.schema.inference import infer_table
 from wgangp.data.schema.match import label_counts
-from wgangp.data.schema.review import require_unambiguous
+from wgangp.data.schema.review import ambiguities, require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.schema.validation import canonical, validate_table
-from wgangp.data.split import stratified_split
+from wgangp.data.split import Split, stratified_split
 from wgangp.errors import DataError
 
 log = logging.getLogger("wgangp.data")
-
-
-@dataclass(frozen=True)
-class Splits:
-    """The three parts of a table, or of its subset."""
-
-    train: pd.DataFrame
-    val: pd.DataFrame
-    test: pd.DataFrame
 
 
 @dataclass
@@ -72,8 +65,15 @@ class PreparedData:
     #: How the table was read: rows of each class in the files and kept (``data.max_rows``).
     read: TableRead | None = None
     #: ``data.entity``: the column (kept beside the schema's as integer codes) whose rows belong
-    #: to one customer; None: each row is its own entity, identical rows counting once.
+    #: to one customer, else :data:`~wgangp.data.entities.INFERRED_ENTITY` when an inferred
+    #: schema's identifier columns name the customers; None: each row is its own entity,
+    #: identical rows counting once.
     entity: str | None = None
+    #: Under ``privacy.epsilon`` with no declared schema: the released description and the DP
+    #: releases preparing made (votes, selections), for the run's accountant; the schema is then
+    #: the released one already (:mod:`wgangp.data.private_table`).
+    description: ReleasedDescription | None = None
+    releases: tuple = ()
 
     @property
     def fit_rows(self) -> Splits:
@@ -188,6 +188,37 @@ class PreparedData:
             score_subsets=parts(self.score_subsets),
         )
 
+    def with_gaps_filled(self, fills: dict[str, object]) -> PreparedData:
+        """Every part with the gaps of each column named in ``fills`` filled with its value (the
+        transform's released fill of a column a private run released as not nullable)."""
+        # Each fill in its column's canonical type (a level, a whole number, an instant).
+        values = {
+            name: canonical(pd.Series([value], dtype=object), self.schema.column(name), "fill")
+            for name, value in fills.items()
+        }
+
+        def fill(frame: pd.DataFrame) -> pd.DataFrame:
+            frame = frame.copy()
+            for name, value in values.items():
+                if frame[name].isna().any():
+                    filled = frame[name].fillna(value.iloc[0])
+                    frame[name] = filled.astype(value.dtype) if len(filled) else filled
+            return frame
+
+        def parts(splits: Splits | None) -> Splits | None:
+            if splits is None:
+                return None
+            return Splits(fill(splits.train), fill(splits.val), fill(splits.test))
+
+        return replace(
+            self,
+            train=fill(self.train),
+            val=fill(self.val),
+            test=fill(self.test),
+            fit_subsets=parts(self.fit_subsets),
+            score_subsets=parts(self.score_subsets),
+        )
+
     def describe_duplicates(self) -> str:
         return (
             f"{self.duplicate_rows} row(s) repeat an earlier row exactly ({self.duplicate_rare} "
@@ -201,7 +232,7 @@ def prepare_data(
     seed: int,
     launch_dir: Path,
     frame: pd.DataFrame | None = None,
-    private: bool = False,
+    private: PrivateReading | None = None,
 ) -> PreparedData:
     """Load the configured table (relative paths from ``launch_dir``; ``frame``, a DataFrame
     given in Python, instead of ``data.path``), give it its schema, validate it, split it.
@@ -215,21 +246,27 @@ def prepare_data(
     training row (a sample of a fixed size would depend on the others' count).
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir, frame=frame)
-    schema, inferred = table_schema(loaded, data)
+    if private is not None:
+        check_entity_cap(loaded, data)
+    if private is not None and loaded.schema is None:
+        table = undeclared_table(loaded, data, seed, private)
+        return _from_split(
+            (loaded.provenance, loaded.origin, loaded.name, loaded.read),
+            table.schema,
+            table.split,
+            table.classes(),
+            data,
+            seed,
+            digest=table_digest(loaded.frame),
+            inferred=True,
+            every_row_fits=True,
+            description=table.description,
+            releases=tuple(table.events),
+        )
+    schema, frame, inferred = checked_table(loaded, data)
+    assert frame is not None  # validated: no review asked
+    entity = INFERRED_ENTITY if INFERRED_ENTITY in frame.columns else data.entity
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
-    if read is not None and (read.capped or read.files > 1):
-        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
-    frame = validate_table(
-        loaded.frame,
-        schema,
-        source=origin,
-        min_rows_per_class=data.min_rows_per_class,
-        header=loaded.header,
-        entity=data.entity,
-    )
-    if data.schema is not None:  # the table's own counts, not an edited file's
-        counts = label_counts(frame[schema.label], schema)
-        schema = replace(schema, label_counts=counts, rows=len(frame))
     del loaded  # the rows as read: only their canonical form goes on
     classes = schema.classes(frame[schema.label])
     digest = table_digest(frame)
@@ -242,24 +279,49 @@ def prepare_data(
         seed=seed,
         source=origin,
         columns=schema.names,
-        entities=None if data.entity is None else frame[data.entity].to_numpy(),
-        entity=data.entity,
-        independent=private,
+        entities=None if entity is None else frame[entity].to_numpy(),
+        entity=entity,
+        independent=private is not None,
     )
     del frame
-    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
-    fit_subsets, score_subsets = (
-        None
-        if keep is None
-        else Splits(
-            *(
-                subset_rows(getattr(split, part), keep[split.rows[part]])
-                for part in ("train", "val", "test")
-            )
-        )
-        for keep in budget.masks(classes, every_row_fits=private)
+    prepared = _from_split(
+        (provenance, origin, name, read),
+        schema,
+        split,
+        classes,
+        data,
+        seed,
+        digest=digest,
+        inferred=inferred,
+        every_row_fits=private is not None,
+        entity=entity,
     )
-    prepared = PreparedData(
+    for line in prepared.describe_subsets():
+        log.info("data: %s", line)
+    return prepared
+
+
+def _from_split(
+    source: tuple[str, str, str, TableRead | None],
+    schema: TableSchema,
+    split: Split,
+    classes: np.ndarray,
+    data: DataConfig,
+    seed: int,
+    *,
+    digest: str,
+    inferred: bool,
+    every_row_fits: bool,
+    description: ReleasedDescription | None = None,
+    releases: tuple = (),
+    entity: str | None = None,
+) -> PreparedData:
+    """The prepared data of ``split`` (``classes``: the table's rows', before the split), with
+    the rows fits and scores use; ``source``: provenance, origin, name and how it was read."""
+    provenance, origin, name, read = source
+    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    fit_subsets, score_subsets = budget.subsets(split, classes, every_row_fits=every_row_fits)
+    return PreparedData(
         provenance,
         origin,
         name,
@@ -275,28 +337,60 @@ def prepare_data(
         score_subsets=score_subsets,
         budget=budget,
         read=read,
+        entity=entity if description is None else data.entity,
+        description=description,
+        releases=releases,
+    )
+
+
+def checked_table(
+    loaded: LoadedTable, data: DataConfig, review: list[str] | None = None
+) -> tuple[TableSchema, pd.DataFrame | None, bool]:
+    """The first half of :func:`prepare_data`, which ``python -m wgangp.schema`` runs too: the
+    loaded table's schema, its rows validated against it into their canonical form, and whether
+    the schema was inferred.
+
+    The schema is the configured one (shipped or ``data.schema``,
+    :func:`~wgangp.data.read.source.configured_schema`), with the table's own label counts (an
+    edited file's may be another table's, a shipped one has none); else it is inferred from the
+    rows, and a column that needs a person's decision is refused in one line. With ``review``
+    (the schema command, printing an inferred schema for a person to edit), those lines are
+    listed there instead, and the rows are not validated (None). An inferred schema whose
+    identifier columns name customers (``data.entity`` unset) keeps them beside the rows as
+    :data:`~wgangp.data.entities.INFERRED_ENTITY`'s codes."""
+    # A capped table's least frequent value may no longer be the table's: the reader's count.
+    positive, header, origin = loaded.positive, loaded.header, loaded.origin
+    schema, inferred = loaded.schema, loaded.schema is None
+    customers = None
+    if schema is None:
+        chosen = data.positive if data.positive is not None else positive
+        inference = infer_table(loaded.frame, data.label, chosen, source=origin, entity=data.entity)
+        schema, noted = inference.schema, inference.lines(origin)
+        if review is not None:
+            review += noted + ambiguities(loaded.frame, schema, source=origin)
+            return schema, None, True
+        for line in noted:
+            log.warning("%s", line)
+        require_unambiguous(loaded.frame, schema, source=origin)
+        customers = inference.customers
+    read = loaded.read
+    if read is not None and (read.capped or read.files > 1):
+        log.info("data: %s", read.describe(origin, f"with {schema.class_names[RARE]}"))
+    frame = validate_table(
+        loaded.frame,
+        schema,
+        source=origin,
+        min_rows_per_class=data.min_rows_per_class,
+        header=header,
         entity=data.entity,
     )
-    for line in prepared.describe_subsets():
-        log.info("data: %s", line)
-    return prepared
-
-
-def table_schema(loaded: LoadedTable, data: DataConfig) -> tuple[TableSchema, bool]:
-    """The schema of the loaded table, and whether it was inferred: the configured one (shipped
-    or ``data.schema``, :func:`~wgangp.data.read.source.configured_schema`), else inferred from the
-    rows and refused in one line when a column needs a person's decision."""
-    if loaded.schema is not None:
-        return loaded.schema, False
-    # A capped table's least frequent value may no longer be the table's: the reader's count.
-    positive = data.positive if data.positive is not None else loaded.positive
-    inference = infer_table(
-        loaded.frame, data.label, positive, source=loaded.origin, entity=data.entity
-    )
-    for line in inference.lines(loaded.origin):
-        log.warning("%s", line)
-    require_unambiguous(loaded.frame, inference.schema, source=loaded.origin)
-    return inference.schema, True
+    if not inferred:
+        counts = label_counts(frame[schema.label], schema)
+        schema = replace(schema, label_counts=counts, rows=len(frame))
+    if customers is not None and data.entity is None and INFERRED_ENTITY not in schema.names:
+        # What inference counted, every later rule counts: one customer's 8 rows are one.
+        frame[INFERRED_ENTITY] = customers.codes
+    return schema, frame, inferred
 
 
 def check_batch_fits(data: PreparedData, batch_size: int) -> None:

@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from wgangp.data.entities import first_rows, identical_row_groups
+from wgangp.data.entities import (
+    INFERRED_ENTITY,
+    entity_label,
+    first_rows,
+    identical_row_groups,
+)
 from wgangp.data.schema.table_schema import CLASSES, RARE
 from wgangp.errors import DataError
 
@@ -113,7 +118,11 @@ def stratified_split(
                 f"{source}: only {_units(len(sizes), int(sizes.sum()), name, entity)}; at "
                 f"least {needed} are needed so that training gets {MIN_TRAIN_ROWS} and "
                 f"{'validation and ' if has_val else ''}test one each: use a larger table"
-                + (f" or another data.entity than {entity}" if entity else "")
+                + (
+                    f" or another data.entity than {entity}"
+                    if entity and entity != INFERRED_ENTITY
+                    else ""
+                )
             )
         if drawn is not None:
             part_of_row = drawn[groups[rows]]
@@ -189,7 +198,7 @@ def _check_drawn(
 def _units(groups: int, rows: int, name: str, entity: str | None) -> str:
     """How a shortfall names what the split counts: entities, or distinct rows."""
     if entity is not None:
-        return f"{groups} {entity} value(s) hold rows with {name}"
+        return f"{groups} {entity_label(entity)} hold rows with {name}"
     copies = f" among {rows} (the others are exact copies)" if rows > groups else ""
     return f"{groups} distinct row(s) with {name}{copies}"
 

@@ -31,6 +31,7 @@ Both are computed for the GAN's rows and for each baseline's (``_smote``, ``_cop
 from __future__ import annotations
 
 import warnings
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -44,7 +45,7 @@ BINS = 10
 #: Repeats of the DCR comparison, each with a fresh equal-sized draw of entities.
 DCR_REPEATS = 5
 
-Rows = np.ndarray | pd.DataFrame
+Rows: TypeAlias = np.ndarray | pd.DataFrame
 
 
 def attack_columns(schema: TableSchema, train: pd.DataFrame) -> tuple[list[str], list[str]]:

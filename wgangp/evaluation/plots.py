@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,7 +60,7 @@ def plot_marginals(
     return _save(figure, path)
 
 
-def _histogram(ax, r: np.ndarray, s: np.ndarray) -> None:
+def _histogram(ax: Any, r: np.ndarray, s: np.ndarray) -> None:
     r, s = r[~np.isnan(r)], s[~np.isnan(s)]
     both = np.concatenate([r, s])
     if not len(both):
@@ -72,7 +73,7 @@ def _histogram(ax, r: np.ndarray, s: np.ndarray) -> None:
     ax.hist(np.clip(s, low, high), bins=bins, density=True, alpha=0.55, color=SYNTHETIC_COLOR)
 
 
-def _bars(ax, real: pd.Series, synthetic: pd.Series, column: ColumnSchema) -> None:
+def _bars(ax: Any, real: pd.Series, synthetic: pd.Series, column: ColumnSchema) -> None:
     levels = [str(level) for level in column.levels or ()]
     at = np.arange(len(levels))
     for offset, values, color in ((-0.2, real, REAL_COLOR), (0.2, synthetic, SYNTHETIC_COLOR)):

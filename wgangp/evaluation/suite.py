@@ -16,6 +16,7 @@ seed give the same metrics.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -84,7 +85,7 @@ class EvaluationResult:
         figures = [p.name for p in written]
         for name, table in self.tables.items():
             path = out_dir / f"{name}.csv"
-            write_with(path, lambda tmp, t=table: t.to_csv(tmp, index=False))
+            write_with(path, functools.partial(table.to_csv, index=False))
             written.append(path)
         metrics_path = out_dir / "metrics.csv"
         metrics = pd.DataFrame({"metric": list(self.metrics), "value": list(self.metrics.values())})

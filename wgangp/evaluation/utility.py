@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -138,7 +139,7 @@ def build_training_sets(
 
 
 def score_detector(
-    model,
+    model: Any,
     features: np.ndarray,
     labels: np.ndarray,
     test_x: np.ndarray,
@@ -198,7 +199,9 @@ def utility_per_seed(
         normals = all_normals[picked]
         synthetic = encoding.model_matrix(draw_synthetic(n_needed, seed))
 
-        def make_baseline(name: str, n: int, baseline_seed: int, picked=picked) -> np.ndarray:
+        def make_baseline(
+            name: str, n: int, baseline_seed: int, picked: np.ndarray = picked
+        ) -> np.ndarray:
             made = baseline_rows(
                 name,
                 rare_rows_frame,

@@ -16,11 +16,13 @@ Results agree with ``keras.optimizers.Adam`` to float32 rounding (tested).
 
 from __future__ import annotations
 
+from typing import Any
+
 import keras
 import tensorflow as tf
 
 
-def _handle(variable) -> tf.Tensor:
+def _handle(variable: Any) -> tf.Tensor:
     """The resource handle under a Keras variable, a tf.Variable or a replica's component."""
     if isinstance(variable, keras.Variable):
         variable = variable.value
@@ -31,7 +33,7 @@ def _handle(variable) -> tf.Tensor:
 class FusedAdam(keras.optimizers.Adam):
     """``keras.optimizers.Adam`` whose per-variable update is TensorFlow's fused Adam kernel."""
 
-    def update_step(self, gradient, variable, learning_rate) -> None:
+    def update_step(self, gradient: Any, variable: Any, learning_rate: Any) -> None:
         if self.amsgrad or isinstance(gradient, tf.IndexedSlices):
             super().update_step(gradient, variable, learning_rate)  # no fused kernel for these
             return

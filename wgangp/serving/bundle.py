@@ -134,13 +134,31 @@ class ModelUriError(WgangpError):
     reason = "config"
 
 
+#: The scheme of a run's URI (``runs:/<run_id>[/<artifact path>]``).
+RUNS = "runs:/"
+
+
+def run_uri(run_id: str) -> str:
+    """The URI a run's synthesizer is opened by: ``runs:/<run_id>``."""
+    return f"{RUNS}{run_id}"
+
+
+def run_id_of(model_uri: str) -> str | None:
+    """The run a URI names: ``runs:/<id>`` (with or without an artifact path) or a bare run id
+    (no scheme, no slash); None for any other URI (``models:/...``, a path)."""
+    if model_uri.startswith(RUNS):
+        return model_uri.removeprefix(RUNS).split("/")[0] or None
+    if ":" not in model_uri and "/" not in model_uri and model_uri:
+        return model_uri
+    return None
+
+
 def artifact_uri_for(model_uri: str) -> str:
     """``runs:/<id>`` or a bare run id -> the run's bundle; other MLflow URIs unchanged."""
-    if model_uri.startswith("runs:/") and model_uri.rstrip("/").count("/") == 1:
-        return f"{model_uri.rstrip('/')}/{BUNDLE}"
-    if ":" not in model_uri and "/" not in model_uri:  # a bare run id
-        return f"runs:/{model_uri}/{BUNDLE}"
-    if "://" not in model_uri and not model_uri.startswith(("runs:/", "models:/")):
+    run_id = run_id_of(model_uri)
+    if run_id is not None and model_uri.rstrip("/") in (run_id, run_uri(run_id)):
+        return f"{run_uri(run_id)}/{BUNDLE}"
+    if "://" not in model_uri and not model_uri.startswith((RUNS, "models:/")):
         raise ModelUriError(
             f"model_uri={model_uri} is neither a directory nor an MLflow URI; "
             "use runs:/<run_id>, models:/<model_id>, models:/<name>@champion or a synthesizer "

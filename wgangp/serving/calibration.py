@@ -198,6 +198,9 @@ def _fit_class(
 ) -> ClassCalibration:
     present = _present_rows(layout, real)
     numbers = [b for b in layout if b.activation == "identity"]
+    # A private fit counts entities: MarginalCalibration.fit refuses one without owners.
+    assert private is None or owners is not None
+    counted = owners if owners is not None else np.zeros(0, np.int64)  # read under privacy only
     generated_q = None
     real_q: list[QuantileScale] = []
     if numbers:
@@ -205,18 +208,18 @@ def _fit_class(
     for block in numbers:
         if private is not None:  # every present row: choosing rows by their count is a release
             rows = present[block.column]
-            real_q.append(_private_quantiles(real[rows, block.start], owners[rows], private))
+            real_q.append(_private_quantiles(real[rows, block.start], counted[rows], private))
             continue
         # Over the rows where the column is present: a gap's fill is no value of the class.
-        rows = present[block.column] if present[block.column].any() else slice(None)
-        who = None if owners is None else owners[rows]
-        real_q.append(QuantileScale.fit_grouped(real[rows, block.start][:, None], min_rows, who))
+        kept = present[block.column] if present[block.column].any() else slice(None)
+        who = None if owners is None else owners[kept]
+        real_q.append(QuantileScale.fit_grouped(real[kept, block.start][:, None], min_rows, who))
     weights, shifts = {}, {}
     for block in layout:
         if block.kind == "categorical":
             rows = real[present[block.column], block.start : block.stop]
             if private is not None:
-                shares = _private_shares(rows, owners[present[block.column]], private)
+                shares = _private_shares(rows, counted[present[block.column]], private)
             else:
                 shares = rows.mean(axis=0) if len(rows) else None
             if shares is not None:
@@ -226,7 +229,7 @@ def _fit_class(
         elif block.kind == MISSING:
             if private is not None:
                 share, event = noisy_share(
-                    real[:, block.start] >= 0.5, owners, private.noise_multiplier, private.rng
+                    real[:, block.start] >= 0.5, counted, private.noise_multiplier, private.rng
                 )
                 private.events.append(event)
             else:

@@ -77,10 +77,15 @@ _FREE, _GIVEN, _MOVES = 1, 2, 3
 class LatentModel(Protocol):
     """What the sampler needs of a synthesizer, one class at a time."""
 
-    latent_dim: int
-    layout: tuple[Block, ...]
-    #: Each categorical feature's levels, in the order of its block's slots.
-    levels: Mapping[str, Sequence[object]]
+    @property
+    def latent_dim(self) -> int: ...
+
+    @property
+    def layout(self) -> tuple[Block, ...]: ...
+
+    @property
+    def levels(self) -> Mapping[str, Sequence[object]]:
+        """Each categorical feature's levels, in the order of its block's slots."""
 
     def decode(self, z: np.ndarray) -> np.ndarray:
         """Noise [rows, latent_dim] -> the heads' rows as sampling reads them (calibrated)."""

@@ -29,6 +29,7 @@ import mlflow.pyfunc
 import numpy as np
 import pandas as pd
 
+from wgangp.config import MAX_SEED
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import WgangpError
 from wgangp.serving.bundle import BUNDLE, META_FILE, MODEL_NAME, SCHEMA_FILE
@@ -42,8 +43,6 @@ from wgangp.serving.synthesizer import Synthesizer
 MAX_ROWS_PER_CALL = 250_000
 #: From this many rows on, the heap is trimmed after the answer (:mod:`.memory`).
 LARGE_ANSWER_ROWS = 50_000
-#: Seeds as ``wgangp.sample`` takes them.
-MAX_SEED = 2**32 - 1
 _MODEL_CODE = Path(__file__).with_name("model_code.py")
 #: The params the model takes (its signature's); any other is a mistake, refused.
 PARAMS = ("where",)

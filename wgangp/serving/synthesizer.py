@@ -18,15 +18,16 @@ all sample through here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import keras
 import numpy as np
 import pandas as pd
 
+from wgangp.config import MAX_SEED
 from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.data.transform.layout import draw_discrete, slot_names
 from wgangp.data.transform.stored import RETRAIN
@@ -34,6 +35,7 @@ from wgangp.data.transform.table_transform import TableTransform
 from wgangp.errors import WgangpError
 from wgangp.files import atomic_directory, write_text
 from wgangp.model.networks import N_CLASSES
+from wgangp.privacy.randomness import SECRET
 from wgangp.serving.bundle import (
     BUNDLE,
     BUNDLE_FILES,
@@ -47,7 +49,6 @@ from wgangp.serving.bundle import (
     SCHEMA_FILE,
     DamagedBundleError,
     check_manifest,
-    local_bundle,
     write_manifest,
 )
 from wgangp.serving.calibration import MarginalCalibration
@@ -59,6 +60,8 @@ from wgangp.serving.memory import checked_rows, chunks, draw_memory
 from wgangp.serving.mixture import CopulaMixture
 
 _FORMAT = "wgangp.synthesizer/3"
+#: What a bundle file's loader returns.
+T = TypeVar("T")
 
 
 class NonFiniteSamplesError(WgangpError):
@@ -86,9 +89,20 @@ class Synthesizer:
     #: :func:`wgangp.fit` or :func:`wgangp.load` made it; None otherwise.
     run_id: str | None = None
     model_uri: str | None = None
-    #: The guarantee it was trained under (``privacy.epsilon``: epsilon spent, delta, how they
-    #: were spent), as ``synthesizer.json`` carries it; None: no guarantee.
+    #: What it was trained under (``privacy.epsilon``: epsilon spent, delta, how they were
+    #: spent, where the noise came from), as ``synthesizer.json`` carries it; None: no privacy.
+    #: Whether that is a guarantee: :attr:`guarantee`.
     privacy: dict[str, Any] | None = None
+
+    @property
+    def guarantee(self) -> dict[str, Any] | None:
+        """The differential-privacy guarantee its rows carry: :attr:`privacy` when that noise
+        was secret; None without privacy, or where the noise is replayable (a test key, or a
+        bundle trained before DP noise came from a secret key: its noise followed the public
+        seed, so anyone with the bundle can replay it)."""
+        if self.privacy is None or self.privacy.get("noise") != SECRET:
+            return None
+        return self.privacy
 
     @property
     def columns(self) -> list[str]:
@@ -357,7 +371,7 @@ class ClassLatent:
         return frame.loc[:, self.synthesizer.columns]
 
 
-def _part(directory: Path, name: str, described: bool, load):
+def _part(directory: Path, name: str, described: bool, load: Callable[[Path], T]) -> T | None:
     """An optional file of the bundle, read when ``synthesizer.json`` describes it (a calibrated
     model, a copula share); refused when the two disagree, even in a re-sealed manifest: the rows
     would silently be another model's."""
@@ -375,7 +389,7 @@ def _load_transform(path: Path) -> TableTransform:
     return TableTransform.from_json(Path(path).read_text(), str(path))
 
 
-def _read(path: Path, load):
+def _read(path: Path, load: Callable[[Path], T]) -> T:
     """A JSON table of the bundle through its own loader; a loader's crash is one line too."""
     try:
         return load(path)
@@ -445,18 +459,14 @@ def _meta(path: Path, columns: list[str], label: list) -> dict:
     return meta
 
 
-def load_synthesizer(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
-    """The synthesizer behind a directory, a run (``runs:/<id>``, a bare id) or a logged model.
-
-    The artifacts are downloaded before Keras loads anything, so a wrong id fails fast.
-    """
-    return Synthesizer.load(local_bundle(model_uri, tracking_uri))
-
-
 def _checked_seed(seed: int | None) -> int:
-    """A sampling seed: an integer in [0, 2**32 - 1], or a fresh one for None."""
+    """A sampling seed: an integer in [0, MAX_SEED], or a fresh one for None."""
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1)[0])
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**32:
-        raise WgangpError(f"seed must be an integer in [0, {2**32 - 1}], got {seed!r}")
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, int | np.integer)
+        or not 0 <= seed <= MAX_SEED
+    ):
+        raise WgangpError(f"seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
     return int(seed)

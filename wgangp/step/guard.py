@@ -16,6 +16,7 @@ is exactly 0 marks ``critic/gradient_penalty/norm_gradient`` as non-finite, what
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import keras
 import numpy as np
@@ -120,7 +121,7 @@ class NanGuard:
         return tf.reduce_all(norms > 0)
 
     def judge_critic(
-        self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], step, iteration: int
+        self, opt: Any, head: list[tf.Tensor], grads: list[tf.Tensor], step: Any, iteration: int
     ) -> tf.Tensor:
         """Whether critic iteration ``iteration``'s update may go to the optimizer.
 
@@ -130,13 +131,19 @@ class NanGuard:
         return self._judge(opt, head, grads, 0, step, iteration)
 
     def judge_generator(
-        self, opt, loss_finite: tf.Tensor, grads: list[tf.Tensor], step, update: int
+        self, opt: Any, loss_finite: tf.Tensor, grads: list[tf.Tensor], step: Any, update: int
     ) -> tf.Tensor:
         """Whether the generator update (``update``: its place in the step) may be applied."""
         return self._judge(opt, [loss_finite], grads, self.generator_offset, step, update)
 
     def _judge(
-        self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], offset: int, step, update: int
+        self,
+        opt: Any,
+        head: list[tf.Tensor],
+        grads: list[tf.Tensor],
+        offset: int,
+        step: Any,
+        update: int,
     ) -> tf.Tensor:
         """Records the first non-finite quantity; ``offset`` is where this update's names start
         in :attr:`sources`."""
@@ -151,7 +158,13 @@ class NanGuard:
         )
 
     def _judge_each(
-        self, opt, head: list[tf.Tensor], grads: list[tf.Tensor], offset: int, step, update: int
+        self,
+        opt: Any,
+        head: list[tf.Tensor],
+        grads: list[tf.Tensor],
+        offset: int,
+        step: Any,
+        update: int,
     ) -> tf.Tensor:
         """:meth:`_judge` tensor by tensor: names the first bad one, tells overflows apart."""
         grad_flags = [finite(g) for g in grads]

@@ -44,7 +44,7 @@ class Replicas(Protocol):
 
     def combine(self, update: Any) -> Any: ...
 
-    def apply_if(self, ok: tf.Tensor, opt, grads: Any, variables: list) -> None: ...
+    def apply_if(self, ok: tf.Tensor, opt: Any, grads: Any, variables: list) -> None: ...
 
 
 class SingleDevice:
@@ -62,7 +62,7 @@ class SingleDevice:
     def combine(self, update: Any) -> Any:
         return update
 
-    def apply_if(self, ok: tf.Tensor, opt, grads: Any, variables: list) -> None:
+    def apply_if(self, ok: tf.Tensor, opt: Any, grads: Any, variables: list) -> None:
         def apply() -> tf.Tensor:
             opt.apply(grads, variables)
             return tf.constant(True)
@@ -147,7 +147,7 @@ class Mirrored:
                 fields[name] = _mean(local(value))
         return type(update)(**fields)
 
-    def apply_if(self, ok: tf.Tensor, opt, grads: Any, variables: list) -> None:
+    def apply_if(self, ok: tf.Tensor, opt: Any, grads: Any, variables: list) -> None:
         def apply() -> tf.Tensor:
             # The replicas run inside the branch: the all-reduce of the gradients in apply() is
             # in the same graph as the strategy.run that started them.
@@ -157,5 +157,5 @@ class Mirrored:
         tf.cond(ok, apply, lambda: tf.constant(False))
 
 
-def _mean(values) -> tf.Tensor:
+def _mean(values: Any) -> tf.Tensor:
     return tf.add_n(list(values)) / float(len(values))

@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import pandas as pd
 
-from wgangp.config import ShipConfig
+from wgangp.config import MAX_SEED, ShipConfig
 from wgangp.data.schema.table_schema import CLASSES, TableSchema
 from wgangp.data.transform.private_column import PrivateFit
 from wgangp.data.transform.table_transform import TableTransform
@@ -25,8 +25,9 @@ from wgangp.serving.synthesizer import Synthesizer
 
 #: Generated rows per class the calibration's quantiles are fitted on (1,000 quantiles each).
 CALIBRATION_ROWS = 20_000
-#: Added to the run's seed for the calibration's draw: never the noise a user samples with.
-CALIBRATION_SEED_OFFSET = 2**32
+#: Added to the run's seed for the calibration's draw: past every seed a user can sample with,
+#: so never their noise.
+CALIBRATION_SEED_OFFSET = MAX_SEED + 1
 
 
 def assemble(

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import keras
 import numpy as np
@@ -77,11 +78,14 @@ class ValidationProbe:
         synthetic = self.encoding.model_matrix(draws)
         scores: list[float] = []
         for r in range(sc.repeats):  # one fresh draw per repeat
-            model_seed = self.seed + r
+
+            def model(_: int, seed: int = self.seed + r) -> Any:
+                return boosting_model(seed, sc.gbm_max_iter)
+
             scores += half_split_aucs(
                 self.real,
                 synthetic[r * n : (r + 1) * n],
-                lambda _, s=model_seed: boosting_model(s, sc.gbm_max_iter),
+                model,
                 repeats=1,
                 seed=self.seed + step + r,
             )

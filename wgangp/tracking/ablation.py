@@ -12,12 +12,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from wgangp.errors import TrackingError
 from wgangp.files import FileWriteError, write_text, write_with
 from wgangp.tracking.names import WALL_TIME, WASSERSTEIN
+
+if TYPE_CHECKING:
+    from mlflow.entities import Run
+    from mlflow.tracking import MlflowClient
 
 #: The metric logged once at the end of training; its step is the number of steps completed.
 _SUMMARY_METRIC = WALL_TIME
@@ -54,7 +59,7 @@ def _int(value: str | None) -> int | None:
         return None
 
 
-def _steps_completed(client, run) -> int | None:
+def _steps_completed(client: MlflowClient, run: Run) -> int | None:
     """The step of the end-of-training summary metric, else of the last metric point."""
     for key in (_SUMMARY_METRIC, WASSERSTEIN):
         history = client.get_metric_history(run.info.run_id, key)
@@ -74,12 +79,12 @@ def collect(
         found = client.get_experiment_by_name(experiment)
     except Exception as err:
         raise TrackingError(
-            f"cannot read MLflow at {tracking_uri} ({type(err).__name__}); check --tracking-uri"
+            f"cannot read MLflow at {tracking_uri} ({type(err).__name__}); check tracking_uri="
         ) from err
     if found is None:
         raise TrackingError(
             f"no MLflow experiment named {experiment!r} at {tracking_uri}; "
-            "pass --experiment (tracking.experiment of the runs) or --tracking-uri"
+            "pass experiment=NAME (tracking.experiment of the runs) or tracking_uri=URI"
         )
     rows: list[RunRow] = []
     token = None
@@ -183,7 +188,7 @@ def write_report(rows: Sequence[RunRow], out_dir: Path, title: str) -> tuple[Pat
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise FileWriteError(
-            f"cannot create {out_dir} ({err.strerror or err}); choose a writable --output-dir"
+            f"cannot create {out_dir} ({err.strerror or err}); choose a writable output_dir="
         ) from None
     markdown = render(frame, title)
     md_path, csv_path = out_dir / "ablation_report.md", out_dir / "ablation_report.csv"

@@ -27,13 +27,16 @@ HEADLINE_EVAL = (
 
 @dataclass(frozen=True)
 class TrainedOn:
-    """The rows a fit trained on."""
+    """The rows a fit trained on; None under ``privacy.epsilon``, where the shared run holds no
+    count of them (the team report does: :mod:`wgangp.training.team_report`)."""
 
-    rows: int
-    rare_rows: int
+    rows: int | None
+    rare_rows: int | None
     steps: int
 
     def text(self) -> str:
+        if self.rows is None or self.rare_rows is None:
+            return f"training rows withheld (privacy.epsilon), {self.steps:,} steps"
         return f"{self.rows:,} training rows ({self.rare_rows:,} rare-class), {self.steps:,} steps"
 
 

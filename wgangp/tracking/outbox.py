@@ -15,12 +15,15 @@ import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wgangp.errors import TrackingError
 from wgangp.files import write_text
 from wgangp.redaction import redact
 from wgangp.tracking.store import check_reachable, use_http_retry_defaults, use_tracking_uri
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
 
 log = logging.getLogger("wgangp.tracking")
 
@@ -110,7 +113,7 @@ def first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def apply_entry(client, uri: str | None, entry: dict[str, Any]) -> None:
+def apply_entry(client: MlflowClient, uri: str | None, entry: dict[str, Any]) -> None:
     """Send one tracking call (queued or journaled) to the store, synchronously."""
     from mlflow.entities import Metric, Param, RunTag
 
@@ -147,13 +150,13 @@ def apply_entry(client, uri: str | None, entry: dict[str, Any]) -> None:
         model_uri = log_pyfunc_model(entry["model"], run_id, uri)
         client.set_tag(run_id, MODEL_URI_TAG, model_uri)
     elif op == "register":
-        model_uri = client.get_run(run_id).data.tags.get(MODEL_URI_TAG)
-        if not model_uri:
+        logged = client.get_run(run_id).data.tags.get(MODEL_URI_TAG)
+        if not logged:
             log.warning("not registered: run %s logged no model (no tag %s)", run_id, MODEL_URI_TAG)
             return
         from wgangp.tracking.registry import register_run_model
 
-        register_run_model(client, uri, run_id, model_uri, **entry["register"])
+        register_run_model(client, uri, run_id, logged, **entry["register"])
     elif op == "terminate":
         client.set_terminated(run_id, status=entry["status"])
     else:
@@ -184,7 +187,9 @@ def log_pyfunc_model(spec: dict[str, Any], run_id: str, tracking_uri: str | None
     return info.model_uri
 
 
-def replay(outbox: Outbox, client, uri: str | None) -> tuple[int, list[dict[str, Any]]]:
+def replay(
+    outbox: Outbox, client: MlflowClient, uri: str | None
+) -> tuple[int, list[dict[str, Any]]]:
     """Send the outbox's calls in order; stop at the first failure and keep the rest.
 
     Metric points already in the run (same key and step) are skipped, so a replay can be
@@ -221,7 +226,9 @@ def replay(outbox: Outbox, client, uri: str | None) -> tuple[int, list[dict[str,
     return sent, []
 
 
-def _steps(seen: dict[tuple[str, str], set[int]], client, run_id: str, key: str) -> set[int]:
+def _steps(
+    seen: dict[tuple[str, str], set[int]], client: MlflowClient, run_id: str, key: str
+) -> set[int]:
     if (run_id, key) not in seen:
         seen[(run_id, key)] = {int(m.step) for m in client.get_metric_history(run_id, key)}
     return seen[(run_id, key)]
@@ -254,7 +261,7 @@ def sync_outbox(output_dir: Path, tracking_uri: str | None = None) -> int:
     uri = tracking_uri or entries[0].get("tracking_uri")
     if not uri or "***" in uri:
         raise TrackingError(
-            f"{outbox.path} does not name a usable tracking store; pass --tracking-uri URI"
+            f"{outbox.path} does not name a usable tracking store; pass tracking_uri=URI"
         )
     check_reachable(uri)
     use_http_retry_defaults(uri)

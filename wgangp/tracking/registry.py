@@ -24,9 +24,13 @@ import logging
 import math
 import random
 import time
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from wgangp.tracking.store import use_tracking_uri
+
+if TYPE_CHECKING:
+    from mlflow.entities.model_registry import ModelVersion
+    from mlflow.tracking import MlflowClient
 
 log = logging.getLogger("wgangp.tracking")
 
@@ -42,7 +46,7 @@ class Registration(NamedTuple):
 
 
 def register_run_model(
-    client,
+    client: MlflowClient,
     tracking_uri: str | None,
     run_id: str,
     model_uri: str,
@@ -111,7 +115,14 @@ def _is_conflict(err: Exception) -> bool:
     )
 
 
-def _target(client, name: str, metric: str | None, version: str, champion, held_by) -> str | None:
+def _target(
+    client: MlflowClient,
+    name: str,
+    metric: str | None,
+    version: str,
+    champion: ModelVersion | None,
+    held_by: str | None,
+) -> str | None:
     """The version the alias should hold (None: leave it): the lowest score of this run's metric,
     the earliest version on a tie; this version when nothing is champion and nothing scored."""
     if champion is not None and champion.tags.get(METRIC_TAG) not in (None, metric or "none"):
@@ -128,7 +139,11 @@ def _target(client, name: str, metric: str | None, version: str, champion, held_
 
 
 def beats(
-    score: float | None, metric: str | None, champion_tags: dict[str, str], name: str, version: str
+    score: float | None,
+    metric: str | None,
+    champion_tags: dict[str, str],
+    name: str,
+    version: str | None,
 ) -> bool:
     """True when ``score`` is strictly lower than the champion's (a champion without a score is
     beaten by any score; one scored by another metric is never beaten automatically)."""
@@ -147,7 +162,7 @@ def beats(
     return score < theirs
 
 
-def _current_champion(client, name: str) -> Any | None:
+def _current_champion(client: MlflowClient, name: str) -> ModelVersion | None:
     from mlflow.exceptions import MlflowException
 
     try:

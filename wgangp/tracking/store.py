@@ -90,7 +90,7 @@ def _check_sqlite_directory(database: Path, launch_dir: Path) -> None:
 
 
 def is_http(uri: str | None) -> bool:
-    return bool(uri) and uri.startswith(("http://", "https://"))
+    return uri is not None and uri.startswith(("http://", "https://"))
 
 
 def check_reachable(uri: str, timeout: float = 5.0) -> None:
@@ -101,7 +101,7 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
     request = urllib.request.Request(f"{uri.rstrip('/')}/health")
     credentials = basic_auth()  # as MLflow sends them: the environment's first
     if parts.username is not None:  # urllib would take user:password@ for part of the host
-        netloc = parts.hostname + (f":{parts.port}" if parts.port else "")
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         bare = urllib.parse.urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
         request = urllib.request.Request(f"{bare}/health")
         unquote = urllib.parse.unquote
@@ -218,7 +218,8 @@ def use_tracking_uri(uri: str) -> Iterator[None]:
     try:
         yield
     finally:
-        mlflow.set_tracking_uri(saved_global)
+        # None restores MLflow's own default, as it was before.
+        mlflow.set_tracking_uri(saved_global)  # type: ignore[arg-type]  # hinted str | Path only
         if saved_env is None:
             os.environ.pop("MLFLOW_TRACKING_URI", None)
         else:

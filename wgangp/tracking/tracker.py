@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wgangp.errors import TrackingError
 from wgangp.redaction import redact
@@ -28,6 +28,9 @@ from wgangp.tracking.store import (
     store_lock,
     use_http_retry_defaults,
 )
+
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
 
 log = logging.getLogger("wgangp.tracking")
 
@@ -57,13 +60,13 @@ class Tracker:
             retry_interval_s = float(os.environ.get("WGANGP_TRACKING_RETRY_S", "30"))
         self.retry_interval_s = retry_interval_s
         self.outage: str | None = None  # first failure, while the store is away
-        self._client = None
+        self._client: MlflowClient | None = None
         self._queue: queue.Queue = queue.Queue()
         self._worker: threading.Thread | None = None
         self._last_probe = 0.0
 
     @property
-    def client(self):
+    def client(self) -> MlflowClient:
         if self._client is None:
             from mlflow.tracking import MlflowClient
 
@@ -270,6 +273,8 @@ class Tracker:
         self._last_probe = time.monotonic()
         try:
             check_reachable(self.uri or "", timeout=2.0)
+            if self.run_id is None:  # no run to probe the store with
+                return False
             self.client.get_run(self.run_id)
         except Exception:
             return False

@@ -25,7 +25,7 @@ import shutil
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from wgangp.config import Config, flatten
 from wgangp.errors import ConfigError, WgangpError
@@ -121,7 +121,7 @@ class CheckpointDir:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock_handle = None
+        self._lock_handle: IO[str] | None = None
 
     @property
     def record_path(self) -> Path:
@@ -250,14 +250,14 @@ def open_checkpoint_dir(cfg: Config, launch_dir: Path) -> OpenedDir:
             elif cfg.trainer.resume:
                 _check_same_training(cfg, record, directory.path)
                 return OpenedDir(directory, record, None)
-            if interrupted:
+            if interrupted and record is not None:
                 raise ConfigError(
                     f"an interrupted run (step {record.step}, MLflow run {record.run_id}) has "
                     f"checkpoints in {directory.path}; add trainer.resume=true to continue it, "
                     "or delete that directory to start over"
                 )
             log.info("starting over: clearing the finished run's checkpoints in %s", directory.path)
-        elif interrupted:
+        elif interrupted and record is not None:
             log.info(
                 "the interrupted run %s stopped before its first checkpoint: starting over in %s",
                 record.run_id, directory.path,

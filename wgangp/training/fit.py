@@ -93,20 +93,35 @@ def _fit_private(
 ) -> Fit:
     """The fit under privacy: the released transform, entity-level DP-SGD, the last step."""
     transformer = private.transformer
-    classes = data.classes(data.train)
-    x = transformer.transform(data.train, classes)
-    # The generator's labels by the released share: the rows' own share would read their counts.
-    rows = ClassBalancedRows(x, classes, private.label_share, layout=transformer.layout)
-    pools = EntityPools(x, classes, private.entities)
-    train_step = PrivateTrainStep(
-        cfg.model, cfg.gp, cfg.trainer, seed=cfg.seed, rows=rows, pools=pools, plan=private.plan
-    )
+    train_step = private_train_step(cfg, data, private)
     loop_run.tracker.set_tags({"strategy": "none", "replicas": 1, "privacy": "dp-sgd"})
     decay = cfg.trainer.ema_decay
     average = GeneratorAverage(train_step.generator, decay) if decay > 0 else None
     generator = average.model if average else train_step.generator
     loop = HostLoop(train_step, loop_run, cfg.trainer, cfg.tracking.log_every, None, average)
     return Fit(generator, transformer, None, loop.train())
+
+
+def private_train_step(
+    cfg: Config, data: PreparedData, private: PrivateRelease
+) -> PrivateTrainStep:
+    """The training step a private run trains with, on ``data``'s training rows in the released
+    transform (also what ``python -m scripts.dp_step_speed`` times)."""
+    transformer = private.transformer
+    classes = data.classes(data.train)
+    x = transformer.transform(data.train, classes)
+    # The generator's labels by the released share: the rows' own share would read their counts.
+    rows = ClassBalancedRows(x, classes, private.label_share, layout=transformer.layout)
+    return PrivateTrainStep(
+        cfg.model,
+        cfg.gp,
+        cfg.trainer,
+        seed=cfg.seed,
+        rows=rows,
+        pools=EntityPools(x, classes, private.entities),
+        plan=private.plan,
+        secret_key=private.noise.tf_key(),
+    )
 
 
 def refit_networks(

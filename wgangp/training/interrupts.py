@@ -30,6 +30,7 @@ import signal
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from wgangp.errors import WgangpError
 
@@ -66,7 +67,7 @@ class Interruption:
         self.signum: int | None = None
         self._deferred = False
         self._handled = threading.Event()
-        self._installed: dict[int, object] = {}
+        self._installed: dict[int, Any] = {}  # what signal.signal returned: handlers, ints
         self._wakeup: tuple[socket.socket, socket.socket] | None = None
         self._previous_fd = -1
 

@@ -207,6 +207,7 @@ class HostLoop:
         if self.run.record.step != step or not self.manager.latest_checkpoint:
             self.checkpoint(step)
         log.info("interrupted: checkpoint at step %d", step)
+        assert interruption.signum is not None  # stop() follows a signal
         raise Interrupted("interrupted", interruption.signum)
 
     def checkpoint(self, step: int) -> str:
@@ -275,7 +276,11 @@ class HostLoop:
         }
         if self.selector:
             summary["quality_s"] = self.selector.seconds
-        if self.tc.precision == "mixed_float16" and last is not None:
+        if (
+            self.tc.precision == "mixed_float16"
+            and last is not None
+            and last.loss_scale is not None
+        ):
             summary["loss_scale"] = float(last.loss_scale)
         summary = names.in_section(names.RUN, summary)
         self.tracker.log_metrics(summary, step)

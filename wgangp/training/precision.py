@@ -41,7 +41,7 @@ class CpuInfo(NamedTuple):
 
 def parse_cpuinfo(text: str) -> CpuInfo:
     """The first processor's model name and flags from /proc/cpuinfo's text."""
-    model, flags = "", frozenset()
+    model, flags = "", frozenset[str]()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip()

@@ -2,15 +2,19 @@
 
 In order, each release counted by one accountant (:mod:`wgangp.privacy.plan`):
 
-1. the statistics' noise multiplier, from their number (known from the schema before any row is
-   read) and ``privacy.statistics_share``; the level selections' threshold from their share of
-   delta;
-2. the schema that ships (:mod:`wgangp.data.schema.released`);
+0. a table with no declared schema released its description and its levels as it was read
+   (:mod:`wgangp.data.private_table`), at a noise the config and its header fix;
+1. the statistics' noise multiplier, from their number (known from the released or declared
+   schema) and what step 0 left of ``privacy.statistics_share``;
+2. a declared schema is public: only the counts the run added to it go
+   (:mod:`wgangp.data.schema.released`);
 3. the transform (:class:`~wgangp.data.transform.private_column.PrivateFit`): one quantile tree a
    number (every row's scale: at the same noise, a class of a few hundred entities would read as
-   noise), one histogram a categorical; and, with ``ship.calibrate_marginals``, the releases the
+   noise), one histogram a categorical; a column released as never empty gets its few gaps
+   filled with the released fill; and, with ``ship.calibrate_marginals``, the releases the
    calibration makes after training (one per block of the networks and class), counted here;
-4. the entities of each class (noisy counts), which set each class's sampling rate;
+4. the entities of each class (noisy counts), which set each class's sampling rate and check
+   that delta is small enough;
 5. DP-SGD's noise multiplier, for what is left of the budget.
 """
 
@@ -19,31 +23,39 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+import dp_accounting
 import numpy as np
 
 from wgangp.config import Config
 from wgangp.data.prepare import PreparedData
+from wgangp.data.private_table import PrivateReading
+from wgangp.data.schema.description_votes import ReleasedDescription
 from wgangp.data.schema.released import released_schema
-from wgangp.data.schema.table_schema import CLASSES, RARE, TableSchema
+from wgangp.data.schema.table_schema import RARE, TableSchema
+from wgangp.data.transform.layout import table_layout
 from wgangp.data.transform.private_column import PrivateFit
 from wgangp.data.transform.table_transform import TableTransform
 from wgangp.errors import ConfigError, DataError
 from wgangp.privacy.accountant import Budget, gaussian_event
-from wgangp.privacy.mechanisms import noisy_group_counts, threshold_for
+from wgangp.privacy.mechanisms import noisy_group_counts
 from wgangp.privacy.plan import (
     SELECTION_DELTA_SHARE,
     TrainingPlan,
-    default_delta,
+    check_delta,
     plan_training,
+    privacy_delta,
     statistics_noise,
+)
+from wgangp.privacy.randomness import (
+    CALIBRATION_STREAM,
+    DESCRIPTION_STREAM,
+    STATISTICS_STREAM,
+    NoiseSource,
 )
 from wgangp.serving.calibration import MarginalCalibration
 from wgangp.step.private_step import entity_classes
 
 log = logging.getLogger("wgangp.train")
-
-#: Added to the run's seed for the statistics' noise: never a stream training draws from.
-NOISE_SEED_OFFSET = 2**33
 
 
 @dataclass
@@ -61,48 +73,60 @@ class PrivateRelease:
     statistics: PrivateFit
     #: The rare class's share of the generator's labels: 0.5 (``balanced``), or off the noisy
     #: entity counts (``empirical``), never the rows' own share.
-    label_share: float = 0.5
+    label_share: float
+    #: The run's secret key: every DP draw's (:mod:`wgangp.privacy.randomness`).
+    noise: NoiseSource
+
+    def summary(self) -> dict[str, float | int | str]:
+        """The guarantee the bundle records: the plan's, and where its noise came from."""
+        return {**self.plan.summary(), "noise": self.noise.kind}
 
 
-def release(cfg: Config, data: PreparedData) -> PrivateRelease:
-    """Steps 1-5 of the module doc on ``data``'s training rows; one line for a budget that
-    leaves nothing to train with."""
+def private_reading(cfg: Config, noise: NoiseSource | None) -> PrivateReading | None:
+    """How a run under ``privacy.epsilon`` reads its table (None without it)."""
+    if noise is None:
+        return None
+    return PrivateReading(cfg.privacy, cfg.ship.min_atom_rows, noise.numpy(DESCRIPTION_STREAM))
+
+
+def release(cfg: Config, data: PreparedData, noise: NoiseSource) -> PrivateRelease:
+    """Steps 1-5 of the module doc on ``data``'s training rows, with ``noise``'s secret
+    generators; one line for a budget that leaves nothing to train with."""
     privacy = cfg.privacy
-    if data.inferred and cfg.data.positive is None:
-        raise ConfigError(
-            "privacy.epsilon needs data.positive (the class to synthesize): choosing the rarer "
-            f"value of {data.schema.label} would read its counts; set data.positive=<value>"
-        )
-    # Fits read every training row under privacy (prepare_data(private=True): no sample).
+    assert privacy.epsilon is not None
+    # Fits read every training row under privacy (prepare_data(private=...): no sample).
     fitted_on = data.train
     entities = data.entities(fitted_on)
-    assert privacy.epsilon is not None
-    delta = privacy.delta or default_delta(len(np.unique(entities)))
-    budget = Budget(privacy.epsilon, delta)
-    selections = _selections(data.schema, data.inferred)
-    selection_delta = SELECTION_DELTA_SHARE * delta if selections else 0.0
+    delta = privacy_delta(privacy.delta)
+    described = data.description is not None
+    # An undeclared table's selections ran as it was read, with this fixed share of delta.
+    selection_delta = SELECTION_DELTA_SHARE * delta if described else 0.0
     accounted = Budget(privacy.epsilon, delta - selection_delta)
-    calibrated = cfg.ship.calibrate_marginals
-    calibration = _calibration_releases(data.schema) if calibrated else 0
-    releases = selections + _transform_releases(data.schema, data.inferred) + 1 + calibration
-    sigma = statistics_noise(accounted, privacy.statistics_share, releases)
-    k = cfg.ship.min_atom_rows
-    threshold = (
-        threshold_for(sigma, selection_delta / selections, min_entities=k) if selections else k
-    )
-    rng = np.random.default_rng(cfg.seed + NOISE_SEED_OFFSET)
-
-    schema, events, _ = released_schema(
-        data.schema,
-        fitted_on,
-        entities,
-        inferred=data.inferred,
-        noise_multiplier=sigma,
-        threshold=float(threshold),
-        min_entities=k,
-        rng=rng,
-    )
-    data = data.with_released_schema(schema)
+    releases = _transform_releases(data.schema, described) + 1
+    if cfg.ship.calibrate_marginals:  # released after training, at this noise: counted now
+        calibration = MarginalCalibration.releases(table_layout(data.schema.features))
+        releases += calibration
+    try:
+        sigma = statistics_noise(
+            accounted, privacy.statistics_share, releases, _spent(data.releases)
+        )
+    except ValueError as err:
+        raise ConfigError(f"privacy.epsilon={privacy.epsilon:g} cannot be met: {err}") from None
+    rng = noise.numpy(STATISTICS_STREAM)
+    events = list(data.releases)
+    if not described:  # a declared schema is public: only the counts the run added go
+        schema, _, _ = released_schema(
+            data.schema,
+            fitted_on,
+            entities,
+            inferred=False,
+            noise_multiplier=sigma,
+            threshold=float(cfg.ship.min_atom_rows),
+            min_entities=cfg.ship.min_atom_rows,
+            rng=rng,
+        )
+        data = data.with_released_schema(schema)
+    schema = data.schema
     fit = PrivateFit(sigma, rng, per_class=False)
     transformer = TableTransform.fit(
         fitted_on,
@@ -113,11 +137,16 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
         private=fit,
     )
     events.extend(fit.events)
-    if calibrated:  # released after training, at this noise: counted now
-        events.append(gaussian_event(sigma, MarginalCalibration.releases(transformer.layout)))
+    # A column released as never empty keeps the few gaps of its cells: the released fill.
+    data = data.with_gaps_filled(
+        {c.name: c.fill for c in transformer.columns if not c.schema.nullable}
+    )
+    if cfg.ship.calibrate_marginals:
+        events.append(gaussian_event(sigma, calibration))
     _, of_class = entity_classes(data.classes(data.train), entities)
     counts, event = noisy_group_counts(of_class, 2, sigma, rng)
     events.append(event)
+    check_delta(delta, float(np.maximum(counts, 0).sum()), given=privacy.delta is not None)
     batch = cfg.trainer.batch_size
     share = 0.5 if cfg.trainer.label_sampling == "balanced" else _share(counts)
     expected = (batch * (1 - share), batch * share)
@@ -130,45 +159,62 @@ def release(cfg: Config, data: PreparedData) -> PrivateRelease:
     steps = cfg.trainer.steps * cfg.trainer.n_critic
     try:
         plan = plan_training(
-            budget, events, sigma, selection_delta, tuple(counts), expected, steps, privacy.clip
+            Budget(privacy.epsilon, delta),
+            events,
+            sigma,
+            selection_delta,
+            tuple(counts),
+            expected,
+            steps,
+            privacy.clip,
         )
     except ValueError as err:
         raise ConfigError(f"privacy.epsilon={privacy.epsilon:g} cannot be met: {err}") from None
+    if data.description is not None:
+        log.info("%s", describe_release(data.description))
     log.info("%s", plan.describe())
     advice = plan.advice()
     if advice:
         log.warning("%s", advice)
-    return PrivateRelease(data, transformer, plan, entities, PrivateFit(sigma, rng), share)
+    calibration_fit = PrivateFit(sigma, noise.numpy(CALIBRATION_STREAM))
+    return PrivateRelease(data, transformer, plan, entities, calibration_fit, share, noise)
 
 
-def _selections(schema: TableSchema, inferred: bool) -> int:
-    """The level selections :func:`released_schema` runs (known before any row is read)."""
-    if not inferred:
-        return 0
-    return sum(
-        1
-        for column in schema.columns
-        if column.kind == "categorical"
-        and not all(isinstance(v, bool | np.bool_) for v in column.levels or ())
+def describe_release(description: ReleasedDescription) -> str:
+    """The line a run logs before training: how the description was released, and what the
+    votes dropped (names only: the header is public)."""
+    dropped = "; ".join(f"{c.name} ({c.dropped})" for c in description.dropped())
+    return (
+        "privacy: no data.schema, so the schema's description (each column's kind, gaps, "
+        "identifiers) is released by noisy entity votes, facts fewer than about "
+        f"{description.threshold:.0f} entities show unseen (docs/privacy.md); declare it with "
+        "data.schema to spend nothing on it" + (f"; dropped: {dropped}" if dropped else "")
     )
 
 
-def _transform_releases(schema: TableSchema, inferred: bool) -> int:
+def _spent(events: tuple) -> float:
+    """What Gaussian releases already made use of the statistics' share: the sum of their
+    1 / noise multiplier squared (:func:`~wgangp.privacy.plan.statistics_noise`)."""
+    total = 0.0
+    for event in events:
+        count = 1
+        if isinstance(event, dp_accounting.SelfComposedDpEvent):
+            event, count = event.event, event.count
+        if not isinstance(event, dp_accounting.GaussianDpEvent):
+            raise TypeError(f"not a Gaussian release: {event!r}")
+        total += count / event.noise_multiplier**2
+    return total
+
+
+def _transform_releases(schema: TableSchema, described: bool) -> int:
     """The transform's releases: a tree a number or datetime, its bounds first when the schema
-    gives none (an inferred one's are not kept); a histogram a categorical."""
+    gives none (a released description gives none); a histogram a categorical."""
     releases = 0
     for column in schema.features:
         releases += 1
-        if column.kind != "categorical" and (inferred or column.bounds is None):
+        if column.kind != "categorical" and (described or column.bounds is None):
             releases += 1
     return releases
-
-
-def _calibration_releases(schema: TableSchema) -> int:
-    """The calibration's releases: a block of the networks per feature, and per feature that
-    may be empty its gap indicator, each per class."""
-    features = schema.features
-    return len(CLASSES) * (len(features) + sum(column.nullable for column in features))
 
 
 def _share(counts: np.ndarray) -> float:

@@ -25,7 +25,8 @@ from wgangp.tracking.names import CRITIC_LOSS, REFIT, in_section, metric
 from wgangp.tracking.tracker import Tracker
 from wgangp.training.checkpoints import CheckpointDir, RunRecord
 from wgangp.training.interrupts import Interruption
-from wgangp.training.session import RunDirs, TrackedRun
+from wgangp.training.run_dirs import RunDirs
+from wgangp.training.session import TrackedRun
 
 #: Tag prefix, artifact folder and checkpoint subfolder of the refit.
 PREFIX = "refit."

@@ -17,7 +17,6 @@ import contextlib
 import logging
 import signal
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -30,7 +29,7 @@ from wgangp.files import write_text
 from wgangp.redaction import redact
 from wgangp.tracking.note import RunNote, TrainedOn, data_label
 from wgangp.tracking.outbox import OUTBOX_FILE
-from wgangp.tracking.secrets import redact_logs, scrub_secrets
+from wgangp.tracking.secrets import redact_logs
 from wgangp.tracking.store import open_tracking_uri
 from wgangp.tracking.tracker import Tracker
 from wgangp.training.checkpoints import (
@@ -44,6 +43,7 @@ from wgangp.training.checkpoints import (
 )
 from wgangp.training.interrupts import Interrupted, Interruption
 from wgangp.training.output_lock import lock_output_dir, unlock_output_dir
+from wgangp.training.run_dirs import RunDirs
 from wgangp.training.run_record import (
     RUN_NAME_TAG,
     data_tags,
@@ -55,6 +55,7 @@ from wgangp.training.run_record import (
     write_schema,
 )
 from wgangp.training.runtime import environment_tags, git_commit
+from wgangp.training.team_report import TeamReport
 
 log = logging.getLogger("wgangp.train")
 
@@ -76,53 +77,6 @@ class TrainResult:
     synthesizer_dir: Path | None = None
     nan_step: int | None = None
     nan_source: str | None = None
-
-
-@dataclass(frozen=True)
-class RunDirs:
-    """Where a job writes (``output``), where relative paths start (``launch``), and Hydra's
-    own record of the job (``hydra_meta``: the ``.hydra`` folder, when under Hydra)."""
-
-    output: Path
-    launch: Path
-    hydra_meta: Path | None = None
-    #: A sweep's ``multirun.yaml`` (Hydra's record of the whole sweep's overrides, as typed).
-    sweep_record: Path | None = None
-
-    @classmethod
-    def resolve(cls, output_dir: Path | None, launch_dir: Path | None) -> RunDirs:
-        """Hydra's run directory and launch directory, unless given; a fresh ``outputs/``
-        folder in the current directory outside Hydra. The output directory must be writable.
-        """
-        from hydra.core.hydra_config import HydraConfig
-        from hydra.types import RunMode
-
-        hydra_out = hydra_launch = hydra_meta = sweep_record = None
-        if HydraConfig.initialized():
-            hc = HydraConfig.get()
-            hydra_out, hydra_launch = Path(hc.runtime.output_dir), Path(hc.runtime.cwd)
-            hydra_meta = hydra_out / hc.output_subdir if hc.output_subdir else None
-            if hc.mode == RunMode.MULTIRUN:
-                sweep_record = hydra_launch / hc.sweep.dir / "multirun.yaml"
-        launch = Path(launch_dir or hydra_launch or Path.cwd()).resolve()
-        if output_dir is None:
-            stamp = datetime.now().strftime("%Y-%m-%d/%H-%M-%S-%f")
-            output_dir = hydra_out or launch / "outputs" / stamp
-        output = Path(output_dir).resolve()
-        _check_writable(output)
-        return cls(output, launch, hydra_meta, sweep_record)
-
-    def scrub(self) -> None:
-        """Redact what Hydra wrote before the job started (``.hydra/*.yaml``, a sweep's
-        ``multirun.yaml``): the overrides as typed, a URL's password or signature included."""
-        with contextlib.suppress(OSError):
-            if self.hydra_meta is not None and self.hydra_meta.is_dir():
-                scrub_secrets(self.hydra_meta)
-            record = self.sweep_record
-            if record is not None and record.is_file():
-                text = record.read_text(encoding="utf-8")
-                if redact(text) != text:
-                    write_text(record, redact(text))
 
 
 class TrackedRun:
@@ -150,6 +104,10 @@ class TrackedRun:
         self.interruption = Interruption(on_abandon=self._abandon, exits=not embedded)
         self._closing = False
         self.note: RunNote | None = None  # the run page's description, once the data is known
+        #: Under ``privacy.epsilon``: the team report, for what the shared run may not hold
+        #: (:mod:`.team_report`), and what it trained on, which the shared run's note withholds.
+        self.report: TeamReport | None = None
+        self._trained_on: TrainedOn | None = None
 
     @property
     def resumed(self) -> bool:
@@ -199,9 +157,11 @@ class TrackedRun:
                 **environment_tags(),
             }
             name = cfg.tracking.run_name or default_run_name(
-                cfg, planned_table_name(cfg), self.record.config_key
+                cfg, planned_table_name(cfg), config_key(cfg)
             )
             tracker.start(name, tags, run_id=self._resumed_run_id)
+            if cfg.privacy.enabled and tracker.run_id:
+                self.report = TeamReport.open(tracker, name, tags)
             if self.resumed:  # the earlier launch's failure is not this run's outcome any more
                 tracker.delete_tags([FAILURE_REASON, FAILURE_MESSAGE])
             self.record.run_id = tracker.run_id
@@ -254,7 +214,9 @@ class TrackedRun:
         """Where the rows came from, their digest, and how many exact duplicates the split kept
         together; the description's first line. A resumed run must split the same table as its
         first launch; a run whose rows came from elsewhere than planned (simulated rows, Kaggle's
-        download) is renamed after its table."""
+        download) is renamed after its table. Under ``privacy.epsilon`` the shared run gets the
+        table's name, where it came from and its released schema; the digest, the counts and
+        the dataset's profile go to the team report (:attr:`records`)."""
         previous = self.previous
         if previous is not None and previous.data_digest and previous.data_digest != data.digest:
             raise DataError(
@@ -266,28 +228,52 @@ class TrackedRun:
         self.record.data_digest = data.digest
         self.checkpoints.write_record(self.record)
         cfg = self.cfg
-        self.tracker.set_tags(data_tags(data))
+        tags = data_tags(data)
+        self.records.set_tags(tags)
+        # A DataFrame's origin counts its rows: under privacy the shared run names its kind.
+        origin = data.origin if data.provenance != "dataframe" or not self.report else "DataFrame"
+        if self.report is not None:
+            self.tracker.set_tags({"data.source": tags["data.source"], "data.origin": origin})
         name = table_name(cfg, data)
         if name != planned_table_name(cfg) and not cfg.tracking.run_name:
-            run_name = default_run_name(cfg, name, self.record.config_key)
+            run_name = default_run_name(cfg, name, config_key(cfg))
             self.tracker.set_tags({RUN_NAME_TAG: run_name})
-        self.tracker.log_dataset(dataset_record(data, name))
+        self.records.log_dataset(dataset_record(data, name))
         self.tracker.log_artifact(write_schema(data, cfg, self.dirs.output))
-        label = data_label(name, data.provenance, data.origin)
-        self.note = RunNote(label, trained_on(data, cfg.trainer.steps))
-        self.tracker.set_tags(self.note.tags())
+        label = data_label(name, data.provenance, origin)
+        self._trained_on = trained_on(data, cfg.trainer.steps)
+        withheld = TrainedOn(None, None, cfg.trainer.steps)
+        self.describe(RunNote(label, withheld if self.report else self._trained_on))
         log.info("data: %s", data.describe_duplicates())
 
-    def describe(self, note: RunNote) -> None:
-        """Set the run page's description (the data line, the headline figures)."""
+    @property
+    def records(self) -> Tracker:
+        """Where what reads rows is logged (the table's counts, the held-out evaluation, the
+        phases): the run itself, or under ``privacy.epsilon`` its team report."""
+        return self.report.tracker if self.report is not None else self.tracker
+
+    def describe(self, note: RunNote, report_outcome: str | None = None) -> None:
+        """Set the run page's description (the data line, the headline figures); the team
+        report's too, with the counts the shared run withholds and ``report_outcome``."""
         self.note = note
         self.tracker.set_tags(note.tags())
+        if self.report is not None and self._trained_on is not None:
+            fit = replace(self._trained_on, steps=note.fit.steps)
+            outcome = report_outcome if report_outcome is not None else note.outcome
+            self.report.tracker.set_tags(replace(note, fit=fit, outcome=outcome).tags())
 
-    def describe_end(self, steps: int, outcome: str, refit: TrainedOn | None = None) -> None:
-        """The description once training ended: the steps it took, the refit, the outcome."""
+    def describe_end(
+        self,
+        steps: int,
+        outcome: str,
+        refit: TrainedOn | None = None,
+        report_outcome: str | None = None,
+    ) -> None:
+        """The description once training ended: the steps it took, the refit, the outcome
+        (``report_outcome``: the team report's, when it says more)."""
         if self.note is not None:
             fit = replace(self.note.fit, steps=steps)
-            self.describe(replace(self.note, fit=fit, refit=refit, outcome=outcome))
+            self.describe(replace(self.note, fit=fit, refit=refit, outcome=outcome), report_outcome)
 
     def log_config(self) -> None:
         """The resolved config (secrets redacted) as a file and artifact, and as params unless
@@ -343,7 +329,11 @@ class TrackedRun:
     def _record_failure(self, err: BaseException, status: str) -> None:
         reason = err.reason if isinstance(err, WgangpError) else type(err).__name__
         message = redact(str(err))  # before it is cut: a URL cut short is no longer recognized
-        self.tracker.set_tags({FAILURE_REASON: reason, FAILURE_MESSAGE: message[:4000]})
+        failure = {FAILURE_REASON: reason, FAILURE_MESSAGE: message[:4000]}
+        if self.report is not None:  # a message may count rows: the shared run gets the reason
+            self.report.tracker.set_tags(failure)
+            failure = {FAILURE_REASON: reason}
+        self.tracker.set_tags(failure)
         if self.note is not None:
             ended = "**Interrupted**" if status == "KILLED" else f"**Failed** ({reason})"
             first = message.splitlines()[0][:300] if message else type(err).__name__
@@ -383,13 +373,14 @@ class TrackedRun:
     def _close(self, timeout: float = 300.0) -> None:
         """End the MLflow run, record the status in run.json, release the checkpoint directory."""
         status, previous = self.status, self.previous
-        try:
-            self.tracker.end(status, timeout=timeout)
-        except Exception:
-            log.warning("could not close MLflow run %s as %s", self.tracker.run_id, status)
+        for tracker in (self.tracker, *([self.report.tracker] if self.report else [])):
+            try:
+                tracker.end(status, timeout=timeout)
+            except Exception:
+                log.warning("could not close MLflow run %s as %s", tracker.run_id, status)
         self.record.status = status
-        resumable = previous is not None and previous.status in INTERRUPTED
-        if status == "FAILED" and not self._nan_failure and resumable:
+        failed_again = status == "FAILED" and not self._nan_failure
+        if failed_again and previous is not None and previous.status in INTERRUPTED:
             self.record.status = previous.status  # a failed relaunch leaves the run resumable
         with contextlib.suppress(OSError):
             self.checkpoints.write_record(self.record)
@@ -398,16 +389,3 @@ class TrackedRun:
             self.checkpoints.discard_if_unused()  # a job that failed early leaves no empty dir
         self.checkpoints.release()
         unlock_output_dir(self.dirs.output)
-
-
-def _check_writable(output_dir: Path) -> None:
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        probe = output_dir / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as err:
-        raise WgangpError(
-            f"output directory {output_dir} is not writable ({err.strerror}); "
-            "run from a writable directory or set hydra.run.dir=..."
-        ) from None

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from wgangp.data.schema.identifiers import Identifier, find_identifiers, proposed_entity
+from wgangp.data.schema.identifiers import Identifier, find_identifiers, identify, proposed_entity
 
 CUSTOMERS = 30
 EACH = 7
@@ -198,20 +198,33 @@ def test_skip_is_respected() -> None:
 
 
 def test_a_city_of_many_customers_is_not_linked() -> None:
-    cities = [f"City {chr(65 + c % 20)}{c % 40 // 20}" for c in range(CUSTOMERS * 4)]
-    frame = pd.DataFrame(
-        {
-            "email": [f"c{c}@example.com" for c in range(CUSTOMERS * 4) for _ in range(EACH)],
-            "city": [city for city in cities for _ in range(EACH)],
-            "amount": np.arange(CUSTOMERS * 4 * EACH),
-        }
+    """20 cities of 6 customers each: not one-to-one with the e-mail, and no customer's own; 40
+    cities of 3 customers each are: counted in the customers the e-mail names, each is held by
+    fewer than 5 (before, counted in rows, 21 rows each passed)."""
+    customers = CUSTOMERS * 4
+
+    def frame(cities: int) -> pd.DataFrame:
+        names = [f"City {chr(65 + c % 20)}{c % cities // 20}" for c in range(customers)]
+        return pd.DataFrame(
+            {
+                "email": [f"c{c}@example.com" for c in range(customers) for _ in range(EACH)],
+                "city": [city for city in names for _ in range(EACH)],
+                "amount": np.arange(customers * EACH),
+            }
+        )
+
+    assert frame(20)["city"].nunique() == 20
+    assert [f.column for f in find_identifiers(frame(20))] == ["email"]
+    assert frame(40)["city"].nunique() == 40
+    assert _reasons(find_identifiers(frame(40)))["city"] == (
+        f"holds a value fewer than 5 entities share in {customers * EACH} of its "
+        f"{customers * EACH} rows (names, per-person codes, free text)"
     )
-    assert frame["city"].nunique() == 40
-    assert [f.column for f in find_identifiers(frame)] == ["email"]
 
 
-def test_a_column_finer_than_the_identifier_is_not_linked() -> None:
-    """Each device names one customer (in 10 rows), but each customer holds two devices."""
+def test_a_column_finer_than_the_identifier_is_a_customers_own() -> None:
+    """Each device names one customer (in 10 rows), and each customer holds two devices: not
+    one-to-one with the e-mail, but each device is one customer's (before: not found)."""
     rows = np.arange(CUSTOMERS * 20)
     frame = pd.DataFrame(
         {
@@ -221,7 +234,13 @@ def test_a_column_finer_than_the_identifier_is_not_linked() -> None:
         }
     )
     assert frame["device"].nunique() == 2 * CUSTOMERS
-    assert [f.column for f in find_identifiers(frame)] == ["email"]
+    assert _reasons(find_identifiers(frame))["device"] == (
+        "holds a value fewer than 5 entities share in 600 of its 600 rows "
+        "(names, per-person codes, free text)"
+    )
+    assert find_identifiers(frame, owners=np.arange(len(frame))) == find_identifiers(
+        frame.drop(columns="device"), owners=np.arange(len(frame))
+    )  # counted in rows, as before
     frame["device"] = [f"{FIRST[r // 20 % 6]}s phone {r // 20}" for r in rows]
     assert _reasons(find_identifiers(frame))["device"] == (
         "names the same rows as column email (one value each)"
@@ -350,3 +369,72 @@ def test_masked_cards_e_mails_with_names_and_person_named_integers() -> None:
         "who": "holds e-mail addresses",
         "account": "holds 60 code-like values of about 5 rows each (an ID)",
     }
+
+
+# --- customers of many rows, without data.entity ------------------------------------------------
+
+
+def _many_rows(customers: int = 60, each: int = 30) -> pd.DataFrame:
+    """``customers`` customers of ``each`` rows: an e-mail, a 16-hex device (a name that says
+    nothing), two postcodes each (home and work, alternate rows); a distinct amount per row."""
+    who = np.repeat(np.arange(customers), each)
+    return pd.DataFrame(
+        {
+            "email": [f"c{c}@example.com" for c in who],
+            "d": [hashlib.sha256(str(c).encode()).hexdigest()[:16] for c in who],
+            "area": [f"SW{c % 9 + 1}A {c}A{'BW'[r % 2]}" for r, c in enumerate(who)],
+            "amount": np.arange(len(who)) * 7 % 1009,
+        }
+    )
+
+
+def test_a_value_one_customers_many_rows_hold_is_that_customers() -> None:
+    """30 rows a customer, two postcodes each: counted in rows a postcode is held by 15
+    entities and one-to-one with no other column (before: kept); counted in the customers the
+    e-mails name, by one."""
+    found = identify(_many_rows())
+    assert _reasons(list(found.found))["area"] == (
+        "holds a value fewer than 5 entities share in 1800 of its 1800 rows (names, per-person "
+        "codes, free text)"
+    )
+    assert found.entity is not None and found.entity.count == 60
+    assert found.entity.columns == ("email",)
+    counted_in_rows = identify(_many_rows(), owners=np.arange(60 * 30))
+    assert [f.column for f in counted_in_rows.found] == ["email", "d"]
+
+
+def test_a_shared_value_joins_no_customers() -> None:
+    """A household's phone beside five e-mails (and a placeholder beside all) is no one's: it
+    joins nobody, and the 60 customers stay 60."""
+    frame = _many_rows()
+    who = np.repeat(np.arange(60), 30)
+    frame["phone"] = [
+        "+44 7700 900000" if c < 5 else "+44 20 7946 0000" if c >= 55 else f"+44 7700 9{c:05d}"
+        for c in who
+    ]
+    assert identify(frame).entity.count == 60
+
+
+GIVEN = ("Anna", "Jean", "Peter", "Sofia", "Lukas", "Emma", "Carlos", "Olivia")
+
+
+def test_names_devices_and_card_digits_are_found_by_what_they_are() -> None:
+    """Without another identifier to count customers by: full names under a person's word,
+    a device's hashes under ``device``, a card's last digits by name."""
+    rows = np.arange(40 * 25)
+    frame = pd.DataFrame(
+        {
+            "Beneficiary": [f"{GIVEN[c % 8]} {LAST[c // 8]}" for c in rows // 25],
+            "device": [str(uuid.uuid5(uuid.NAMESPACE_DNS, str(r // 25))) for r in rows],
+            "card_last4": 1000 + (rows // 25) * 37 % 9000,
+            "amount": rows,
+        }
+    )
+    assert _reasons(find_identifiers(frame)) == {
+        "Beneficiary": "holds 40 personal names",
+        "device": "holds 40 code-like values and is named like a device's ID",
+        "card_last4": "is named like a card number's last digits (part of a card number)",
+    }
+    renamed = find_identifiers(frame.rename(columns={"Beneficiary": "merchant_name"}))
+    assert [f.column for f in renamed] == ["merchant_name", "device", "card_last4"]
+    assert renamed[0].reason == "names the same rows as column device (one value each)"

@@ -141,8 +141,8 @@ def _fraud_pca(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def _amounts(rng: np.random.Generator, z: np.ndarray, params: dict[str, float]) -> np.ndarray:
     """Log-normal body driven by ``z``, plus small-amount and zero clusters, in cents."""
-    amount = params["median"] * np.exp(params["sigma"] * z)
-    kind = rng.random(z.shape[0])
+    amount: np.ndarray = params["median"] * np.exp(params["sigma"] * z)
+    kind = rng.random(len(z))
     small = kind < params["p_small"]
     amount[small] = np.exp(0.35 * rng.standard_normal(int(small.sum())))
     amount[kind > 1.0 - params["p_zero"]] = 0.0

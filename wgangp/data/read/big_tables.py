@@ -61,6 +61,7 @@ from wgangp.data.schema.table_schema import Value
 from wgangp.errors import DataError
 
 __all__ = [
+    "EntityShare",
     "ReadTable",
     "TableFiles",
     "TableRead",
@@ -100,6 +101,8 @@ class TableRead:
     seed: int
     #: The class to synthesize, as counted (None when the table was not counted).
     positive: Value | None = None
+    #: The share of the other entities kept (``data.entity_share``); None: a row cap.
+    entity_share: float | None = None
 
     @property
     def rest(self) -> int | None:
@@ -112,6 +115,12 @@ class TableRead:
         counted = f"{self.rows} rows ({self.rare} {rare_rows})" if self.rows is not None else ""
         if not self.capped:
             return f"read {origin}: {counted or f'{self.kept} rows'}{files}, every row kept"
+        if self.entity_share is not None:
+            return (
+                f"read {origin}: {counted}{files}; kept every entity with a row {rare_rows} and "
+                f"each other entity with probability {self.entity_share:g} "
+                f"(data.entity_share, seed {self.seed}): {self.kept} rows"
+            )
         kept_rest = self.kept - (self.kept_rare or 0)
         rare = (
             f"every row {rare_rows}"
@@ -122,6 +131,18 @@ class TableRead:
             f"read {origin}: {counted}{files}; kept {rare} and a uniform subset of {kept_rest} of "
             f"the {self.rest} others (data.max_rows={self.max_rows}, seed {self.seed})"
         )
+
+
+@dataclass(frozen=True)
+class EntityShare:
+    """The cap by entity (``data.entity_share``): every row of each entity holding a rare-class
+    row, and each other entity whole with probability ``share``, by a hash of (seed, its id)
+    (:meth:`~wgangp.data.read.duckdb_scan.Scan.entity_kept_where`), whatever the table's size:
+    the one cap ``privacy.epsilon`` takes, as a row cap lets one entity's rows evict others'.
+    ``entity``: ``data.entity`` (None: each distinct row is an entity)."""
+
+    entity: str | None
+    share: float
 
 
 @dataclass(frozen=True)
@@ -138,8 +159,10 @@ def read_big_table(
     positive: Value | None,
     max_rows: int,
     seed: int,
+    by_entity: EntityShare | None = None,
 ) -> ReadTable:
-    """Every rare-class row of the table and at most ``max_rows`` of the rest (module doc).
+    """Every rare-class row of the table and at most ``max_rows`` of the rest (module doc); with
+    ``by_entity``, that cap instead, whatever the table's size.
 
     ``label`` and ``positive`` name the rare class (``positive`` None: the least frequent value,
     counted here). A single local file DuckDB cannot read goes to pandas, whose one line says
@@ -148,17 +171,17 @@ def read_big_table(
     if files.one_local_file:
         path = Path(files.spec)
         if not path.is_file() or path.stat().st_size == 0:
-            return _read_whole(path, advice, label, positive, max_rows, seed)
+            return _read_whole(path, advice, label, positive, max_rows, seed, by_entity)
         if not files.parquet:
             check_format_matches_name(path)
         columns = read_header(path) or []
         # Small, or a header pandas has a line about (or the schema, for a missing label).
         if (
-            _surely_within(path, files.parquet, max_rows)
+            (by_entity is None and _surely_within(path, files.parquet, max_rows))
             or label not in columns
             or len(set(columns)) < len(columns)
         ):
-            return _read_whole(path, advice, label, positive, max_rows, seed)
+            return _read_whole(path, advice, label, positive, max_rows, seed, by_entity)
     else:
         columns = check_columns(files)
         if label not in columns:
@@ -173,7 +196,7 @@ def read_big_table(
             chosen, rare_texts = _rare_class(present, label, positive, files.spec)
             rows = sum(counts.values())
             rare = sum(present[text] for text in rare_texts)
-            capped = rows - rare > max_rows or rare > max_rows
+            capped = by_entity is not None or rows - rare > max_rows or rare > max_rows
             if gaps and capped:  # rows the cap leaves out: read whole, the schema says so
                 first = scan.first_file(label, gaps) if len(files.files) > 1 else None
                 missing = sum(counts[text] for text in gaps)
@@ -182,13 +205,17 @@ def read_big_table(
                 kept = None  # read below by pandas, as every small file is
             else:
                 where = "true"
-                if capped:
+                if by_entity is not None:
+                    where = scan.entity_kept_where(
+                        columns, label, rare_texts, by_entity.entity, by_entity.share, seed
+                    )
+                elif capped:
                     where = scan.kept_where(columns, label, rare_texts, max_rows, seed)
                 kept = scan.kept_rows(columns, where)
     except DuckDBError as err:
         if files.one_local_file:
             log.debug("DuckDB could not read %s (%s); pandas reads it", files.spec, err)
-            return _read_whole(Path(files.spec), advice, label, positive, max_rows, seed)
+            return _read_whole(Path(files.spec), advice, label, positive, max_rows, seed, by_entity)
         raise DataError(
             f"{files.spec}: the table's files cannot be read ({one_line(err)}); every file must "
             "be a readable Parquet or comma-separated UTF-8 CSV file with the same header"
@@ -200,6 +227,7 @@ def read_big_table(
     read = TableRead(
         files=len(files.files), rows=rows, rare=rare, kept=len(frame), kept_rare=kept_rare,
         capped=capped, max_rows=max_rows, seed=seed, positive=chosen,
+        entity_share=by_entity.share if by_entity is not None else None,
     )  # fmt: skip
     return ReadTable(frame, read)
 
@@ -213,6 +241,7 @@ def cap_rows(
     files: int,
     cells: pd.DataFrame | None = None,
     source: str = "data",
+    by_entity: EntityShare | None = None,
 ) -> ReadTable:
     """A table already in memory (a zip, a file DuckDB could not read, simulated rows) under the
     same cap and by the same rule as the files' scan
@@ -234,27 +263,45 @@ def cap_rows(
     except DataError:  # the schema's inference says the same of the whole table, with its name
         return unread
     rows, rare = len(frame), sum(present[text] for text in rare_texts)
-    capped = rows - rare > max_rows or rare > max_rows
+    capped = by_entity is not None or rows - rare > max_rows or rare > max_rows
     if capped:
         missing = sum(counted[text] for text in gaps)
         if missing:
             raise DataError(_gaps_line(source, label, missing, rows, None))
+        columns = list(frame.columns)
         with open_rows(_hashable(hashed.assign(**{label: texts}))) as scan:
-            where = scan.kept_where(list(frame.columns), label, rare_texts, max_rows, seed)
+            if by_entity is not None:
+                where = scan.entity_kept_where(
+                    columns, label, rare_texts, by_entity.entity, by_entity.share, seed
+                )
+            else:
+                where = scan.kept_where(columns, label, rare_texts, max_rows, seed)
             frame = frame.iloc[scan.kept_positions(where)].reset_index(drop=True)
     kept_rare = _count_rare(frame, label, chosen)
-    read = TableRead(files, rows, rare, len(frame), kept_rare, capped, max_rows, seed, chosen)
+    share = by_entity.share if by_entity is not None else None
+    read = TableRead(
+        files, rows, rare, len(frame), kept_rare, capped, max_rows, seed, chosen, share
+    )
     return ReadTable(frame, read)
 
 
 def _read_whole(
-    path: Path, advice: ReadAdvice, label: str, positive: Value | None, max_rows: int, seed: int
+    path: Path,
+    advice: ReadAdvice,
+    label: str,
+    positive: Value | None,
+    max_rows: int,
+    seed: int,
+    by_entity: EntityShare | None = None,
 ) -> ReadTable:
     frame = read_table(path, advice)
     cells = None
-    if len(frame) > max_rows and path.suffix.lower() not in PARQUET_SUFFIXES:
+    over = by_entity is not None or len(frame) > max_rows
+    if over and path.suffix.lower() not in PARQUET_SUFFIXES:
         cells = read_cells(path)  # the rule hashes a CSV's text, as the scan of the CSV does
-    return cap_rows(frame, label, positive, max_rows, seed, 1, cells, source=str(path))
+    return cap_rows(
+        frame, label, positive, max_rows, seed, 1, cells, source=str(path), by_entity=by_entity
+    )
 
 
 def _nested(files: TableFiles, label: str) -> list[str]:

@@ -16,7 +16,7 @@ import logging
 import pandas as pd
 import pyarrow as pa
 
-from wgangp.data.read.big_tables import ReadTable, cap_rows
+from wgangp.data.read.big_tables import EntityShare, ReadTable, cap_rows
 from wgangp.data.read.parquet_columns import NESTED_LINE, plain_cells, values_type
 from wgangp.data.schema.cells import repeated_names, shown
 from wgangp.data.schema.table_schema import Value
@@ -34,7 +34,13 @@ MIXED_LINE = (
 
 
 def read_data_frame(
-    frame: object, *, label: str, positive: Value | None, max_rows: int, seed: int
+    frame: object,
+    *,
+    label: str,
+    positive: Value | None,
+    max_rows: int,
+    seed: int,
+    by_entity: EntityShare | None = None,
 ) -> ReadTable:
     """``frame``'s rows as a table's cells (module doc), every rare-class row and at most
     ``max_rows`` of the rest."""
@@ -71,7 +77,16 @@ def read_data_frame(
     if mixed:
         log.info("%s: %s", ORIGIN, MIXED_LINE.format(names=", ".join(mixed)))
     table = pd.DataFrame(cells, columns=[n for n in names if n not in nested])
-    return cap_rows(table.reset_index(drop=True), label, positive, max_rows, seed, 1, source=ORIGIN)
+    return cap_rows(
+        table.reset_index(drop=True),
+        label,
+        positive,
+        max_rows,
+        seed,
+        1,
+        source=ORIGIN,
+        by_entity=by_entity,
+    )
 
 
 def _arrow_type(values: pd.Series) -> pa.DataType | None:

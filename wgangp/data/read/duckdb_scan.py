@@ -149,6 +149,34 @@ class Scan:
         self.sql("SET preserve_insertion_order = true")
         return " OR ".join(limits)
 
+    def entity_kept_where(
+        self,
+        columns: Sequence[str],
+        label: str,
+        rare_texts: Sequence[str],
+        entity: str | None,
+        share: float,
+        seed: int,
+    ) -> str:
+        """THE rule for the rows a table keeps by entity (``data.entity_share``): every row of
+        an entity that holds a rare-class row, and every row of each other entity whose hash of
+        (seed, its id; without ``entity``, its every cell) falls below ``share`` of the hashes'
+        range. Each entity is kept or left whole by its own rows alone, at a rate fixed before
+        the table is read: one entity more evicts no other's rows. A SQL condition over
+        ``source``."""
+        cells = [entity] if entity is not None else list(columns)
+        key = f"hash({int(seed)}, {', '.join(sql_name(c) for c in cells)})"
+        rare = (
+            f"coalesce(CAST({sql_name(label)} AS VARCHAR) IN "
+            f"({', '.join(sql_text(t) for t in rare_texts)}), false)"
+        )
+        if entity is not None:
+            rare = (
+                f"{sql_name(entity)} IN (SELECT {sql_name(entity)} FROM {self.source} WHERE {rare})"
+            )
+        cut = min(int(share * 2.0**64), 2**64 - 1)
+        return f"({rare}) OR ({key} < {cut}::UHUGEINT)"
+
     def kept_rows(self, columns: Sequence[str], where: str = "true") -> pd.DataFrame:
         """The rows ``where`` keeps (every row by default), through one temporary file."""
         suffix = ".parquet" if self.parquet else ".csv"

@@ -31,6 +31,7 @@ from wgangp.data.builtin import kaggle
 from wgangp.data.builtin.creditcard import HEADER, creditcard_schema
 from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.read.big_tables import (
+    EntityShare,
     TableRead,
     cap_rows,
     is_url,
@@ -102,7 +103,9 @@ def load_table(
     if frame is not None:
         return _data_frame(frame, data, seed, launch_dir)
     if data.name == "simulated":
-        return load_simulated(seed=seed, rows=data.simulated_rows, max_rows=data.max_rows)
+        return load_simulated(
+            seed=seed, rows=data.simulated_rows, max_rows=data.max_rows, by_entity=by_entity(data)
+        )
     schema, header = configured_schema(data, launch_dir)
     shipped = header is not None
     wanted = resolve_path(data.path, launch_dir) if data.path else None
@@ -116,6 +119,7 @@ def load_table(
             positive=positive,
             max_rows=data.max_rows,
             seed=seed,
+            by_entity=by_entity(data),
         )
         return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name, shipped)
     if wanted is not None and not at_default_path(data):
@@ -135,7 +139,14 @@ def _data_frame(frame: pd.DataFrame, data: DataConfig, seed: int, launch_dir: Pa
     is never at the default path."""
     schema, header = configured_schema(data, launch_dir) if data.schema else (None, None)
     label, positive = _rare_class(schema, data)
-    read = read_data_frame(frame, label=label, positive=positive, max_rows=data.max_rows, seed=seed)
+    read = read_data_frame(
+        frame,
+        label=label,
+        positive=positive,
+        max_rows=data.max_rows,
+        seed=seed,
+        by_entity=by_entity(data),
+    )
     origin = f"{ORIGIN}({read.read.rows or len(read.frame)} rows)"
     return LoadedTable(
         read.frame, "dataframe", origin, schema, read.read, "dataframe", header is not None
@@ -212,16 +223,27 @@ def _absent(data: DataConfig, wanted: Path) -> str:
     )
 
 
-def load_simulated(*, seed: int, rows: int, max_rows: int | None = None) -> LoadedTable:
+def by_entity(data: DataConfig) -> EntityShare | None:
+    """The cap by entity ``data.entity_share`` asks for, or None (the row cap)."""
+    if data.entity_share is None:
+        return None
+    return EntityShare(data.entity, data.entity_share)
+
+
+def load_simulated(
+    *, seed: int, rows: int, max_rows: int | None = None, by_entity: EntityShare | None = None
+) -> LoadedTable:
     """The built-in simulated table (see :mod:`wgangp.data.builtin.simulated`), with Kaggle's
-    schema;
-    with ``max_rows``, the rows a file of them would keep (``data.max_rows``)."""
+    schema; with ``max_rows``, the rows a file of them would keep (``data.max_rows``, or
+    ``by_entity``)."""
     origin = f"simulated(seed={seed}, rows={rows})"
     frame = simulate_creditcard(n_rows=rows, seed=seed)
     schema = creditcard_schema()
     if max_rows is None:
         return LoadedTable(frame, "simulated", origin, schema, shipped=True)
-    read = cap_rows(frame, schema.label, schema.positive, max_rows, seed, files=0)
+    read = cap_rows(
+        frame, schema.label, schema.positive, max_rows, seed, files=0, by_entity=by_entity
+    )
     return LoadedTable(read.frame, "simulated", origin, schema, read.read, shipped=True)
 
 

@@ -48,7 +48,7 @@ def label_value(value: object) -> Value:
         value = number
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    return value  # type: ignore[return-value]
+    return value  # type: ignore[return-value]  # native() gives plain scalars; typed object
 
 
 def cell_value(value: object) -> Value:

@@ -34,18 +34,45 @@ class ColumnSchema(Protocol):
     """What the checks read of a :class:`~wgangp.data.schema.table_schema.ColumnSchema` (named here
     without importing it: the schema module imports this one)."""
 
-    name: str
-    kind: str
-    bounds: tuple[Any, Any] | None
-    levels: tuple[Value, ...] | None
-    missing: int
-    nullable: bool
-    format: str | None
-    other: Value | None
-    zone: str | None
-    log: bool
-    round: float | None
-    clip: bool
+    # Read-only, as the frozen dataclass holds them.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def bounds(self) -> tuple[Any, Any] | None: ...
+
+    @property
+    def levels(self) -> tuple[Value, ...] | None: ...
+
+    @property
+    def missing(self) -> int: ...
+
+    @property
+    def nullable(self) -> bool: ...
+
+    @property
+    def format(self) -> str | None: ...
+
+    @property
+    def other(self) -> Value | None: ...
+
+    @property
+    def zone(self) -> str | None: ...
+
+    @property
+    def log(self) -> bool: ...
+
+    @property
+    def round(self) -> float | None: ...
+
+    @property
+    def coarsen(self) -> str | float | None: ...
+
+    @property
+    def clip(self) -> bool: ...
 
     @property
     def lookup(self) -> LevelLookup: ...
@@ -54,11 +81,20 @@ class ColumnSchema(Protocol):
 class TableSchema(Protocol):
     """What the checks read of a :class:`~wgangp.data.schema.table_schema.TableSchema`."""
 
-    columns: tuple[ColumnSchema, ...]
-    label: str
-    positive: Value
-    label_counts: tuple[tuple[Value, int], ...]
-    rows: int | None
+    @property
+    def columns(self) -> tuple[ColumnSchema, ...]: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def positive(self) -> Value: ...
+
+    @property
+    def label_counts(self) -> tuple[tuple[Value, int], ...]: ...
+
+    @property
+    def rows(self) -> int | None: ...
 
     def column(self, name: str) -> ColumnSchema: ...
 
@@ -178,6 +214,40 @@ def _check_options(column: ColumnSchema) -> None:
         raise ConfigError(
             f"column {name!r}: round must be a step > 0 (0.01 rounds to cents), got {step!r}"
         )
+    _check_coarsen(column)
+
+
+#: What ``coarsen`` may say of a datetime column.
+DATE_COARSENINGS = ("year",)
+
+
+def _check_coarsen(column: ColumnSchema) -> None:
+    """``coarsen``: ``year`` for a datetime, a step > 0 for a number, nothing for levels."""
+    coarsen, name = column.coarsen, column.name
+    if coarsen is None:
+        return
+    if column.kind == "datetime":
+        if coarsen not in DATE_COARSENINGS:
+            raise ConfigError(
+                f"column {name!r}: coarsen of a datetime column must be year (a date of birth "
+                f"kept as its year), got {coarsen!r}"
+            )
+    elif column.kind in NUMERIC_KINDS:
+        if (
+            isinstance(coarsen, bool)
+            or not isinstance(coarsen, int | float)
+            or not math.isfinite(coarsen)
+            or coarsen <= 0
+        ):
+            raise ConfigError(
+                f"column {name!r}: coarsen of a number column must be a step > 0 (0.1 keeps "
+                f"coordinates to about 11 km), got {coarsen!r}"
+            )
+    else:
+        raise ConfigError(
+            f"column {name!r} is {column.kind}; coarsen is an option of datetime and number "
+            "columns: delete it"
+        )
 
 
 def _check_format(column: ColumnSchema) -> None:
@@ -249,7 +319,7 @@ def _check_levels(column: ColumnSchema) -> None:
 
 
 def _check_bounds(column: ColumnSchema) -> None:
-    name, (low, high) = column.name, column.bounds  # type: ignore[misc]
+    name, (low, high) = column.name, column.bounds  # type: ignore[misc]  # called with bounds only
     if column.kind == "datetime":
         try:
             low_t, high_t = pd.Timestamp(str(low)), pd.Timestamp(str(high))

@@ -8,12 +8,18 @@ date in the column's one format. Dates and numbers written as text are read with
 ``format`` (:mod:`wgangp.data.schema.text_formats`), never guessed row by row. NaN never leaves this
 module: a gap is a flag, and its value is the caller's to fill.
 
+A quasi-identifier's column (``coarsen``: a date of birth kept as its year, coordinates to a
+step) is read that coarse here, so nothing downstream (the split, the transform, the evaluation)
+ever holds its exact values (:func:`coarsened`).
+
 Dates have one rule both ways: :func:`to_seconds` counts every instant in seconds since 1970 UTC
 (what the networks, the schema's bounds and the evaluation's distances all see) and
 :func:`from_seconds` gives them back in the column's ``zone``, or naive as the table had them.
 """
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -87,6 +93,51 @@ def from_seconds(seconds: np.ndarray, zone: str | None = None) -> pd.Series:
     return dates.dt.tz_localize("UTC").dt.tz_convert(zone)
 
 
+def coarsened(values: np.ndarray, column: ColumnSchema, *, nearest: bool = False) -> np.ndarray:
+    """``values`` (seconds for a datetime) at the column's ``coarsen``: a date as the first
+    instant of its year (``nearest``: of the nearer year, for generated values), in the
+    column's zone; a number on the step's grid. Unchanged without ``coarsen``."""
+    if column.coarsen is None:
+        return values
+    array = np.asarray(values, dtype=np.float64)
+    flat = array.reshape(-1)
+    if column.kind == "datetime":
+        dates = from_seconds(flat, column.zone)
+        start = _year_start(dates.dt.year, column.zone)
+        out = to_seconds(start, column.zone)
+        if nearest:
+            after = to_seconds(_year_start(dates.dt.year + 1, column.zone), column.zone)
+            out = np.where(after - flat < flat - out, after, out)
+        return out.reshape(array.shape)
+    step = float(column.coarsen)
+    exponent = Decimal(repr(step)).normalize().as_tuple().exponent
+    decimals = max(0, -int(exponent)) if isinstance(exponent, int) else 0
+    return np.round(np.round(array / step) * step, decimals)
+
+
+def coarsened_inside(low: float, high: float, column: ColumnSchema) -> tuple[float, float]:
+    """The grid values just inside ``[low, high]`` (a year's first instant, a multiple of the
+    step): bounds that values clipped into them stay coarse in; ``(low, high)`` unchanged
+    without ``coarsen``, or when no grid value lies between."""
+    if column.coarsen is None:
+        return low, high
+    if column.kind == "datetime":
+        floor = coarsened(np.array([low, high]), column)
+        year = from_seconds(np.array([low]), column.zone).dt.year + 1
+        ceil = floor[0] if floor[0] >= low else to_seconds(_year_start(year, column.zone))[0]
+        ends = np.array([ceil, floor[1]])
+    else:
+        step = float(column.coarsen)
+        grid = np.array([np.ceil(low / step - 1e-9), np.floor(high / step + 1e-9)]) * step
+        ends = coarsened(grid, column)
+    return (float(ends[0]), float(ends[1])) if ends[0] <= ends[1] else (low, high)
+
+
+def _year_start(years: pd.Series, zone: str | None) -> pd.Series:
+    starts = pd.to_datetime(pd.DataFrame({"year": years, "month": 1, "day": 1}))
+    return starts if zone is None else starts.dt.tz_localize(zone)
+
+
 def _level_indices(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
     """Each cell's level index; a value not among the levels is the ``other`` level's (the
     values too few rows hold), or refused when the column has none."""
@@ -121,9 +172,9 @@ def _numbers(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
             f"value(s) (first at data row {cv.first_row(numbers, fraction)}: "
             f"{array[fraction][0]}); set kind: continuous, or fix those rows"
         )
-    return array
+    return coarsened(array, column)
 
 
 def _seconds(cells: pd.Series, column: ColumnSchema, source: str) -> np.ndarray:
     dates = cv.checked_dates(cells, column.name, column.format, source)
-    return to_seconds(pd.to_datetime(dates), column.zone)
+    return coarsened(to_seconds(pd.to_datetime(dates), column.zone), column)

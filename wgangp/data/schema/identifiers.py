@@ -3,37 +3,50 @@
 An identifier (a customer id, an e-mail, a card number, a phone, a name) must never ship: as a
 feature its values would be learned, stored in the model and come back verbatim in samples. Names
 miss most of them (``col7`` holding e-mails, ``ref`` holding card numbers), so a column is judged
-by its content (the formats its values are written in), by how few entities share its values,
-by whether it holds many codes of few rows each, codes under a person's ID name or text named as
-a person's details, and by whether it is one-to-one with an identifier found so (a name beside
-an e-mail). Detection only:
-pure functions; the pipeline drops what they find and says why.
+by its content (the formats its values are written in, :mod:`.identifier_patterns`), by how few
+entities share its values, by whether it holds many codes of one entity or few rows each, codes
+under a person's or a device's ID name, text named as a person's details, personal names, and by
+whether it is one-to-one with an identifier found so (a name beside an e-mail).
+
+Without ``data.entity`` a customer's 40 rows would count as 40 entities, and their name, device
+and postcode would pass every rule that counts. So the customers are inferred first: rows that
+share a value of an identifier found by its content or its ID name are one customer's
+(:func:`~wgangp.data.entities.linked_row_groups`), and every rule runs again counting them
+(:func:`identify`). Detection only: pure functions; the pipeline drops what they find and says why.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from wgangp.data.entities import identical_row_groups
+from wgangp.data.entities import identical_row_groups, linked_row_groups
 from wgangp.data.knots import DEFAULT_MIN_ROWS
-from wgangp.data.schema.cells import as_numbers
-from wgangp.data.schema.text_formats import (
-    number_format,
-    number_like_example,
-    parse_numbers,
-    read_dates,
+from wgangp.data.schema.column_values import ColumnValues, Owners, column_values
+from wgangp.data.schema.free_text import identifier_cells, known_values
+from wgangp.data.schema.identifier_names import (
+    DEVICE_TOKENS,
+    ID_TOKENS,
+    PERSON_TOKENS,
+    POSTCODE_TOKENS,
+    THING_TOKENS,
+    card_part_name,
+    detail_name,
+    integer_id_name,
+    name_tokens,
 )
+from wgangp.data.schema.identifier_patterns import WHOLE_KINDS, card, personal_name
 
-#: The distinct values (the first ones) whose formats are read, whatever the table's size.
-SAMPLE = 2000
+__all__ = [
+    "Identification", "Identifier", "InferredEntity", "find_identifiers", "identifier_cells",
+    "identify", "known_values", "proposed_entity",
+]  # fmt: skip
+
 #: The share of sampled values of one kind (or of any kinds, a contact column) that identifies.
 CONTENT_SHARE = 0.9
 #: Fewer present cells than this never make a column "mostly rare".
@@ -44,46 +57,18 @@ RARE_SHARE = 0.5
 MIN_CODES = 50
 #: Codes under a person's ID name, and columns linked to an identifier: this many values at least.
 MIN_NAMED_CODES = 20
+#: A joining column's value beside this many values of another is shared, not one person's.
+MAX_PARTNERS = DEFAULT_MIN_ROWS
 #: The share of a column's rows one-to-one with an identifier's that links it.
 LINKED_SHARE = 0.95
-#: Name tokens of an ID, and of a person (rule 4 wants one of each: ``customer_id``).
-ID_TOKENS = frozenset(
-    {"id", "uid", "uuid", "guid", "no", "num", "number", "nr", "ref", "key", "code"}
-)
-PERSON_TOKENS = frozenset(
-    {"customer", "cust", "client", "account", "acct", "user", "member", "holder", "card", "pan"}
-    | {"patient", "subscriber", "person"}
-)
-#: Name tokens that make an integer column's many values of few rows each an ID (a person
-#: token alone does not: ``card_amount`` and ``user_age`` are measurements).
-ID_LIKE_TOKENS = ID_TOKENS | frozenset(
-    {"phone", "mobile", "tel", "msisdn", "iban", "ssn", "device", "email"}
-)
-#: Name tokens of a person's own details: a text column named only with these and person tokens
-#: (``first_name``, ``customer_name``, ``billing_address``; not ``merchant_name``) identifies.
-DETAIL_TOKENS = frozenset(
-    {"name", "names", "firstname", "lastname", "surname", "fullname", "address", "addr"}
-    | {"street", "email", "mail", "phone", "mobile", "passport", "ssn", "dob", "birth"}
-)
-#: Words that qualify a person's detail without naming something else (``first``, ``billing``).
-QUALIFIER_TOKENS = frozenset(
-    {"first", "last", "middle", "given", "family", "full", "home", "billing", "shipping"}
-    | {"line", "of", "date", "e", "contact", "primary"}
-)
 #: Content kinds that are codes rather than a person's own details: a hashed merchant id of
 #: hundreds of rows each is a feature, a hashed customer of a few rows each an ID (rules 3, 4).
 CODE_KINDS = frozenset({"UUIDs", "hash-like tokens"})
+#: Content kinds shared by many people (a household's or an office's network): never used to
+#: join rows into customers.
+SHARED_KINDS = CODE_KINDS | {"IP addresses"}
 
-_EMAIL = re.compile(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-_CARD = re.compile(r"[\d -]+")
-_IBAN = re.compile(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}")
-_PHONE = re.compile(r"\+?[\d\s().-]+")
-_HEX = "[0-9a-f]"
-_UUID = re.compile(rf"(\{{)?{_HEX}{{8}}(?:-{_HEX}{{4}}){{3}}-{_HEX}{{12}}(?(1)\}})", re.IGNORECASE)
-_HEX_TOKEN = re.compile(r"[0-9a-fA-F]{16,}")
-_TOKEN = re.compile(r"(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9_+/=-]{20,}")
 _CODE = re.compile(r"\S*\d\S*")
-_NAME_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 @dataclass(frozen=True)
@@ -94,6 +79,8 @@ class Identifier:
     reason: str
     values: int  # distinct present values
     rows: int  # present (non-empty) cells
+    #: The rule that found it (:data:`JOINING_RULES`): whether its values join rows into customers.
+    rule: str = field(default="", compare=False)
 
     @property
     def rows_per_value(self) -> float:
@@ -108,17 +95,28 @@ class Identifier:
         return self.rows_per_value >= 2 and self.values >= DEFAULT_MIN_ROWS
 
 
-@dataclass(frozen=True)
-class _Cells:
-    """One column's present cells: whole numbers or text, each row's value code (-1: empty)."""
+#: Rules whose columns' values each name one person, so rows sharing one are one customer's:
+#: the strong ones (content, IDs) are used when any column meets them, else the weak ones (names,
+#: details, links; two customers may share a name).
+JOINING_RULES = {"strong": ("content", "codes", "named codes"), "weak": ("details", "names")}
 
-    integer: bool
-    codes: np.ndarray
-    counts: np.ndarray  # rows per value
-    sample: list[str]  # the first SAMPLE distinct values as text (integers: their digits)
-    #: Numbers written in a format no reader takes (``1.234,50``): the schema review asks for
-    #: them to be rewritten, so only their content can make them an identifier.
-    number_like: bool = False
+
+@dataclass(frozen=True)
+class InferredEntity:
+    """Who the customers are when ``data.entity`` names no one: rows sharing a value of one of
+    ``columns`` (or identical in every column) are one customer's."""
+
+    columns: tuple[str, ...]
+    codes: np.ndarray  # each row's customer, numbered by first appearance
+    count: int
+
+
+@dataclass(frozen=True)
+class Identification:
+    """The identifier columns, in the frame's order, and the customers inferred from them."""
+
+    found: tuple[Identifier, ...]
+    entity: InferredEntity | None = None
 
 
 def find_identifiers(
@@ -129,189 +127,175 @@ def find_identifiers(
     min_entities: int = DEFAULT_MIN_ROWS,
 ) -> list[Identifier]:
     """The columns of ``frame`` (but ``skip``) that identify a person, in the frame's order.
-    ``owners``: each row's entity code (None: each row its own, identical rows one)."""
+    ``owners``: each row's entity code (None: the customers :func:`identify` infers)."""
+    return list(identify(frame, skip=skip, owners=owners, min_entities=min_entities).found)
+
+
+def identify(
+    frame: pd.DataFrame,
+    *,
+    skip: Collection[str] = (),
+    owners: np.ndarray | None = None,
+    min_entities: int = DEFAULT_MIN_ROWS,
+) -> Identification:
+    """The identifier columns of ``frame`` (but ``skip``), and, without ``owners`` (each row's
+    entity, ``data.entity``), the customers they name: the rules run once counting rows
+    (identical rows once), then again counting the customers that the columns found by their
+    content or as IDs join (:data:`JOINING_RULES`), so that a value one customer's 40 rows hold
+    is one customer's. A column either pass finds is an identifier (with the first's reason)."""
     if owners is not None and len(owners) != len(frame):
         raise ValueError(f"owners has {len(owners)} entries for {len(frame)} rows")
-
-    @cache
-    def owner_codes() -> tuple[np.ndarray, int]:  # only rule 2 needs them, once
-        given = identical_row_groups(frame) if owners is None else np.asarray(owners)
-        codes, uniques = pd.factorize(given)
-        return codes.astype(np.int64), len(uniques)
-
-    columns: dict[int, _Cells] = {}
-    found: dict[int, Identifier] = {}
-    for i, name in enumerate(frame.columns):
-        cells = None if name in skip else _cells(frame.iloc[:, i])
-        if cells is None:
-            continue
-        columns[i] = cells
-        tokens = _tokens(str(name))
-        reason = _content(cells) or (
-            None
-            if cells.number_like
-            else _mostly_rare(cells, owner_codes, min_entities)
-            or _codes(cells, tokens, min_entities)
-            or _details(cells, tokens)
-        )
-        if reason:
-            found[i] = _identifier(str(name), reason, cells)
-    named = [(str(frame.columns[j]), columns[j]) for j in found]
-    for i, cells in columns.items():
-        if i not in found and (reason := _linked(cells, named)):
-            found[i] = _identifier(str(frame.columns[i]), reason, cells)
-    return [found[i] for i in sorted(found)]
+    names = [str(name) for name in frame.columns]
+    columns = {
+        i: cells
+        for i, name in enumerate(frame.columns)
+        if name not in skip and (cells := column_values(frame.iloc[:, i])) is not None
+    }
+    contents = {i: _content(cells) for i, cells in columns.items()}  # the same in both passes
+    if owners is not None:
+        given = np.asarray(owners)
+        found = _found(names, columns, contents, Owners(lambda: given), min_entities)
+        return Identification(tuple(found))
+    rows = Owners(lambda: identical_row_groups(frame))
+    first = _found(names, columns, contents, rows, min_entities)
+    entity = _inferred_entity(first, names, columns, rows)
+    if entity is None:
+        return Identification(tuple(first))
+    second = _found(names, columns, contents, Owners(lambda: entity.codes), min_entities)
+    by_name = {f.column: f for f in second} | {f.column: f for f in first}
+    return Identification(tuple(by_name[name] for name in names if name in by_name), entity)
 
 
 def proposed_entity(found: Sequence[Identifier]) -> Identifier | None:
     """The identifier to propose as data.entity: among those that group rows, the one with the
-    fewest values (the coarsest: a customer over their cards); None when none groups rows."""
+    fewest values (the coarsest: a customer over their cards), found by the strongest joining
+    rule any is found by (an e-mail before a name, a name before a postcode); None when none
+    groups rows."""
     grouping = [f for f in found if f.groups_rows]
-    return min(grouping, key=lambda f: f.values) if grouping else None
+    for rules in (JOINING_RULES["strong"], JOINING_RULES["weak"], None):
+        chosen = [f for f in grouping if rules is None or f.rule in rules]
+        if chosen:
+            return min(chosen, key=lambda f: f.values)
+    return None
 
 
-def _identifier(name: str, reason: str, cells: _Cells) -> Identifier:
-    return Identifier(name, reason, len(cells.counts), int(cells.counts.sum()))
+def _found(
+    names: list[str],
+    columns: dict[int, ColumnValues],
+    contents: dict[int, tuple[str, set[str]] | None],
+    owners: Owners,
+    k: int,
+) -> list[Identifier]:
+    """One pass of the rules over ``columns`` (``contents``: rule 1's answers), counting
+    ``owners``' entities."""
+    found: dict[int, Identifier] = {}
+    for i, cells in columns.items():
+        tokens = name_tokens(names[i])
+        content = contents[i]
+        if content is not None:
+            rule = "content" if content[1] - SHARED_KINDS else "shared content"
+            found[i] = _identifier(names[i], content[0], cells, rule)
+            continue
+        if not cells.number_like and (ruled := _by_rules(cells, tokens, owners, k)):
+            found[i] = _identifier(names[i], ruled[1], cells, ruled[0])
+    named = [(names[j], columns[j]) for j in found]
+    for i, cells in columns.items():
+        if i not in found and (reason := _linked(cells, named)):
+            found[i] = _identifier(names[i], reason, cells, "linked")
+    return [found[i] for i in sorted(found)]
 
 
-def _cells(series: pd.Series) -> _Cells | None:
-    """The column's present cells (text stripped, blanks empty), or None when it can never be an
-    identifier: no cells, booleans, datetimes, numbers with fractions, text that reads as dates."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        series = series.astype(object)
-    if pd.api.types.is_bool_dtype(series):
+def _by_rules(
+    cells: ColumnValues, tokens: set[str], owners: Owners, k: int
+) -> tuple[str, str] | None:
+    """The first rule after content that finds the column: (the rule, the reason)."""
+    rules: list[tuple[str, Callable[[], str | None]]] = [
+        ("rare", lambda: None if cells.integer else _mostly_rare(cells, owners, k)),
+        ("codes", lambda: _codes(cells, tokens, k, owners)),
+        ("named codes", lambda: _named_codes(cells, tokens)),
+        ("details", lambda: _details(cells, tokens)),
+        ("names", lambda: _names(cells, tokens)),
+        ("card part", lambda: _card_part(tokens)),
+        ("rare", lambda: _rare_numbered(cells, owners, k, tokens)),
+    ]
+    return next(((rule, reason) for rule, test in rules if (reason := test())), None)
+
+
+def _inferred_entity(
+    found: list[Identifier], names: list[str], columns: dict[int, ColumnValues], rows: Owners
+) -> InferredEntity | None:
+    """The customers the joining identifiers name (:data:`JOINING_RULES`, strong ones first),
+    or None when they join no two rows that identical-row counting kept apart."""
+    index = {name: i for i, name in enumerate(names)}
+    joining = []
+    for strength in ("strong", "weak"):
+        joining = [f for f in found if f.rule in JOINING_RULES[strength] and f.groups_rows]
+        if joining:
+            break
+    if not joining:
         return None
-    if pd.api.types.is_integer_dtype(series) or pd.api.types.is_float_dtype(series):
-        values = series.to_numpy()
-        if pd.api.types.is_float_dtype(series):
-            values = values[~np.isnan(values)]
-            if not np.isfinite(values).all() or (values % 1 != 0).any():
-                return None
-        codes, uniques = pd.factorize(series)
-        return _made(True, codes, len(uniques), [str(int(u)) for u in uniques[:SAMPLE]])
-    if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+    codes = _personal_codes([columns[index[f.column]] for f in joining])
+    groups = linked_row_groups([*codes, rows.codes()[0]])
+    count = int(groups.max()) + 1 if len(groups) else 0
+    if count >= rows.codes()[1]:
         return None
-    text = series.astype("str").str.strip()  # pandas' str dtype: vectorized, gaps kept
-    codes, uniques = pd.factorize(text.where(text != ""))
-    values = pd.Series(uniques)
-    if values.empty:
-        return None
-    sample = [str(v) for v in values.iloc[:SAMPLE]]
-    numbers = _numbers(values)
-    if numbers is not None:
-        if not np.isfinite(numbers).all() or (numbers % 1 != 0).any():
-            return None
-        digits = [t if t.isdigit() else str(int(n)) for t, n in zip(sample, numbers, strict=False)]
-        return _made(True, codes, len(values), digits)
-    if read_dates(values.iloc[:SAMPLE]) is not None and read_dates(values) is not None:
-        return None
-    number_like = number_like_example(values.iloc[:SAMPLE]) is not None
-    return _made(False, codes, len(values), sample, number_like)
+    return InferredEntity(tuple(f.column for f in joining), groups, count)
 
 
-def _made(
-    integer: bool, codes: np.ndarray, values: int, sample: list[str], number_like: bool = False
-) -> _Cells | None:
-    codes = codes.astype(np.int32 if len(codes) < 2**31 else np.int64)
-    counts = np.bincount(codes[codes >= 0], minlength=values)
-    return _Cells(integer, codes, counts, sample, number_like) if counts.sum() else None
+def _personal_codes(joining: list[ColumnValues]) -> list[np.ndarray]:
+    """Each joining column's codes without its shared values (-1): a value that sits beside
+    ``MAX_PARTNERS`` or more values of another joining column (a household's phone beside five
+    e-mails, a placeholder) is no one person's, and would join many customers into one."""
+    out = []
+    for i, cells in enumerate(joining):
+        shared = np.zeros(len(cells.counts), dtype=bool)
+        for j, other in enumerate(joining):
+            if i != j:
+                both = (cells.codes >= 0) & (other.codes >= 0)
+                mine = cells.codes[both].astype(np.int64)
+                pairs = pd.unique(mine * len(other.counts) + other.codes[both])
+                partners = np.bincount(pairs // len(other.counts), minlength=len(cells.counts))
+                shared |= partners >= MAX_PARTNERS
+        codes = cells.codes.astype(np.int64)
+        codes[(codes >= 0) & shared[np.maximum(codes, 0)]] = -1
+        out.append(codes)
+    return out
 
 
-def _numbers(values: pd.Series) -> np.ndarray | None:
-    """Distinct text ``values`` as numbers when every one reads as a number (plain, or in the one
-    number format schema inference reads, ``$1,234.5``); else None. The sample decides first."""
-    head = values.iloc[:SAMPLE]
-    if not (as_numbers(head).notna().all() or number_format(head)):
-        return None
-    numbers = as_numbers(values)
-    if numbers.notna().all():
-        return numbers.to_numpy(np.float64)
-    fmt = number_format(values)
-    return None if fmt is None else parse_numbers(values, fmt).to_numpy(np.float64)
+def _identifier(name: str, reason: str, cells: ColumnValues, rule: str) -> Identifier:
+    return Identifier(name, reason, len(cells.counts), int(cells.counts.sum()), rule)
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
-def _card(value: str) -> bool:
-    digits = value.replace(" ", "").replace("-", "")
-    return bool(_CARD.fullmatch(value)) and 13 <= len(digits) <= 19 and _luhn(digits)
-
-
-def _iban(value: str) -> bool:
-    text = "".join(value.split()).upper()
-    if not _IBAN.fullmatch(text):
-        return False
-    return int("".join(str(int(ch, 36)) for ch in text[4:] + text[:4])) % 97 == 1
-
-
-def _phone(value: str) -> bool:
-    if not _PHONE.fullmatch(value):
-        return False
-    groups = re.findall(r"\d+", value)
-    digits = sum(len(g) for g in groups)
-    return 8 <= digits <= 15 and (value.startswith("+") or len(groups) >= 3)
-
-
-def _ip(value: str) -> bool:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
-
-
-#: Content kinds, the more specific first (the first wins a tie): what they are, how to tell.
-_KINDS: dict[str, Callable[[str], bool]] = {
-    "e-mail addresses": lambda v: bool(_EMAIL.search(v)),  # also "Jane <jane@example.com>"
-    "UUIDs": lambda v: bool(_UUID.fullmatch(v)),
-    "IBANs": _iban,
-    "payment card numbers": _card,
-    "IP addresses": _ip,
-    "phone numbers": _phone,
-    "hash-like tokens": lambda v: bool(_HEX_TOKEN.fullmatch(v) or _TOKEN.fullmatch(v)),
-}
-
-
-def _content(cells: _Cells) -> str | None:
+def _content(cells: ColumnValues) -> tuple[str, set[str]] | None:
     """Rule 1: the sampled values are of one kind (integers: card numbers only), or of several
-    (a contact column), in at least ``CONTENT_SHARE`` of them."""
+    (a contact column), in at least ``CONTENT_SHARE`` of them; the reason and the kinds."""
     if cells.integer:
-        cards = [v.isdigit() and _card(v) for v in cells.sample]
-        return "holds payment card numbers" if np.mean(cards) >= CONTENT_SHARE else None
-    hits = {kind: np.array([test(v) for v in cells.sample]) for kind, test in _KINDS.items()}
+        cards = [v.isdigit() and card(v) for v in cells.sample]
+        if np.mean(cards) >= CONTENT_SHARE:
+            return "holds payment card numbers", {"payment card numbers"}
+        return None
+    hits = {kind: np.array([test(v) for v in cells.sample]) for kind, test in WHOLE_KINDS.items()}
     share = {kind: float(hit.mean()) for kind, hit in hits.items()}
     best = max(share, key=lambda kind: share[kind])
     if share[best] >= CONTENT_SHARE:
-        return None if best in CODE_KINDS else f"holds {best}"
+        return None if best in CODE_KINDS else (f"holds {best}", {best})
     order = sorted(hits, key=lambda kind: -share[kind])  # each value: its likeliest kind
     kinds = Counter(next((k for k in order if hits[k][i]), "") for i in range(len(cells.sample)))
     names = [kind for kind, _ in kinds.most_common() if kind]
     if sum(kinds[kind] for kind in names) < CONTENT_SHARE * len(cells.sample):
         return None
-    return f"holds {', '.join(names[:-1])} and {names[-1]}"
+    return f"holds {', '.join(names[:-1])} and {names[-1]}", set(names)
 
 
-def _mostly_rare(
-    cells: _Cells, owner_codes: Callable[[], tuple[np.ndarray, int]], k: int
-) -> str | None:
-    """Rule 2: at least ``RARE_SHARE`` of a text column's rows hold a value fewer than ``k``
+def _mostly_rare(cells: ColumnValues, owners: Owners, k: int) -> str | None:
+    """Rule 2: at least ``RARE_SHARE`` of a column's rows hold a value fewer than ``k``
     entities share (values of fewer than k rows need no owners to tell)."""
     rows = int(cells.counts.sum())
-    if cells.integer or rows < MIN_RARE_ROWS:
+    if rows < MIN_RARE_ROWS:
         return None
     rare = int(cells.counts[cells.counts < k].sum())
     if rare < RARE_SHARE * rows:
-        owners, count = owner_codes()
-        here = cells.codes >= 0
-        pairs = pd.unique(cells.codes[here].astype(np.int64) * count + owners[here])
-        sharing = np.bincount(pairs // count, minlength=len(cells.counts))
-        rare = int(cells.counts[sharing < k].sum())
+        rare = int(cells.counts[owners.per_value(cells) < k].sum())
     if rare < RARE_SHARE * rows:
         return None
     return (
@@ -320,27 +304,54 @@ def _mostly_rare(
     )
 
 
-def _codes(cells: _Cells, tokens: set[str], k: int) -> str | None:
-    """Rules 3 and 4: code-like values (text: a digit and no space in nine of ten; integers),
-    many of few rows each (integers: under an ID-like name), or under a person's ID name
-    (``customer_id``) whatever their rows."""
-    values = len(cells.counts)
-    if values < MIN_NAMED_CODES:
+def _rare_numbered(cells: ColumnValues, owners: Owners, k: int, tokens: set[str]) -> str | None:
+    """Rule 2 for whole numbers named as a postcode (``zip``, ``plz``): codes of places, not
+    measurements (other integers with ID names are rules 3 and 4's, or the review's)."""
+    if not cells.integer or not tokens & POSTCODE_TOKENS:
         return None
-    codes = [_code(v) for v in cells.sample]
-    if not (cells.integer or np.mean(codes) >= CONTENT_SHARE):  # a placeholder or two allowed
+    return _mostly_rare(cells, owners, k)
+
+
+def _codes(cells: ColumnValues, tokens: set[str], k: int, owners: Owners) -> str | None:
+    """Rule 3: code-like values (text: a digit and no space in nine of ten; integers), many
+    of few rows each or of one entity each (integers: under an ID-like name)."""
+    values = len(cells.counts)
+    if values < MIN_CODES or not _code_like(cells):
+        return None
+    if cells.integer and not integer_id_name(tokens):
         return None
     median = float(np.median(cells.counts))
-    # An integer's name says it is an ID: an ID word, or nothing but a person's (``account``).
-    id_name = bool(tokens & ID_LIKE_TOKENS) or bool(tokens) and tokens <= PERSON_TOKENS
-    if values >= MIN_CODES and median <= 2 * k and (id_name or not cells.integer):
+    if median <= 2 * k:
         each = round(median)
         return (
             f"holds {values} code-like values of about {each} row{'s' * (each != 1)} each (an ID)"
         )
+    if np.median(owners.per_value(cells)) <= 1:
+        return f"holds {values} code-like values of one entity each (an ID)"
+    return None
+
+
+def _named_codes(cells: ColumnValues, tokens: set[str]) -> str | None:
+    """Rule 4: code-like values under a person's ID name (``customer_id``) or a device's
+    (``device_id``; a device's UUIDs or hashes under ``device`` alone), whatever their rows."""
+    values = len(cells.counts)
+    if values < MIN_NAMED_CODES or not _code_like(cells):
+        return None
     if tokens & PERSON_TOKENS and tokens & ID_TOKENS:
         return f"holds {values} code-like values and is named like a person's ID"
+    hashed = np.mean([_hashed(v) for v in cells.sample]) >= CONTENT_SHARE
+    if tokens & DEVICE_TOKENS and (tokens & ID_TOKENS or hashed):
+        return f"holds {values} code-like values and is named like a device's ID"
     return None
+
+
+def _hashed(value: str) -> bool:
+    return any(WHOLE_KINDS[kind](value) for kind in CODE_KINDS)
+
+
+def _code_like(cells: ColumnValues) -> bool:
+    """Integers, or text of which nine values in ten are codes (a placeholder or two allowed)."""
+    return cells.integer or bool(np.mean([_code(v) for v in cells.sample]) >= CONTENT_SHARE)
 
 
 def _code(value: str) -> bool:
@@ -351,17 +362,33 @@ def _code(value: str) -> bool:
     return " " not in value or sum(ch.isalpha() for ch in value) <= 2
 
 
-def _details(cells: _Cells, tokens: set[str]) -> str | None:
-    """Rule 4b: text named as a person's details (``first_name``, ``customer_name``,
-    ``billing_address``), of ``MIN_NAMED_CODES`` values or more."""
-    if cells.integer or len(cells.counts) < MIN_NAMED_CODES or not tokens & DETAIL_TOKENS:
+def _details(cells: ColumnValues, tokens: set[str]) -> str | None:
+    """Rule 5: text named as a person's details (``first_name``, ``customer_name``,
+    ``billing_address``, ``username``, ``plate``), of ``MIN_NAMED_CODES`` values or more."""
+    if cells.integer or len(cells.counts) < MIN_NAMED_CODES or not detail_name(tokens):
         return None
-    if not tokens <= DETAIL_TOKENS | PERSON_TOKENS | QUALIFIER_TOKENS:
-        return None  # merchant_name, product_name: another thing's name
     return f"holds {len(cells.counts)} values and is named like a person's details"
 
 
-def _linked(cells: _Cells, found: list[tuple[str, _Cells]]) -> str | None:
+def _names(cells: ColumnValues, tokens: set[str]) -> str | None:
+    """Rule 6: personal names (``Anna Schmidt``, ``DUPONT, Jean``) in nine values of ten,
+    unless the column's name says whose they are not (``merchant_name``, ``city``)."""
+    if cells.integer or len(cells.counts) < MIN_NAMED_CODES or tokens & THING_TOKENS:
+        return None
+    if np.mean([personal_name(v) for v in cells.sample]) < CONTENT_SHARE:
+        return None
+    return f"holds {len(cells.counts)} personal names"
+
+
+def _card_part(tokens: set[str]) -> str | None:
+    """Rule 7: a card number's last digits (``card_last4``, ``pan_tail``): a quasi-identifier
+    that, beside a date or an amount, finds the card; nothing a model needs."""
+    if card_part_name(tokens):
+        return "is named like a card number's last digits (part of a card number)"
+    return None
+
+
+def _linked(cells: ColumnValues, found: list[tuple[str, ColumnValues]]) -> str | None:
     """Rule 5: one-to-one with an identifier's values on ``LINKED_SHARE`` of the column's rows.
     Only a column whose values repeat (2 rows each on average): two columns unique in every row
     are one-to-one by chance (a timestamp beside a transaction id)."""
@@ -378,8 +405,3 @@ def _linked(cells: _Cells, found: list[tuple[str, _Cells]]) -> str | None:
         if single.sum() >= LINKED_SHARE * rows:
             return f"names the same rows as column {name} (one value each)"
     return None
-
-
-def _tokens(name: str) -> set[str]:
-    """A column name's words, lower-cased: split on non-alphanumerics and camelCase."""
-    return {t.lower() for t in _NAME_TOKENS.findall(name)}

@@ -9,7 +9,9 @@ label is categorical whatever its type, and the class to synthesize defaults to 
 
 The schema ships with the model, so it names no row: number and datetime bounds are the means of
 the 5 most extreme values (:func:`~wgangp.data.knots.private_range`), and a text level that
-fewer than 5 rows hold is not listed: such values are read as one ``other`` level. A zone-aware
+fewer than 5 entities hold, or that contains an identifier (an e-mail in a memo, a customer's
+name in "transfer to ..."), is not listed: such values are read as one ``other`` level. Dates
+of birth and coordinates are coarsened (:mod:`~wgangp.data.schema.quasi_identifiers`). A zone-aware
 datetime column (``datetime64[ns, Europe/Paris]``, ISO text with offsets) records its ``zone``,
 and its bounds are written in it. Every step is one pass over the columns: a header of 40,000
 names infers in seconds.
@@ -23,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.entities import entity_codes, identical_row_groups
-from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
+from wgangp.data.knots import DEFAULT_MIN_ROWS
+from wgangp.data.schema.bounds import date_bounds, private_number_range, zone_of
 from wgangp.data.schema.cells import (
     LevelLookup,
     as_numbers,
@@ -37,30 +40,51 @@ from wgangp.data.schema.cells import (
     repeated_names,
     shown,
 )
-from wgangp.data.schema.column_codes import to_seconds
-from wgangp.data.schema.identifiers import Identifier, find_identifiers, proposed_entity
+from wgangp.data.schema.column_codes import coarsened
+from wgangp.data.schema.free_text import KnownValues
+from wgangp.data.schema.identifiers import (
+    Identifier,
+    InferredEntity,
+    identifier_cells,
+    identify,
+    known_values,
+    proposed_entity,
+)
+from wgangp.data.schema.quasi_identifiers import coarsening, described
 from wgangp.data.schema.table_schema import ColumnSchema, TableSchema, Value, find_value
 from wgangp.data.schema.text_formats import number_format, parse_numbers, read_dates
 from wgangp.errors import DataError
 
 #: Share of a text column's cells that must be numbers for a few stray texts to be a typo.
 _MOSTLY_NUMBERS = 0.95
-#: A datetime column's resolutions, coarsest first, in seconds: its bounds are whole units.
-_RESOLUTIONS = (86400.0, 3600.0, 60.0, 1.0)
 #: Names for the level that stands for rare values, tried in order (one a column lacks).
 _OTHER_NAMES = ("other", "rare levels")
 
 
 def infer_schema(
     frame: pd.DataFrame,
-    label: str = "Class",
+    label: str,
     positive: Value | None = None,
     source: str = "data",
     owners: np.ndarray | None = None,
+    known: KnownValues | None = None,
 ) -> TableSchema:
     """The schema of ``frame``; ``positive`` None picks the label's least frequent value.
     ``owners``: each row's entity code (:mod:`wgangp.data.entities`), which the levels kept and
-    the bounds count; None: each row its own, rows identical in every column counting once."""
+    the bounds count; None: each row its own, rows identical in every column counting once.
+    ``known``: identifier values a level must not contain (:func:`known_values`)."""
+    return _inferred(frame, label, positive, source, owners, known)[0]
+
+
+def _inferred(
+    frame: pd.DataFrame,
+    label: str,
+    positive: Value | None,
+    source: str,
+    owners: np.ndarray | None,
+    known: KnownValues | None,
+) -> tuple[TableSchema, dict[str, int]]:
+    """The schema, and per categorical column the levels withheld as identifiers."""
     if frame.shape[1] == 0 or len(frame) == 0:
         raise DataError(f"{source}: the table has no rows or no columns; give a table with both")
     names = [str(name) for name in frame.columns]
@@ -75,35 +99,64 @@ def infer_schema(
         raise DataError(f"{source}: {no_such_label(label, names)}")
     if owners is None:
         owners = identical_row_groups(frame)
-    columns = tuple(
+    withheld: dict[str, int] = {}
+    columns = [
         _label_column(frame[name], source)
         if name == label
-        else infer_column(frame[name], name, source, owners)
+        else _column(frame[name], name, source, owners, known, withheld)
         for name in names
-    )
+    ]
+    for i, column in enumerate(columns):
+        coarsen = None if column.name == label else coarsening(column, columns)
+        if coarsen is not None:
+            columns[i] = _column(frame[column.name], column.name, source, owners, coarsen=coarsen)
     counts = _label_counts(frame[label])
     chosen = _positive(counts, label, positive, source)
-    return TableSchema(
-        columns=columns, label=label, positive=chosen, label_counts=counts, rows=len(frame)
+    schema = TableSchema(
+        columns=tuple(columns), label=label, positive=chosen, label_counts=counts, rows=len(frame)
     )
+    return schema, withheld
 
 
 @dataclass(frozen=True)
 class Inference:
-    """An inferred schema, the identifier columns left out of it, and the column to propose as
-    ``data.entity`` when none is set (:mod:`wgangp.data.schema.identifiers`)."""
+    """An inferred schema, the identifier columns left out of it, the column to propose as
+    ``data.entity`` when none is set (:mod:`wgangp.data.schema.identifiers`), the customers
+    inferred without one, and per column the levels withheld as identifiers."""
 
     schema: TableSchema
     identifiers: tuple[Identifier, ...] = ()
     proposed: Identifier | None = None
+    customers: InferredEntity | None = None
+    withheld: tuple[tuple[str, int], ...] = ()
 
     def lines(self, source: str) -> list[str]:
-        """One line per identifier dropped, and the entity proposal."""
+        """One line per identifier dropped, per column with withheld levels or coarsened, the
+        customers counted, and the entity proposal."""
         lines = [
             f"{source}: column {found.column} {found.reason}: an identifier, dropped "
             "(identifiers never train or ship, whatever a schema says; docs/privacy.md)"
             for found in self.identifiers
         ]
+        lines += [
+            f"{source}: column {name}: {count} level(s) contain an identifier (an e-mail, a "
+            "phone, a name, ...): read as its other level, never listed (docs/privacy.md)"
+            for name, count in self.withheld
+        ]
+        lines += [
+            f"{source}: column {column.name} {described(column)}, so no one's exact value "
+            "trains or ships (docs/privacy.md)"
+            for column in self.schema.features
+            if column.coarsen is not None
+        ]
+        if self.customers is not None:
+            named = ", ".join(self.customers.columns)
+            lines.append(
+                f"{source}: without data.entity, the {self.customers.count} customers that "
+                f"column(s) {named} name (rows sharing a value are one customer's) are what the "
+                "schema, the split, the transform and the evaluation's privacy count, not rows; "
+                "set data.entity to name them yourself"
+            )
         if self.proposed is not None:
             found = self.proposed
             lines.append(
@@ -116,14 +169,15 @@ class Inference:
 
 def infer_table(
     frame: pd.DataFrame,
-    label: str = "Class",
+    label: str,
     positive: Value | None = None,
     source: str = "data",
     entity: str | None = None,
 ) -> Inference:
     """The schema of ``frame`` without its identifier columns (found by their content) and
     without the ``entity`` column (``data.entity``), whose distinct values the levels and bounds
-    count; each row counts as its own entity without one (identical rows once)."""
+    count; without one, the customers the identifiers name
+    (:func:`~wgangp.data.schema.identifiers.identify`), else each row (identical rows once)."""
     names = [str(name) for name in frame.columns]
     owners = None
     if entity is not None:
@@ -135,18 +189,37 @@ def infer_table(
                 "account column"
             )
         owners = entity_codes(frame.iloc[:, names.index(entity)], entity, source)
-    found = find_identifiers(frame, skip={label, entity} - {None}, owners=owners)
+    identification = identify(frame, skip={label, entity} - {None}, owners=owners)
+    found = list(identification.found)
+    customers = identification.entity
+    if customers is not None:
+        owners = customers.codes
     dropped = {identifier.column for identifier in found} | {entity} - {None}
     kept = frame.loc[:, [name not in dropped for name in names]]
-    schema = infer_schema(kept, label, positive, source, owners)
+    known = known_values(frame, found)
+    schema, withheld = _inferred(kept, label, positive, source, owners, known)
     proposed = proposed_entity(found) if entity is None else None
-    return Inference(schema, tuple(found), proposed)
+    return Inference(schema, tuple(found), proposed, customers, tuple(withheld.items()))
 
 
 def infer_column(
     values: pd.Series, name: str, source: str = "data", owners: np.ndarray | None = None
 ) -> ColumnSchema:
     """One feature column's schema (see the module's rules); ``owners``: each row's entity."""
+    return _column(values, name, source, owners)
+
+
+def _column(
+    values: pd.Series,
+    name: str,
+    source: str,
+    owners: np.ndarray | None,
+    known: KnownValues | None = None,
+    withheld: dict[str, int] | None = None,
+    coarsen: str | float | None = None,
+) -> ColumnSchema:
+    """:func:`infer_column`, its levels checked against ``known`` (the count withheld noted in
+    ``withheld``), its values read at ``coarsen`` (a quasi-identifier's)."""
     cells = present(values)
     missing = len(values) - len(cells)
     if cells.empty:
@@ -154,10 +227,10 @@ def infer_column(
             f"{source}: column {name} is empty (all {len(values)} cells missing); drop it"
         )
     held = None if owners is None else np.asarray(owners)[cells.index.to_numpy()]
-    common = {"name": name, "missing": missing, "nullable": missing > 0}
+    common = {"name": name, "missing": missing, "nullable": missing > 0, "coarsen": coarsen}
     if pd.api.types.is_datetime64_any_dtype(cells):
         zone = zone_of(cells)
-        bounds = _date_bounds(cells, held, zone)
+        bounds = date_bounds(cells, held, zone, coarsen)
         return ColumnSchema(kind="datetime", bounds=bounds, zone=zone, **common)
     numbers = as_numbers(cells)
     fmt = None if numbers.notna().all() else number_format(cells)
@@ -165,6 +238,9 @@ def infer_column(
         numbers = parse_numbers(cells, fmt)
     if numbers.notna().all():
         check_finite(numbers, name, source)
+        if coarsen is not None:
+            probe = ColumnSchema(name=name, kind="continuous", coarsen=coarsen)
+            numbers = pd.Series(coarsened(numbers.to_numpy(np.float64), probe), numbers.index)
         return _numeric_column(numbers, common, fmt, held)
     _refuse_stray_text(cells, numbers, name, source)
     reading = read_dates(cells)
@@ -172,9 +248,12 @@ def infer_column(
         # Ambiguous or mixed: no format and no bounds; the review line asks for the format.
         dates, fmt = reading.dates, reading.format
         zone = zone_of(dates) if dates is not None else None
-        bounds = _date_bounds(dates, held, zone) if dates is not None else None
+        bounds = date_bounds(dates, held, zone, coarsen) if dates is not None else None
         return ColumnSchema(kind="datetime", bounds=bounds, format=fmt, zone=zone, **common)
-    levels, other = _feature_levels(cells, held)
+    levels, other, hidden = _feature_levels(cells, held, known)
+    if hidden and withheld is not None:
+        withheld[name] = hidden
+    common.pop("coarsen")
     return ColumnSchema(kind="categorical", levels=levels, other=other, **common)
 
 
@@ -185,63 +264,37 @@ def _numeric_column(
     with the model, and a column's observed min and max are usually one customer's values."""
     array = numbers.to_numpy(np.float64)
     whole = bool(np.all(array == np.floor(array)))
-    low, high = private_range(array, DEFAULT_MIN_ROWS, whole=whole, owners=owners)
+    low, high = private_number_range(array, owners, whole=whole, coarsen=common.get("coarsen"))
     if whole:
         return ColumnSchema(kind="integer", bounds=(int(low), int(high)), format=fmt, **common)
     return ColumnSchema(kind="continuous", bounds=(low, high), format=fmt, **common)
 
 
-def private_date_range(
-    dates: pd.Series, owners: np.ndarray | None = None, zone: str | None = None
-) -> tuple[float, float]:
-    """A datetime column's (low, high) in seconds since 1970 UTC that names no entity: the means
-    of its 5 earliest and 5 latest entities' values, in whole units of its resolution (day, hour,
-    minute, second: the coarsest every value has), never a unit fewer than 5 entities hold."""
-    seconds = to_seconds(pd.to_datetime(dates), zone)
-    step = next((r for r in _RESOLUTIONS if np.all(np.mod(seconds, r) == 0)), None)
-    if step is None:
-        return private_range(seconds, DEFAULT_MIN_ROWS, whole=False, owners=owners)
-    low, high = private_range(seconds / step, DEFAULT_MIN_ROWS, whole=True, owners=owners)
-    return low * step, high * step
-
-
-def date_text(seconds: float, zone: str | None = None) -> str:
-    """Seconds since 1970 UTC as ISO text: in ``zone`` with its offset, or naive (UTC)."""
-    stamp = pd.Timestamp(int(round(seconds * 1e9)), unit="ns")
-    if zone is not None:
-        stamp = stamp.tz_localize("UTC").tz_convert(zone)
-    return stamp.isoformat()
-
-
-def zone_of(dates: pd.Series) -> str | None:
-    """The time zone of zone-aware dates, as a schema names it (``Europe/Paris``,
-    ``UTC+01:00``); None for naive ones."""
-    tz = getattr(pd.to_datetime(dates).dt, "tz", None)
-    return None if tz is None else str(tz)
-
-
 def _feature_levels(
-    cells: pd.Series, owners: np.ndarray | None = None
-) -> tuple[tuple[Value, ...], Value | None]:
-    """A categorical feature's levels and its ``other`` level: a text value fewer than
-    ``DEFAULT_MIN_ROWS`` entities (``owners``; rows without) hold is not listed (the schema ships
-    with the model and would name that customer's category); such values are read as one
-    ``other`` level."""
+    cells: pd.Series, owners: np.ndarray | None = None, known: KnownValues | None = None
+) -> tuple[tuple[Value, ...], Value | None, int]:
+    """A categorical feature's levels, its ``other`` level, and how many levels were withheld as
+    identifiers: a text value fewer than ``DEFAULT_MIN_ROWS`` entities (``owners``; rows
+    without) hold, or that is or contains an identifier (:func:`identifier_cells`, ``known``),
+    is not listed (the schema ships with the model and would name that customer); such values
+    are read as one ``other`` level."""
     levels = _levels(cells, label=False)
     if not all(isinstance(level, str) for level in levels):
-        return levels, None  # booleans: their two values name no one
+        return levels, None, 0  # booleans: their two values name no one
     if owners is None:
         counts = cells.value_counts()
     else:
         pairs = pd.DataFrame({"level": cells.to_numpy(), "owner": owners})
         counts = pairs.drop_duplicates().value_counts("level")
-    kept = tuple(level for level in levels if counts.get(level, 0) >= DEFAULT_MIN_ROWS)
+    common = [level for level in levels if counts.get(level, 0) >= DEFAULT_MIN_ROWS]
+    named = identifier_cells(pd.Series(common, dtype=object), known)
+    kept = tuple(level for level, hidden in zip(common, named, strict=True) if not hidden)
     if len(kept) == len(levels):
-        return levels, None
+        return levels, None, 0
     names = (*_OTHER_NAMES, *(f"other_{i}" for i in range(2, len(levels) + 3)))
     lookup = LevelLookup(kept)
     other = next(name for name in names if lookup.find(name) is None)
-    return (*kept, other), other
+    return (*kept, other), other, int(named.sum())
 
 
 def _refuse_stray_text(cells: pd.Series, numbers: pd.Series, name: str, source: str) -> None:
@@ -334,10 +387,3 @@ def _levels(cells: pd.Series, label: bool = True) -> tuple[Value, ...]:
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in unique):
         return tuple(sorted(unique))
     return tuple(sorted(unique, key=lambda v: (type(v).__name__ != "str", str(v))))
-
-
-def _date_bounds(
-    dates: pd.Series, owners: np.ndarray | None = None, zone: str | None = None
-) -> tuple[str, str]:
-    low, high = private_date_range(dates, owners)
-    return date_text(low, zone), date_text(high, zone)

@@ -14,12 +14,17 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.entities import identical_row_groups
-from wgangp.data.knots import DEFAULT_MIN_ROWS, private_range
 from wgangp.data.numbers import short_number
 from wgangp.data.schema import cells as cv
-from wgangp.data.schema.column_codes import bound_seconds, to_seconds
-from wgangp.data.schema.identifiers import find_identifiers
-from wgangp.data.schema.inference import date_text, private_date_range, zone_of
+from wgangp.data.schema.bounds import (
+    date_bounds,
+    date_text,
+    private_date_range,
+    private_number_range,
+    zone_of,
+)
+from wgangp.data.schema.column_codes import bound_seconds, coarsened, to_seconds
+from wgangp.data.schema.identifiers import Identification, identify
 from wgangp.data.schema.table_schema import RARE, ColumnSchema, TableSchema
 from wgangp.errors import DataError
 
@@ -56,14 +61,22 @@ def match_table(
         )
     frame = frame.set_axis(names, axis=1)
     rare = schema.classes(frame[schema.label].reset_index(drop=True)) == RARE
+    # The same entities inference counted: data.entity's, else the customers the table's
+    # identifiers name (identify), else rows identical in the schema's columns.
+    identification = identify(frame, skip={schema.label}, owners=owners) if editable else None
     if owners is None:
-        owners = identical_row_groups(frame.loc[:, list(schema.names)])
+        customers = identification.entity if identification is not None else None
+        owners = (
+            customers.codes
+            if customers is not None
+            else identical_row_groups(frame.loc[:, list(schema.names)])
+        )
     for column in schema.columns:
         _check_column(frame[column.name], column, source, editable=editable)
         if column.name != schema.label:
             _check_feature(frame[column.name], column, rare, schema, source, owners)
-    if editable:
-        _refuse_identifiers(frame, schema, source, owners)
+    if identification is not None:
+        _refuse_identifiers(identification, schema, source)
     if not rare.any():
         fix = (
             "use the table it was written for, or set positive: in data.schema"
@@ -147,14 +160,12 @@ def _check_column(
             )
 
 
-def _refuse_identifiers(
-    frame: pd.DataFrame, schema: TableSchema, source: str, owners: np.ndarray
-) -> None:
+def _refuse_identifiers(identification: Identification, schema: TableSchema, source: str) -> None:
     """An identifier (found by its content, :mod:`wgangp.data.schema.identifiers`) is never a
     feature:
     its values would ship in the model and come back verbatim in samples, so no edit keeps it."""
-    features = [column.name for column in schema.features]
-    found = find_identifiers(frame.loc[:, features], owners=owners)
+    features = {column.name for column in schema.features}
+    found = [f for f in identification.found if f.column in features]
     if found:
         first = found[0]
         entity = f" (or name it data.entity={first.column})" if first.groups_rows else ""
@@ -185,21 +196,24 @@ def _check_feature(
         return
     if column.kind == "datetime":
         dates = pd.to_datetime(cv.checked_dates(cells, column.name, column.format, source))
-        values_ = to_seconds(dates, column.zone)
+        values_ = coarsened(to_seconds(dates, column.zone), column)
         low, high = (bound_seconds(bound) for bound in column.bounds)
     else:
-        values_ = cv.as_numbers(cells, column.format).to_numpy(np.float64)
+        values_ = coarsened(cv.as_numbers(cells, column.format).to_numpy(np.float64), column)
         low, high = (float(bound) for bound in column.bounds)
     outside = (values_ < low) | (values_ > high)
     if not outside.any():
         return
-    if column.kind == "datetime":
+    if column.kind == "datetime" and column.coarsen is not None:
+        shown = list(date_bounds(dates, held, column.zone, column.coarsen))
+        inferred = tuple(bound_seconds(bound) for bound in shown)
+    elif column.kind == "datetime":
         inferred = private_date_range(dates, held, column.zone)
         zone = column.zone or zone_of(dates)
         shown = [date_text(second, zone) for second in inferred]
     else:
         whole = column.kind == "integer"
-        inferred = private_range(values_, DEFAULT_MIN_ROWS, whole=whole, owners=held)
+        inferred = private_number_range(values_, held, whole=whole, coarsen=column.coarsen)
         shown = [short_number(bound) for bound in inferred]
     if low <= inferred[0] and high >= inferred[1]:
         return  # the inferred bounds leave out a few extreme rows too: that is by design

@@ -37,7 +37,7 @@ CLASSES = (REST, RARE)
 
 _COLUMN_KEYS = (
     "name", "kind", "format", "zone", "bounds", "levels", "other", "missing", "nullable", "log",
-    "round", "clip",
+    "round", "clip", "coarsen",
 )  # fmt: skip
 _TABLE_KEYS = ("version", "label", "positive", "rows", "label_counts", "columns")
 _YAML_HEADER = (
@@ -49,7 +49,8 @@ _YAML_HEADER = (
     "# column's time zone (Europe/Paris; its rows come back in it); other: the level that\n"
     "# stands for every value fewer than 5 rows hold (those values are not listed). Options of\n"
     "# a number column (docs/schema.md): log: true (model log1p of values >= 0), round: 0.01\n"
-    "# (a rounding step), clip: false (generated values may leave the bounds).\n"
+    "# (a rounding step), clip: false (generated values may leave the bounds). coarsen: year\n"
+    "# (a date of birth) or a step (0.1: coordinates) reads and makes values that coarse.\n"
     "# Delete a column's entry to drop that column; positive is the class to synthesize.\n"
 )
 
@@ -81,6 +82,9 @@ class ColumnSchema:
     round: float | None = None
     #: Whether generated values are clipped into the bounds (fitted privately when absent).
     clip: bool = True
+    #: A quasi-identifier's precision: ``year`` for dates (a date of birth), a step for numbers
+    #: (0.1: coordinates); every value is read, trained on and generated that coarse.
+    coarsen: str | float | None = None
 
     def __post_init__(self) -> None:
         check_column(self)
@@ -134,6 +138,8 @@ class ColumnSchema:
             out["round"] = self.round
         if not self.clip:
             out["clip"] = False
+        if self.coarsen is not None:
+            out["coarsen"] = self.coarsen
         return out
 
     @classmethod
@@ -159,8 +165,8 @@ class ColumnSchema:
                 raise ConfigError(f"column {name!r}: {key} must be true or false, got {raw[key]!r}")
         return cls(
             name=name,
-            kind=raw.get("kind"),  # type: ignore[arg-type] - checked in __post_init__
-            bounds=tuple(bounds) if bounds is not None else None,  # type: ignore[arg-type]
+            kind=raw.get("kind"),  # type: ignore[arg-type]  # any value: __post_init__ checks it
+            bounds=tuple(bounds) if bounds is not None else None,
             levels=tuple(levels) if levels is not None else None,
             missing=missing,
             nullable=nullable,
@@ -170,6 +176,7 @@ class ColumnSchema:
             log=raw.get("log", False),
             round=raw.get("round"),
             clip=raw.get("clip", True),
+            coarsen=raw.get("coarsen"),
         )
 
 

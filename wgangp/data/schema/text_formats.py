@@ -137,8 +137,8 @@ def read_dates(cells: pd.Series) -> DateReading | None:
         return DateReading(readings=(fmt, other), examples=(str(unique[int(where[0])]),))
     if covered.all():
         examples: dict[str, str] = {}
-        for i, fmt in sorted(first_reader.items()):
-            examples.setdefault(fmt, str(unique[i]))
+        for row, fmt in sorted(first_reader.items()):
+            examples.setdefault(fmt, str(unique[row]))
         return DateReading(mixed=True, examples=tuple(examples.values())[:3])
     return None
 

@@ -23,7 +23,7 @@ _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-class SchemaLoader(_SafeLoader):  # type: ignore[misc, valid-type]
+class SchemaLoader(_SafeLoader):  # type: ignore[misc, valid-type]  # a base chosen at import
     """SafeLoader with YAML 1.2 booleans and no implicit timestamps."""
 
 
@@ -34,7 +34,7 @@ SchemaLoader.yaml_implicit_resolvers = {
 SchemaLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL, list("tTfF"))
 
 
-class SchemaDumper(_SafeDumper):  # type: ignore[misc, valid-type]
+class SchemaDumper(_SafeDumper):  # type: ignore[misc, valid-type]  # a base chosen at import
     """SafeDumper writing mappings as blocks and lists of plain values on one line."""
 
 

@@ -12,7 +12,13 @@ import numpy as np
 import pandas as pd
 
 from wgangp.data.knots import no_ones_value, point_masses, private_range
-from wgangp.data.schema.column_codes import bound_seconds, column_codes, from_seconds
+from wgangp.data.schema.column_codes import (
+    bound_seconds,
+    coarsened,
+    coarsened_inside,
+    column_codes,
+    from_seconds,
+)
 from wgangp.data.schema.table_schema import CLASSES, ColumnSchema, Value
 from wgangp.data.transform.scales import QuantileScale, Scale, fit_scale
 from wgangp.errors import DataError
@@ -51,10 +57,16 @@ class FittedColumn:
 
     def low_high(self) -> tuple[float, float]:
         """The bounds as numbers (seconds for datetimes)."""
-        low, high = self.schema.bounds  # type: ignore[misc]
+        low, high = self.schema.bounds  # type: ignore[misc]  # a fitted column has bounds
         if self.kind == "datetime":
             return bound_seconds(low), bound_seconds(high)
         return float(low), float(high)
+
+    def generated_bounds(self) -> tuple[float, float]:
+        """The bounds generated values are clipped into: :meth:`low_high`, and for a coarsened
+        column (``coarsen``) the grid values just inside them (a private run's bounds are off
+        the grid), so a clipped value is a year or a grid value too."""
+        return coarsened_inside(*self.low_high(), self.schema)
 
     def fill_code(self) -> float:
         """The fill in the networks' units before scaling (a level index, seconds, a number)."""
@@ -62,7 +74,7 @@ class FittedColumn:
             return float((self.schema.levels or ()).index(self.fill))
         if self.kind == "datetime":
             return bound_seconds(self.fill)
-        return float(self.fill)  # type: ignore[arg-type]
+        return float(self.fill)
 
 
 def present_codes(
@@ -178,7 +190,10 @@ def bounds_value(column: ColumnSchema, low: float, high: float) -> tuple[Any, An
 
 
 def on_step(column: FittedColumn, values: np.ndarray | float) -> Any:
-    """Values on the column's step: whole for integers, the datetime step, ``round``."""
+    """Values on the column's step: its ``coarsen`` (a year, a grid), whole for integers, the
+    datetime step, ``round``."""
+    if column.schema.coarsen is not None:
+        return coarsened(np.asarray(values, np.float64), column.schema, nearest=True)
     if column.kind == "integer":
         return np.round(values)
     if column.kind == "datetime" and column.step > 0:

@@ -145,17 +145,18 @@ class GaussianMixtureScale:
 
     def _components(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Column ``i``'s weights, means and sds as (components, 1) arrays, to broadcast on rows."""
-        return tuple(
+        w, m, s = (
             np.asarray(v[i], np.float64)[:, None] for v in (self.weights, self.means, self.sds)
         )
+        return w, m, s
 
     def _grid_tables(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per column a sorted grid of values dense around every component, and its image."""
         if self._tables is None:
             steps = np.linspace(-TAIL_SDS, TAIL_SDS, _GRID_PER_COMPONENT)
             self._tables = []
-            for i, (m, s) in enumerate(zip(self.means, self.sds, strict=True)):
-                m, s = np.asarray(m), np.asarray(s)
+            for i, (means, sds) in enumerate(zip(self.means, self.sds, strict=True)):
+                m, s = np.asarray(means), np.asarray(sds)
                 grid = np.unique((m[:, None] + s[:, None] * steps).ravel())
                 normal = np.maximum.accumulate(self._normal(i, grid))  # monotone for interp
                 self._tables.append((grid, normal))

@@ -137,7 +137,7 @@ def _check_fill(column: FittedColumn, where: str, source: str) -> None:
     low, high = column.low_high()
     fill: Value = column.fill
     try:
-        code = bound_seconds(fill) if column.kind == "datetime" else float(fill)  # type: ignore[arg-type]
+        code = bound_seconds(fill) if column.kind == "datetime" else float(fill)
     except (TypeError, ValueError):
         _refuse(source, f"{where} fills gaps with {fill!r}, not a {column.kind} value")
     if isinstance(fill, bool) or not math.isfinite(code) or not low <= code <= high:

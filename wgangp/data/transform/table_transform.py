@@ -34,6 +34,7 @@ import difflib
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, NoReturn
 
 import numpy as np
@@ -157,9 +158,11 @@ class TableTransform:
         owners = np.arange(len(frame)) if entities is None else np.asarray(entities)
         fitted = []
         for column in schema.features:
+            # A column released as never empty may keep a few gaps, filled after this fit with
+            # its released fill (wgangp.data.private_table): fitted on its present cells.
             column_fit, events = fit_private_column(
                 frame[column.name],
-                column,
+                replace(column, nullable=True),
                 classes,
                 owners,
                 noise_multiplier=private.noise_multiplier,
@@ -167,6 +170,7 @@ class TableTransform:
                 source=source,
                 per_class=private.per_class,
             )
+            column_fit.schema = replace(column_fit.schema, nullable=column.nullable)
             fitted.append(column_fit)
             private.events.extend(events)
         quantiles = [column.name for column in fitted if column.quantile]
@@ -317,7 +321,7 @@ def check_options(schema: TableSchema, scaling: str, quantile_columns: Sequence[
 def _shaped(column: FittedColumn, numbers: np.ndarray, *, logged: bool) -> np.ndarray:
     """Inverse-scaled numbers in the column's units: out of log1p, into the bounds (``clip``),
     on the step, finite."""
-    low, high = column.low_high()
+    low, high = column.generated_bounds()
     clip = column.schema.clip
     if logged:
         top = float(np.log1p(max(high, 0.0))) if clip else _MAX_LOG

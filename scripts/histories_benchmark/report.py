@@ -1,0 +1,100 @@
+"""The figures table of docs/histories.md from ``results.jsonl``: per table, a row per system, mean
+± standard deviation (n-1) over seeds; ``inf`` where a system generated nothing a measure reads
+(it counts in the mean as inf); the seed's real references beside them."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+TITLES = {
+    "wgangp": "wgangp history model",
+    "rows": "wgangp row model, rows dealt at random",
+    "par": "SDV PARSynthesizer",
+    "mostly": "MOSTLY AI engine (sequential)",
+    "dgan": "gretel DGAN",
+    "real": "real training customers",
+}
+COLUMNS = (
+    ("geo. mean", "fid.geometric_mean"),
+    ("geo. mean of P1, P2, P4", "fid.geo_without_P3"),
+    ("P1 timing", "fid.P1"),
+    ("P2 bursts", "fid.P2"),
+    ("P3 shared ids", "fid.P3"),
+    ("P4 velocity", "fid.P4"),
+    ("detection AUC", "detection"),
+    ("AP synthetic", "utility.synthetic_ap"),
+    ("AP real + synthetic fraud", "utility.augmented_ap"),
+)
+
+
+def summary(results: pd.DataFrame) -> str:
+    """One markdown section per table."""
+    # Runs of one table in several processes (a system each) repeat the seed's control: once.
+    results = results.drop_duplicates(["table", "seed", "system"], keep="last").copy()
+    # Without P3 (a system that makes no shared id reads inf there): the other three patterns.
+    patterns = [results.get(f"fid.{p}") for p in ("P1", "P2", "P4")]
+    if all(p is not None for p in patterns):
+        logs = np.log(pd.concat(patterns, axis=1).apply(pd.to_numeric, errors="coerce"))
+        results["fid.geo_without_P3"] = np.exp(logs.mean(axis=1, skipna=False))
+    order = {system: i for i, system in enumerate(TITLES)}
+    results = results.sort_values(
+        "system", key=lambda s: s.map(order).fillna(len(order)), kind="stable"
+    )
+    sections = []
+    for table, rows in results.groupby("table", sort=False):
+        control = rows[rows["system"] == "control"]
+        seeds = sorted(rows["seed"].unique())
+        entities = rows.iloc[0]["entities"]
+        lines = [
+            f"### {table}",
+            "",
+            f"Seeds {', '.join(map(str, seeds))}; customers per seed (train, floor, test): "
+            f"{entities['train']}, {entities['floor']}, {entities['test']}. Ratios: 1.0 = as far "
+            "from the test customers as the floor customers are. Real-vs-real detection "
+            f"(control): {_cell(control.get('detection'))}; a detector trained on the real "
+            f"training customers: AP {_cell(control.get('utility.real_ap'))}.",
+            "",
+            "| system | " + " | ".join(title for title, _ in COLUMNS) + " | fit min |",
+            "|---|" + "---|" * (len(COLUMNS) + 1),
+        ]
+        for system, of_system in rows[rows["system"] != "control"].groupby("system", sort=False):
+            lines.append(_line(system, of_system))
+        sections.append("\n".join([*lines, ""]))
+    return "\n".join(sections)
+
+
+def _line(system: str, rows: pd.DataFrame) -> str:
+    title = TITLES.get(system, system)
+    scored = rows[rows["status"] == "ok"]
+    if scored.empty:
+        notes = "; ".join(sorted({_short(n) for n in rows["note"].fillna("").astype(str)} - {""}))
+        return f"| {title} | {rows['status'].iloc[0]}: {notes} |" + " |" * len(COLUMNS)
+    runs = f" ({len(scored)} of {len(rows)} seeds)" if len(scored) < len(rows) else ""
+    cells = [_cell(scored.get(key)) for _, key in COLUMNS]
+    fit = [info.get("fit_s") for info in scored["info"] if isinstance(info, dict)]
+    fit = [f for f in fit if f is not None]
+    minutes = f"{np.mean(fit) / 60:.1f}" if fit else "—"
+    return f"| {title}{runs} | " + " | ".join(cells) + f" | {minutes} |"
+
+
+def _cell(values: pd.Series | None) -> str:
+    """mean ± std over seeds; ``inf`` if any seed is; ``—`` without a value."""
+    if values is None:
+        return "—"
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    if values.empty:
+        return "—"
+    if np.isinf(values).any():
+        return f"inf ({int(np.isinf(values).sum())} of {len(values)})"
+    digits = 3 if values.abs().max() < 10 else 1
+    spread = f" ± {np.std(values, ddof=1):.{digits}f}" if len(values) > 1 else ""
+    return f"{values.mean():.{digits}f}{spread}"
+
+
+def _short(note: str) -> str:
+    """A subprocess timeout's note without its command line."""
+    found = re.search(r"timed out after ([0-9.]+) seconds", note)
+    return f"did not finish within {float(found.group(1)) / 60:.0f} min" if found else note

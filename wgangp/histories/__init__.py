@@ -1,0 +1,1 @@
+"""Transaction histories: each entity's rows in time order, and whether behavior survives."""
