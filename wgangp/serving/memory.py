@@ -58,12 +58,14 @@ def draw_bytes_per_row(latent_dim: int, width: int, columns: int) -> int:
 
 def checked_rows(n: object) -> int:
     """A number of rows to draw: a whole number >= 0 (a whole float such as ``500.0`` too)."""
-    whole = isinstance(n, int | np.integer) or (isinstance(n, float) and n.is_integer())
-    if isinstance(n, bool | np.bool_) or not whole or n < 0:  # type: ignore[operator]
+    whole = None
+    if isinstance(n, int | np.integer | float) and not isinstance(n, bool):  # True is no count
+        whole = None if isinstance(n, float) and not n.is_integer() else int(n)
+    if whole is None or whole < 0:
         raise WgangpError(
             f"n must be a whole number of rows >= 0, got {n!r}; e.g. synthesizer.sample(500)"
         )
-    return int(n)  # type: ignore[arg-type]
+    return whole
 
 
 def available_memory() -> int | None:
