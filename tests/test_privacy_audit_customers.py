@@ -85,6 +85,6 @@ def test_the_run_says_what_it_dropped_coarsened_and_counted(audits: dict[str, Au
     for column in IDENTIFIER_COLUMNS:
         assert f"column {names[column]} " in log and "an identifier, dropped" in log, column
     assert f"column {names['dob']} is a date of birth (a quasi-identifier)" in log
-    assert "without data.entity, the schema counts the 150 customers" in log
+    assert "without data.entity, the 150 customers that column(s)" in log
     assert "level(s) contain an identifier" in log
     assert "without data.entity" not in audits["with data.entity"].log

@@ -32,6 +32,7 @@ from wgangp.tracking.quiet import quiet_mlflow
 if TYPE_CHECKING:
     import pandas as pd
 
+    from wgangp.serving.histories import HistorySynthesizer
     from wgangp.serving.synthesizer import Synthesizer
 
 #: The file the run's log goes to in its output folder, as under the command line.
@@ -43,12 +44,18 @@ def fit(
     *,
     label: str,
     positive: object = None,
+    entity: str | None = None,
+    time: str | None = None,
     overrides: Sequence[str] | str = (),
     tracking_uri: str | None = None,
     output_dir: str | Path | None = None,
-) -> Synthesizer:
+) -> Synthesizer | HistorySynthesizer:
     """Train on ``data`` (a DataFrame, or a path as ``data.path`` takes it) to synthesize the
     rows whose ``label`` column holds ``positive`` (None: its least frequent value).
+
+    ``entity`` (``data.entity``): the column whose rows belong to one customer; with ``time``
+    (``data.time``) as well, the model draws whole customers over time
+    (``sample_histories(n, label=...)``, docs/histories.md).
 
     ``overrides`` are the command line's ``key=value`` strings (``+experiment=stable_gp``,
     ``trainer.steps=500``; one alone may be a str); ``tracking_uri`` the MLflow store (default
@@ -57,7 +64,7 @@ def fit(
     synthesizer, with its ``run_id`` and ``model_uri`` (``runs:/<run_id>``).
     """
     from wgangp.serving.bundle import run_uri
-    from wgangp.serving.synthesizer import Synthesizer
+    from wgangp.serving.histories import load_bundle
     from wgangp.train import train
     from wgangp.training.run_dirs import RunDirs
 
@@ -68,7 +75,12 @@ def fit(
     given = Path(output_dir) if output_dir is not None else None
     output = RunDirs.resolve(given, None).output  # the command's outputs/<date>/<time>
     with _in_python_words():
-        cfg = replace(cfg, data=replace(cfg.data, path=path, label=str(label), positive=chosen))
+        data_cfg = replace(cfg.data, path=path, label=str(label), positive=chosen)
+        if entity:
+            data_cfg = replace(data_cfg, entity=entity)
+        if time:
+            data_cfg = replace(data_cfg, time=time)
+        cfg = replace(cfg, data=data_cfg)
         with _run_log(output):
             result = train(cfg, output_dir=output, frame=frame, embedded=True)
     if result.status != "FINISHED" or result.synthesizer_dir is None:
@@ -78,20 +90,20 @@ def fit(
             f"trainer.on_nan=stop): run {result.run_id} holds what happened; see "
             f"{result.output_dir / 'nan_forensics.json'}"
         )
-    synthesizer = Synthesizer.load(result.synthesizer_dir)
+    synthesizer = load_bundle(result.synthesizer_dir)
     synthesizer.run_id = result.run_id
     synthesizer.model_uri = run_uri(result.run_id) if result.run_id else None
     return synthesizer
 
 
-def load(model_uri: str, tracking_uri: str | None = None) -> Synthesizer:
+def load(model_uri: str, tracking_uri: str | None = None) -> Synthesizer | HistorySynthesizer:
     """The synthesizer behind ``model_uri``: a run (``runs:/<id>``), a logged or registered
     model (``models:/<name>@champion``) or a local bundle folder, as ``wgangp.sample`` takes."""
-    from wgangp.serving.opening import open_synthesizer
+    from wgangp.serving.opening import open_model
 
     quiet_tensorflow()
     quiet_mlflow()
-    return open_synthesizer(str(model_uri), tracking_uri, Path.cwd())
+    return open_model(str(model_uri), tracking_uri, Path.cwd())
 
 
 def _config(overrides: list[str], tracking_uri: str | None) -> Config:

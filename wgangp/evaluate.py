@@ -134,6 +134,12 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
     client = MlflowClient(uri)
     run_id = _run_id(args.run)
     cfg, tags = load_run_config(client, run_id)
+    if cfg.data.time is not None:
+        raise DataError(
+            f"run {run_id} trained a history model (data.time): its evaluation on the test "
+            "customers is the run's own (eval/history_*, eval/behavior_*); python -m "
+            "wgangp.evaluate scores row models"
+        )
     # A private run's counts and evaluations are its team report's (wgangp.training.team_report).
     records = team_report_of(client, run_id) if cfg.privacy.enabled else None
     if records is not None:

@@ -4,6 +4,7 @@
     python -m wgangp.sample model_uri=models:/<name>@champion n=1000 label=1 > fraud.csv
     python -m wgangp.sample model_uri=runs:/<run_id> n=500 label=yes output=rows.csv  # own table
     python -m wgangp.sample model_uri=runs:/<id> n=200 'where={merchant:[online],amount:[500,null]}'
+    python -m wgangp.sample model_uri=runs:/<id> histories=100 label=1 output=customers.csv
 
 Arguments are Hydra-style ``key=value`` pairs. ``model_uri`` is a run (``runs:/<id>``, the run's
 ``synthesizer`` bundle), a logged model (``models:/<model_id>``, ``models:/<name>/<version>``,
@@ -17,6 +18,8 @@ training. ``where=`` keeps rows that meet conditions (:mod:`wgangp.serving.condi
 in Hydra's grammar as above or as JSON. Rows are drawn and written in chunks (a CSV or Parquet
 file appended to, stdout alike), so any ``n`` takes the memory of one chunk; the file appears
 whole, once the last chunk is in.
+A history model (trained with ``data.time``) draws ``histories=`` whole customers with their
+rows instead, in one chunk (docs/histories.md).
 
 Every argument is checked before TensorFlow is imported, so a typo fails in a second.
 """
@@ -41,10 +44,11 @@ from wgangp.data.schema.table_schema import TableSchema
 from wgangp.errors import WgangpError, report_error
 from wgangp.files import write_with, written_path
 from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
+from wgangp.serving.bundle import is_history_bundle
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
 from wgangp.serving.memory import available_memory, draw_bytes_per_row
-from wgangp.serving.opening import open_synthesizer
+from wgangp.serving.opening import open_model
 from wgangp.tracking.quiet import quiet_mlflow
 
 if TYPE_CHECKING:
@@ -56,6 +60,8 @@ log = logging.getLogger("wgangp.sample")
 FORMATS = {".csv": "csv", ".gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
 #: Upper bound on one request (rows are drawn in chunks: memory is no bound).
 MAX_ROWS = 10_000_000
+#: Upper bound on one request of a history model's customers.
+MAX_HISTORIES = 200_000
 #: The most rows drawn and written at a time; fewer on a machine whose free memory would not hold
 #: a few such chunks of the model's rows (:func:`chunk_rows`).
 CHUNK_ROWS = 100_000
@@ -65,8 +71,9 @@ MIN_CHUNK_ROWS = 1_000
 _ARROW_TYPES = {"long": "int64", "double": "float64", "string": "large_string", "boolean": "bool"}
 USAGE = (
     "usage: python -m wgangp.sample model_uri=<runs:/ID | models:/ID | models:/NAME@ALIAS | dir> "
-    "[output=<file.csv|.parquet|->] [n=1000] [label=<value; default: the class the model "
-    "synthesizes>] [where={column:[levels] | [low,high], ...}] [seed=0] [tracking_uri=URI]"
+    "[output=<file.csv|.parquet|->] [n=1000 | histories=<customers of a history model>] "
+    "[label=<value; default: the class the model synthesizes>] "
+    "[where={column:[levels] | [low,high], ...}] [seed=0] [tracking_uri=URI]"
 )
 
 
@@ -88,13 +95,15 @@ class SampleRequest:
     tracking_uri: str | None = None
     #: Conditions every row meets: a column's levels or ``[low, high]`` range; None: no condition.
     where: dict | None = None
+    #: A history model's customers to draw (``data.time``); None: rows of a row model.
+    histories: int | None = None
 
     @property
     def file_format(self) -> str:
         return output_format(self.output) if self.output is not None else "csv"
 
 
-_KEYS = ("model_uri", "output", "n", "label", "seed", "tracking_uri", "where")
+_KEYS = ("model_uri", "output", "n", "label", "seed", "tracking_uri", "where", "histories")
 
 
 def output_format(path: Path) -> str:
@@ -162,7 +171,16 @@ def parse_args(argv: Sequence[str]) -> SampleRequest:
         seed=_integer("seed", values.get("seed", "0"), 0, MAX_SEED),
         tracking_uri=values.get("tracking_uri") or None,
         where=where_value(values["where"]) if "where" in values else None,
+        histories=(
+            _integer("histories", values["histories"], 1, MAX_HISTORIES)
+            if "histories" in values
+            else None
+        ),
     )
+    if request.histories is not None and "n" in values:
+        raise SampleArgumentError(
+            "give n= (rows of a row model) or histories= (customers of a history model), not both"
+        )
     request.file_format  # noqa: B018 - validates the extension early
     return request
 
@@ -281,22 +299,45 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     def check(schema: TableSchema) -> None:  # a wrong label, column or level fails before Keras
         if request.label is not None:
             label_class(schema, request.label)
-        if request.where:
+        if request.where and request.histories is None:  # a history model's: its attributes
             parse_where(request.where, schema)
 
     # A wrong id or store fails in a second.
-    synthesizer = open_synthesizer(request.model_uri, request.tracking_uri, launch_dir, check=check)
+    synthesizer = open_model(
+        request.model_uri,
+        request.tracking_uri,
+        launch_dir,
+        check=check,
+        check_bundle=lambda bundle: check_kind(bundle, request),
+    )
     shown = request.label or str(synthesizer.schema.positive)
-    per_row = draw_bytes_per_row(
-        synthesizer.latent_dim, synthesizer.width, len(synthesizer.columns)
-    )
-    frames = synthesizer.sample_chunks(
-        request.n, request.label, request.seed, where=request.where, chunk_rows=chunk_rows(per_row)
-    )
+    from wgangp.serving.histories import HistorySynthesizer  # loaded by now
+
+    frames: Iterable[pd.DataFrame]
+    if isinstance(synthesizer, HistorySynthesizer):
+        assert request.histories is not None  # check_kind saw to it
+        frames = [  # customers whole, with their rows: one chunk
+            synthesizer.sample_histories(
+                request.histories, request.label, request.seed, where=request.where
+            )
+        ]
+        schema = None  # its rows hold the customer and time columns besides the schema's
+    else:
+        per_row = draw_bytes_per_row(
+            synthesizer.latent_dim, synthesizer.width, len(synthesizer.columns)
+        )
+        frames = synthesizer.sample_chunks(
+            request.n,
+            request.label,
+            request.seed,
+            where=request.where,
+            chunk_rows=chunk_rows(per_row),
+        )
+        schema = synthesizer.schema
     if request.output is None:
         written = write_stdout(frames)
     else:
-        written = write_rows(frames, request.output, request.file_format, synthesizer.schema)
+        written = write_rows(frames, request.output, request.file_format, schema)
     log.info(
         "wrote %d rows (label %s, seed %d) to %s in %.1f s",
         written, shown, request.seed, request.output or "stdout",
@@ -304,6 +345,21 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     )  # fmt: skip
     log.info("%s", guarantee(synthesizer.privacy, synthesizer.guarantee))
     return request.output
+
+
+def check_kind(bundle: Path, request: SampleRequest) -> None:
+    """``histories=`` asks a history model (``data.time``), ``n=`` a row model: one line else."""
+    history = is_history_bundle(bundle)
+    if request.histories is not None and not history:
+        raise SampleArgumentError(
+            "histories= draws customers of a history model (trained with data.time); this model "
+            "draws rows: give n= instead"
+        )
+    if request.histories is None and history:
+        raise SampleArgumentError(
+            "this model draws customers over time (trained with data.time): give histories=<n> "
+            "instead of n="
+        )
 
 
 def guarantee(privacy: dict | None, held: dict | None) -> str:

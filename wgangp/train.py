@@ -57,6 +57,8 @@ def train(
     run.
     """
     cfg = to_config(cfg)  # a bad value fails here, in one line, before any import below
+    if cfg.data.time is not None:  # customers over time: a history model (docs/histories.md)
+        return train_histories(cfg, output_dir, launch_dir, frame, embedded)
     # TensorFlow takes seconds to import: main() has checked the command line by now.
     from wgangp.data.prepare import check_batch_fits, prepare_data
     from wgangp.files import write_text
@@ -164,6 +166,68 @@ def train(
             )
         else:
             run.describe_end(outcome.step, headline(step, score, figures), refit)
+        log.info("%s; outputs in %s", outcome.describe(), output)
+        return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
+
+
+def train_histories(
+    cfg: Config,
+    output_dir: Path | None = None,
+    launch_dir: Path | None = None,
+    frame: pd.DataFrame | None = None,
+    embedded: bool = False,
+) -> TrainResult:
+    """``data.time``: train a history model; its flow, for every table: load (every entity with a
+    rare-class row, at most ``data.max_entities`` others) -> shared ids aside -> schema ->
+    validate -> split by entity -> windows -> fit the encoding on the training windows -> train
+    the sequence WGAN-GP, scoring on the validation entities -> select a step -> assemble (the
+    pseudonyms) -> export -> evaluate on the test entities, all logged to one MLflow run."""
+    from wgangp.data.histories.prepare import prepare_histories
+    from wgangp.files import write_text
+    from wgangp.synthesis.history_export import export_histories
+    from wgangp.synthesis.history_selection import evaluate_histories
+    from wgangp.synthesis.selection import keep_selected
+    from wgangp.tracking.note import headline
+    from wgangp.training.history_fit import fit_histories
+    from wgangp.training.phases import PHASES_FILE, PhaseClock
+    from wgangp.training.run_dirs import RunDirs
+    from wgangp.training.runtime import training_runtime
+    from wgangp.training.session import TrackedRun
+
+    clock = PhaseClock()
+    with TrackedRun(cfg, RunDirs.resolve(output_dir, launch_dir), embedded) as run:
+        with clock.phase("read"):
+            data = prepare_histories(
+                cfg.data, seed=cfg.seed, launch_dir=run.dirs.launch, frame=frame
+            )
+        log.info("data: %s", data.describe())
+        run.log_data(data.rows)
+        run.log_config()
+        tracker, output = run.tracker, run.dirs.output
+        with training_runtime(cfg.trainer, cfg.seed) as runtime:
+            tracker.set_tags({"device": runtime.device, "precision.resolved": runtime.precision})
+            with clock.phase("train"):
+                fit = fit_histories(cfg, data, run)
+            outcome = fit.outcome
+            if outcome.nan_step is not None:  # on_nan=stop: recorded, the run ends FAILED
+                return _stopped(run, outcome)
+            with clock.phase("select"):
+                selection = keep_selected(fit.selector, tracker, outcome.step)
+            if selection is not None:
+                outcome.final_metrics[SELECTION_SCORE] = selection.score
+            with clock.phase("export"):
+                bundle = export_histories(fit.synthesizer, output, tracker, cfg, selection)
+            if cfg.evaluate.enabled:
+                with clock.phase("evaluate"):
+                    evaluation = evaluate_histories(
+                        fit.synthesizer, data, output, tracker, cfg, outcome.step
+                    )
+                outcome.final_metrics.update(evaluation)
+        log.info("phases: %s", clock.describe())
+        tracker.log_metrics(clock.metrics(), outcome.step)
+        write_text(output / PHASES_FILE, clock.to_json())
+        step, score = (selection.step, selection.score) if selection else (None, None)
+        run.describe_end(outcome.step, headline(step, score, outcome.final_metrics))
         log.info("%s; outputs in %s", outcome.describe(), output)
         return run.result("FINISHED", outcome.step, outcome.final_metrics, synthesizer_dir=bundle)
 

@@ -24,7 +24,7 @@ from support.tables import (
 )
 
 from wgangp.config import DataConfig
-from wgangp.data.entities import entity_codes, linked_row_groups, row_entities
+from wgangp.data.entities import INFERRED_ENTITY, entity_codes, linked_row_groups, row_entities
 from wgangp.data.prepare import prepare_data
 from wgangp.data.schema.inference import infer_table
 from wgangp.errors import ConfigError, DataError
@@ -55,7 +55,9 @@ def test_identifiers_are_dropped_in_one_line_each_and_the_entity_proposed(
     with caplog.at_level(logging.WARNING, logger="wgangp.data"):
         data = prepare_data(_data(table), seed=0, launch_dir=table.parent)
     assert data.features == ["merchant", "amount", "hour", "ts"]
-    assert set(data.train.columns) == {*data.features, "status"}
+    # The customers the identifiers name go on as codes, never as the identifiers' values.
+    assert set(data.train.columns) == {*data.features, "status", INFERRED_ENTITY}
+    assert data.entity == INFERRED_ENTITY and data.train[INFERRED_ENTITY].dtype == np.int64
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     dropped = [line for line in warned if "an identifier, dropped" in line]
     assert [line.split()[2] for line in dropped] == IDENTIFIERS
@@ -194,7 +196,7 @@ def test_the_schema_command_counts_the_entity_and_lists_the_drops(
         assert f"wgangp: review: {table}: column {column} " in err
         assert f"# review: {table}: column {column} " in out
     assert "set data.entity=customer_id" in err and ONE_CUSTOMERS_MERCHANT not in out
-    assert f"{table}: without data.entity, the schema counts the 320 customers" in err
+    assert f"{table}: without data.entity, the 320 customers that column(s)" in err
     args = [f"data.path={table}", "data.label=status", "data.entity=customer_id"]
     assert schema_main(args) == 0
     out, err = capsys.readouterr()

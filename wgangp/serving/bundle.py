@@ -32,9 +32,13 @@ COPULA_FILE = "copula.json"
 MANIFEST_FILE = "manifest.json"
 #: The table's schema (the label's name and values, the columns' kinds, levels and options).
 SCHEMA_FILE = "schema.yaml"
+#: A history model's (``data.time``) ``synthesizer.json`` format, and its encoding's file.
+HISTORY_FORMAT = "wgangp.histories/1"
+HISTORIES_FILE = "histories.json"
 #: Every file a bundle can hold.
 BUNDLE_FILES = (
-    GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, CALIBRATION_FILE, COPULA_FILE, SCHEMA_FILE
+    GENERATOR_FILE, PREPROCESSING_FILE, META_FILE, CALIBRATION_FILE, COPULA_FILE, SCHEMA_FILE,
+    HISTORIES_FILE,
 )  # fmt: skip
 #: The bundle's format, recorded in its manifest: a loader refuses any other. Format 2: every
 #: table's bundle holds its schema and one kind of transform (Kaggle's file included).
@@ -44,6 +48,15 @@ _FORMAT_FAMILY = "wgangp.bundle/"
 REEXPORT = "the bundle is a unit: do not edit its files; download it again from its run, or retrain"
 #: The name of the pyfunc model inside a training run.
 MODEL_NAME = "synthesizer"
+
+
+def is_history_bundle(directory: Path) -> bool:
+    """Whether ``directory``'s ``synthesizer.json`` describes a history model."""
+    try:
+        meta = json.loads((Path(directory) / META_FILE).read_text(encoding="utf-8"))
+        return isinstance(meta, dict) and meta.get("format") == HISTORY_FORMAT
+    except (OSError, ValueError):
+        return False
 
 
 class DamagedBundleError(WgangpError):

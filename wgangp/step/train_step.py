@@ -118,20 +118,7 @@ class TrainStep:
     def _build(
         self, model: ModelConfig, gp: GPConfig, trainer: TrainerConfig, rows: ClassBalancedRows
     ) -> None:
-        n_features = rows.n_features
-        self.generator = build_generator(
-            model.latent_dim,
-            n_features,
-            model.generator.hidden,
-            model.generator.negative_slope,
-            layout=rows.layout,
-            seed=self.seed,
-        )
-        critic = model.critic
-        self.pac = critic.pac
-        self.critic = build_critic(
-            n_features, critic.hidden, critic.negative_slope, critic.output, critic.pac
-        )
+        self._build_networks(model, rows)
         self.loss_scaling = trainer.precision == "mixed_float16"
         self.generator_optimizer = self._optimizer(trainer.generator_optimizer, "generator_adam")
         self.critic_optimizer = self._optimizer(trainer.critic_optimizer, "critic_adam")
@@ -153,6 +140,23 @@ class TrainStep:
                 gp.norm, gp.eps, self.penalty_dtype
             ),
             per_tensor=trainer.jit_compile,
+        )
+
+    def _build_networks(self, model: ModelConfig, rows: ClassBalancedRows) -> None:
+        """The generator, the critic and its pack size (a history step builds its own)."""
+        n_features = rows.n_features
+        self.generator = build_generator(
+            model.latent_dim,
+            n_features,
+            model.generator.hidden,
+            model.generator.negative_slope,
+            layout=rows.layout,
+            seed=self.seed,
+        )
+        critic = model.critic
+        self.pac = critic.pac
+        self.critic = build_critic(
+            n_features, critic.hidden, critic.negative_slope, critic.output, critic.pac
         )
 
     # -- building blocks -------------------------------------------------------------------

@@ -95,7 +95,13 @@ def read_tags(read: TableRead) -> dict[str, str]:
         found |= {"data.read.rows": str(read.rows), "data.read.rare": str(read.rare)}
     if read.kept_rare is not None:
         found["data.read.kept_rare"] = str(read.kept_rare)
-    if read.capped:
+    if read.entities is not None:
+        found["data.read.entities"] = ",".join(map(str, read.entities))
+        found["data.read.how"] = (
+            f"every entity with a rare-class row, and of the others a uniform subset of at most "
+            f"{read.max_rows} entities (smallest hash of seed {read.seed} and each entity), whole"
+        )
+    elif read.capped:
         found["data.read.how"] = (
             f"every rare-class row up to {read.max_rows}, and a uniform subset of "
             f"{read.max_rows} of the rest (smallest hash of seed {read.seed} and each row)"

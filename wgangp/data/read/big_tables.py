@@ -101,6 +101,9 @@ class TableRead:
     seed: int
     #: The class to synthesize, as counted (None when the table was not counted).
     positive: Value | None = None
+    #: A history table capped by entities (``data.max_entities``, which ``max_rows`` then holds,
+    #: :mod:`.entity_sample`): entities with a rare-class row, others kept, others in all.
+    entities: tuple[int, int, int] | None = None
     #: The share of the other entities kept (``data.entity_share``); None: a row cap.
     entity_share: float | None = None
 
@@ -113,6 +116,14 @@ class TableRead:
         every row with Class=1 and a uniform subset of 1000000 of the 29948100 others``."""
         files = f" in {self.files} files" if self.files > 1 else ""
         counted = f"{self.rows} rows ({self.rare} {rare_rows})" if self.rows is not None else ""
+        if self.entities is not None:
+            touched, kept, others = self.entities
+            subset = "every one" if kept == others else f"a uniform subset of {kept}"
+            return (
+                f"read {origin}: {counted}{files}; kept every entity holding a row {rare_rows} "
+                f"({touched}) and {subset} of the {others} others, whole: {self.kept} rows "
+                f"(data.max_entities={self.max_rows}, seed {self.seed})"
+            )
         if not self.capped:
             return f"read {origin}: {counted or f'{self.kept} rows'}{files}, every row kept"
         if self.entity_share is not None:
@@ -280,7 +291,7 @@ def cap_rows(
     kept_rare = _count_rare(frame, label, chosen)
     share = by_entity.share if by_entity is not None else None
     read = TableRead(
-        files, rows, rare, len(frame), kept_rare, capped, max_rows, seed, chosen, share
+        files, rows, rare, len(frame), kept_rare, capped, max_rows, seed, chosen, entity_share=share
     )
     return ReadTable(frame, read)
 

@@ -40,6 +40,7 @@ from wgangp.data.read.big_tables import (
     table_files,
 )
 from wgangp.data.read.data_frame import ORIGIN, read_data_frame
+from wgangp.data.read.entity_sample import EntityCap, cap_entities, read_by_entities
 from wgangp.data.read.table_reader import CREDITCARD_FILE, TABLE, read_table
 from wgangp.data.schema.table_schema import TableSchema, Value
 from wgangp.errors import ConfigError, DataError
@@ -112,15 +113,22 @@ def load_table(
     if wanted is not None and (wanted.exists() or names_files(str(data.path))):
         files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
         label, positive = _rare_class(schema, data)
-        read = read_big_table(
-            files,
-            CREDITCARD_FILE if shipped else TABLE,
-            label=label,
-            positive=positive,
-            max_rows=data.max_rows,
-            seed=seed,
-            by_entity=by_entity(data),
-        )
+        advice = CREDITCARD_FILE if shipped else TABLE
+        if data.time is not None:  # a history table: capped by entities, never by rows
+            cap = EntityCap(str(data.entity), data.max_entities)
+            read = read_by_entities(
+                files, advice, label=label, positive=positive, cap=cap, seed=seed
+            )
+        else:
+            read = read_big_table(
+                files,
+                advice,
+                label=label,
+                positive=positive,
+                max_rows=data.max_rows,
+                seed=seed,
+                by_entity=by_entity(data),
+            )
         return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name, shipped)
     if wanted is not None and not at_default_path(data):
         raise DataError(_absent(data, wanted))
@@ -139,14 +147,18 @@ def _data_frame(frame: pd.DataFrame, data: DataConfig, seed: int, launch_dir: Pa
     is never at the default path."""
     schema, header = configured_schema(data, launch_dir) if data.schema else (None, None)
     label, positive = _rare_class(schema, data)
+    rows = len(frame) if data.time is not None and isinstance(frame, pd.DataFrame) else None
     read = read_data_frame(
         frame,
         label=label,
         positive=positive,
-        max_rows=data.max_rows,
+        max_rows=rows or data.max_rows,
         seed=seed,
-        by_entity=by_entity(data),
+        by_entity=None if rows is not None else by_entity(data),
     )
+    if rows is not None:  # a history table: capped by entities, never by rows
+        cap = EntityCap(str(data.entity), data.max_entities)
+        read = cap_entities(read.frame, label, positive, cap, seed)
     origin = f"{ORIGIN}({read.read.rows or len(read.frame)} rows)"
     return LoadedTable(
         read.frame, "dataframe", origin, schema, read.read, "dataframe", header is not None

@@ -1,0 +1,92 @@
+"""The history model's networks and training step: the generator's clock agrees with its own
+records, it saves and loads in safe mode, and the compiled step trains finite (tiny sizes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+from support.histories import prepared_histories, untrained_history_synthesizer
+
+from wgangp.data.histories.encoding import HistoryEncoding
+from wgangp.data.histories.windows import gap_feature
+from wgangp.serving.histories import HistorySynthesizer
+
+
+@pytest.fixture(scope="module")
+def model() -> HistorySynthesizer:
+    return untrained_history_synthesizer()
+
+
+def _outputs(model: HistorySynthesizer, n: int = 24, seed: int = 0) -> list[np.ndarray]:
+    first, cells, step = model.noise_shape
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((n, first + cells * step)).astype(np.float32)
+    classes = np.arange(n) % 2
+    return list(model._generate(z, classes, seed))
+
+
+def test_the_clock_agrees_with_the_start_and_the_gaps(model: HistorySynthesizer) -> None:
+    """Each record's phase is its start plus its gaps, as sampling reads the times back."""
+    attributes, records, phases, mask = _outputs(model)
+    enc = model.encoding
+    present = mask > 0.5
+    history, position = np.nonzero(present)
+    width = enc.attributes.width
+    angle = np.arctan2(attributes[:, width + 3], attributes[:, width + 2])
+    start = np.mod(angle, 2 * np.pi) / (2 * np.pi) * 7 * 86_400.0
+    gaps = model._gaps(records[present][:, 0], phases[present], position)
+    elapsed = np.cumsum(gaps)
+    first = np.r_[0, np.cumsum(present.sum(1))[:-1]]
+    seconds = start[history] + elapsed - elapsed[first[history]]
+    week = 2 * np.pi * seconds / (7 * 86_400.0)
+    np.testing.assert_allclose(np.cos(week), phases[present][:, 0], atol=2e-3)
+    np.testing.assert_allclose(np.sin(week), phases[present][:, 1], atol=2e-3)
+    assert (gaps >= 0).all()
+    feature = gap_feature(gaps, position > 0)  # the gap the critics read, as a real one's
+    np.testing.assert_allclose(feature, phases[present][:, 4], atol=2e-3)
+
+
+def test_records_are_drawn_and_masked_past_the_length(model: HistorySynthesizer) -> None:
+    _, records, phases, mask = _outputs(model)
+    lengths = mask.sum(1)
+    assert set(np.unique(mask)) <= {0.0, 1.0}
+    assert lengths.min() >= 1 and lengths.max() <= model.encoding.max_length
+    assert (np.cumsum(mask[:, ::-1], 1)[:, ::-1] == 0).sum() == (mask == 0).sum()  # a prefix
+    assert not records[mask == 0].any() and not phases[mask == 0].any()
+    assert not records[:, 0, 0].any()  # a first record has no days
+    for block in model.encoding.record_layout:
+        if block.kind == "categorical":  # each level drawn: a one-hot
+            part = records[mask == 1][:, block.start : block.stop]
+            np.testing.assert_array_equal(part.sum(1), 1.0)
+
+
+def test_the_generator_loads_in_safe_mode(model: HistorySynthesizer, tmp_path: Path) -> None:
+    path = tmp_path / "generator.keras"
+    model.generator.save(path)
+    loaded = keras.saving.load_model(path, compile=False, safe_mode=True)
+    first, cells, step = model.noise_shape
+    z = np.random.default_rng(1).standard_normal((5, first + cells * step)).astype(np.float32)
+    inputs = [
+        z[:, :first],
+        z[:, first:].reshape(5, cells, step),
+        np.eye(2, dtype=np.float32)[[0] * 5],
+    ]
+    for a, b in zip(model.generator(inputs), loaded(inputs), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5)
+
+
+@pytest.mark.slow  # tracing the step takes half a minute
+def test_the_compiled_step_trains_finite_and_traces_once() -> None:
+    from wgangp.step.history_step import HistoryStep
+
+    cfg, data = prepared_histories(None, "trainer.steps_per_call=2")
+    windows = data.windows("train", cfg.history.max_length)
+    encoding = HistoryEncoding.fit(windows, data.roles, data.rows.schema, cfg)
+    step = HistoryStep(cfg, encoding, encoding.arrays(windows))
+    first, second = step.advance(2), step.advance(2)
+    assert first.completed == second.completed == 2 and second.bad_step == -1
+    assert np.isfinite(second.metrics).all()
+    assert step.tracing_count() == 1 and int(step.step.numpy()) == 4
