@@ -158,6 +158,44 @@ def test_a_mistake_is_one_line_and_leaves_no_run_running(
     assert not client.search_runs(experiment, "attributes.status = 'RUNNING'")
 
 
+def test_one_override_as_a_str_is_that_override(monkeypatch, tmp_path) -> None:
+    """``overrides="trainer.steps=30"`` is what users type: one override, not the characters of
+    one (it read as an unknown key '')."""
+    import wgangp.train
+
+    seen = []
+
+    def train(cfg, **kwargs):
+        seen.append(cfg)
+        raise WgangpError("stop here")
+
+    monkeypatch.setattr(wgangp.train, "train", train)
+    with pytest.raises(WgangpError, match="stop here"):
+        wgangp.fit(
+            pd.DataFrame({"a": [1], "y": [0]}), label="y", overrides="trainer.steps=30",
+            output_dir=tmp_path / "out",
+        )  # fmt: skip
+    assert seen[0].trainer.steps == 30
+
+
+def test_a_frame_with_mixed_objects_and_nullable_booleans_trains(tmp_path) -> None:
+    """An object column of 1, 'a', 2.5, None and True (refused against the schema inferred from
+    the same frame) trains as its text; a nullable ``boolean`` column comes back ``boolean``."""
+    from support.tables import fraud_team_table
+
+    frame = fraud_team_table(800, frauds=160)
+    cells = [1, "a", 2.5, None, True]
+    frame["mixed"] = pd.Series([cells[i % 5] for i in range(800)], dtype=object)
+    frame["flag"] = pd.array([True, False, None, True] * 200, dtype="boolean")
+    synthesizer = wgangp.fit(
+        frame, label="is_fraud", overrides=OVERRIDES, output_dir=tmp_path / "out",
+        tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}",
+    )  # fmt: skip
+    rows = synthesizer.sample(300, seed=0)
+    assert set(rows["mixed"].dropna()) <= {"1", "a", "2.5", "True"}
+    assert rows["flag"].dtype == "boolean" and set(rows["flag"].dropna()) <= {True, False}
+
+
 def test_evaluating_a_dataframe_run_again_asks_for_its_rows_as_a_file(both_runs, capsys) -> None:
     from wgangp.evaluate import main as evaluate_main
 

@@ -269,6 +269,39 @@ def test_a_switch_takes_only_true_or_false(value: str) -> None:
     check_overrides(["trainer.refit=true", "trainer.refit=False", "evaluate.enabled=TRUE"])
 
 
+@pytest.mark.parametrize(
+    ("overrides", "line"),
+    [
+        (
+            ["privacy.delta=1e-6"],
+            "invalid config value privacy.delta: 1e-06 is set but privacy.epsilon is null "
+            "(privacy off, and the run would say nothing); set privacy.epsilon too (e.g. "
+            "privacy.epsilon=3), or drop privacy.delta",
+        ),
+        (
+            ["privacy.epsilon=3", "preprocess=gmm"],
+            "invalid config value preprocess.scaling: 'gmm' is not supported under "
+            "privacy.epsilon; set preprocess=quantile",
+        ),
+        (
+            ["privacy.epsilon=3", "preprocess=none"],
+            "invalid config value preprocess.scaling: 'none' is not supported under "
+            "privacy.epsilon; set preprocess=quantile",
+        ),
+    ],
+)
+def test_a_privacy_setting_that_would_be_ignored_is_one_line(overrides, line) -> None:
+    """A delta without an epsilon trained without privacy, and a scaling the private path
+    replaces was replaced, both silently."""
+    with pytest.raises(ConfigError) as err:
+        to_config(compose(overrides))
+    assert one_line(err) == line
+    if "gmm" in line or "delta" in line:
+        documented(line)
+    for accepted in ("preprocess=quantile", "preprocess=standard"):  # the private path's own
+        assert to_config(compose(["privacy.epsilon=3", accepted])).privacy.epsilon == 3
+
+
 def _written_keys() -> set[str]:
     """Every key the default config's files write: conf/config.yaml and each default group's
     option (conf/<group>/<option>.yaml)."""

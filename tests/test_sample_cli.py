@@ -144,13 +144,13 @@ def test_an_output_link_is_written_through_and_kept(tmp_path):
     link = tmp_path / "latest.csv"
     link.symlink_to(Path("shared") / "rows.csv")
     check_writable(link)
-    write_rows(pd.DataFrame({"a": [1, 2]}), link, "csv")
+    write_rows([pd.DataFrame({"a": [1, 2]})], link, "csv")
     assert link.is_symlink() and link.resolve() == target.resolve()
     assert target.read_text() == "a\n1\n2\n"
     assert sorted(p.name for p in (tmp_path / "shared").iterdir()) == ["rows.csv"]
     dangling = tmp_path / "new.csv"
     dangling.symlink_to(tmp_path / "shared" / "new.csv")
-    write_rows(pd.DataFrame({"b": [3]}), dangling, "csv")
+    write_rows([pd.DataFrame({"b": [3]})], dangling, "csv")
     assert dangling.is_symlink() and pd.read_csv(dangling)["b"].tolist() == [3]
 
 
@@ -294,17 +294,53 @@ def test_real_cli_subprocess(trained, tmp_path):
     assert bad.stderr.strip().splitlines()[-1].startswith("wgangp: error: cannot write output=")
 
 
-def test_more_rows_than_the_machine_holds_are_refused_before_loading(monkeypatch, capsys):
-    from wgangp import sample as sample_module
+def test_a_large_n_streams_in_chunks_to_every_output(tmp_path, monkeypatch, capsys):
+    """n above a chunk is drawn and written chunk by chunk (never a draw of more than a chunk:
+    10,000,000 rows were killed for memory), the same rows to CSV, CSV.gz, Parquet and stdout,
+    the first chunk the plain sample of its size."""
+    import io
 
-    monkeypatch.setattr(sample_module, "available_memory", lambda: 2_000_000_000)
-    assert main(["model_uri=/nonexistent", "n=10000000", "output=-"]) == 2
-    line = capsys.readouterr().err.strip().splitlines()[-1]
-    assert line == (
-        "wgangp: error: n=10000000 rows need about 13.0 GB of memory and 2.0 GB are available; "
-        "draw at most about 1538000 rows per call (several calls with different seed= values) "
-        "or use a larger machine"
-    )
+    from support.synthesizers import creditcard_synthesizer, simulated_rows
+
+    from wgangp import sample as sample_module
+    from wgangp.serving.synthesizer import Synthesizer
+
+    bundle = creditcard_synthesizer(train=simulated_rows(500)).save(tmp_path / "synthesizer")
+    monkeypatch.setattr(sample_module, "CHUNK_ROWS", 1000)
+    drawn = []
+    draw = Synthesizer.sample_class
+
+    def counted(self, n, *args, **kwargs):
+        drawn.append(n)
+        return draw(self, n, *args, **kwargs)
+
+    monkeypatch.setattr(Synthesizer, "sample_class", counted)
+    frames = {}
+    for name in ("rows.csv", "rows.csv.gz", "rows.parquet"):
+        argv = [f"model_uri={bundle}", "n=2500", f"output={tmp_path / name}", "seed=3"]
+        assert main(argv) == 0
+        read = pd.read_parquet if name.endswith(".parquet") else pd.read_csv
+        frames[name] = read(tmp_path / name)
+    capsys.readouterr()
+    assert main([f"model_uri={bundle}", "n=2500", "seed=3"]) == 0
+    frames["stdout"] = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert drawn == [1000, 1000, 500] * 4
+    rows = frames["rows.csv"]
+    assert len(rows) == 2500 and not rows.duplicated().any()
+    for frame in frames.values():
+        pd.testing.assert_frame_equal(frame, rows, check_dtype=False)
+    first = Synthesizer.load(bundle).sample(1000, seed=3)
+    plain = pd.read_csv(io.StringIO(first.to_csv(index=False)))
+    pd.testing.assert_frame_equal(rows.iloc[:1000], plain, check_dtype=False)
+
+
+def test_a_chunk_holds_what_a_quarter_of_the_free_memory_holds(monkeypatch):
+    from wgangp import sample as sample_module
+    from wgangp.sample import CHUNK_ROWS, MIN_CHUNK_ROWS, chunk_rows
+
+    for available, expected in ((None, CHUNK_ROWS), (10**8, 2500), (10**4, MIN_CHUNK_ROWS)):
+        monkeypatch.setattr(sample_module, "available_memory", lambda a=available: a)
+        assert chunk_rows(10_000) == expected
 
 
 @pytest.mark.slow
@@ -336,11 +372,12 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
 
     class Loaded:  # None: the class the model synthesizes (Synthesizer.sample's default)
         privacy = guarantee = None  # trained without a guarantee
+        latent_dim, width, columns, schema = 4, 3, ["Status", "Age"], None
 
-        def sample(self, n: int, label: object, seed: int, where=None) -> pd.DataFrame:
+        def sample_chunks(self, n: int, label: object, seed: int, where=None, chunk_rows=0):
             asked.append(label)
             status = "good" if label == "good" else "bad"
-            return pd.DataFrame({"Status": [status] * n, "Age": [30] * n})
+            yield pd.DataFrame({"Status": [status] * n, "Age": [30] * n})
 
     Loaded.schema = schema  # type: ignore[attr-defined]  # as the bundle's
     monkeypatch.setattr(
@@ -352,3 +389,33 @@ def test_sample_without_label_draws_the_class_the_model_synthesizes(tmp_path, mo
     assert set(pd.read_csv(out)["Status"]) == {"bad"}
     assert main([f"model_uri={bundle}", "n=5", f"output={out}", "label=good"]) == 0
     assert asked == [None, "good"]
+
+
+@pytest.mark.slow
+def test_a_stream_stopped_by_sigterm_leaves_no_file(tmp_path):
+    """SIGTERM while chunks stream into output=: exit 143, one line, neither the output nor the
+    hidden file it was being written under is left (Python's default would leave the latter)."""
+    import signal
+    import time
+
+    from support.synthesizers import creditcard_synthesizer, simulated_rows
+
+    bundle = creditcard_synthesizer(train=simulated_rows(500)).save(tmp_path / "synthesizer")
+    out = tmp_path / "rows.csv"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    command = [sys.executable, "-m", "wgangp.sample", f"model_uri={bundle}", "n=10000000"]
+    proc = subprocess.Popen(
+        [*command, f"output={out}"], stderr=subprocess.PIPE, env=env, cwd=tmp_path, text=True
+    )
+    deadline = time.monotonic() + 300
+    while not list(tmp_path.glob(".tmp-*rows.csv")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert list(tmp_path.glob(".tmp-*rows.csv")), "the stream never started"
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 143, err[-2000:]
+    assert err.strip().splitlines()[-1] == (
+        "wgangp: interrupted; output= is left as it was (rows already on stdout stay there)"
+    )
+    assert "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob(".tmp-*"))

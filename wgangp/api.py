@@ -46,7 +46,7 @@ def fit(
     positive: object = None,
     entity: str | None = None,
     time: str | None = None,
-    overrides: Sequence[str] = (),
+    overrides: Sequence[str] | str = (),
     tracking_uri: str | None = None,
     output_dir: str | Path | None = None,
 ) -> Synthesizer | HistorySynthesizer:
@@ -58,17 +58,17 @@ def fit(
     (``sample_histories(n, label=...)``, docs/histories.md).
 
     ``overrides`` are the command line's ``key=value`` strings (``+experiment=stable_gp``,
-    ``trainer.steps=500``); ``tracking_uri`` the MLflow store (default as for the command line:
-    ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db`` here); ``output_dir`` the run's
-    folder (default ``outputs/<date>/<time>``). Returns the shipped synthesizer, with its
-    ``run_id`` and ``model_uri`` (``runs:/<run_id>``).
+    ``trainer.steps=500``; one alone may be a str); ``tracking_uri`` the MLflow store (default
+    as for the command line: ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlflow.db`` here);
+    ``output_dir`` the run's folder (default ``outputs/<date>/<time>``). Returns the shipped
+    synthesizer, with its ``run_id`` and ``model_uri`` (``runs:/<run_id>``).
     """
     from wgangp.serving.bundle import run_uri
     from wgangp.serving.histories import load_bundle
     from wgangp.train import train
     from wgangp.training.run_dirs import RunDirs
 
-    overrides = list(overrides)
+    overrides = [overrides] if isinstance(overrides, str) else list(overrides)
     cfg = _config(overrides, tracking_uri)
     path, frame = _source(data)
     chosen = None if positive is None else str(positive)  # the label's values' one rule reads it

@@ -540,6 +540,13 @@ class PrivacyConfig:
             )
         if self.delta is not None:
             _require(0 < self.delta < 1e-2, "privacy.delta", f"{self.delta} must be in (0, 0.01)")
+            _require(
+                self.epsilon is not None,
+                "privacy.delta",
+                f"{self.delta} is set but privacy.epsilon is null (privacy off, and the run would "
+                "say nothing); set privacy.epsilon too (e.g. privacy.epsilon=3), or drop "
+                "privacy.delta",
+            )
         _require(
             math.isfinite(self.clip) and self.clip > 0, "privacy.clip", f"{self.clip} must be > 0"
         )
@@ -549,6 +556,13 @@ class PrivacyConfig:
 
 #: What privacy.epsilon cannot run with, each (key, its value is refused when, the fix).
 _NOT_PRIVATE: tuple[tuple[str, Any, str], ...] = (
+    # A private run maps every number through released quantiles: a mixture or raw units would
+    # be silently replaced (the default, standard, reads as quantile there: docs/privacy.md).
+    (
+        "preprocess.scaling",
+        lambda c: c.preprocess.scaling not in ("standard", "quantile"),
+        "set preprocess=quantile",
+    ),
     ("ship.copula_share", lambda c: c.ship.copula_share > 0, "set ship.copula_share=0"),
     ("trainer.refit", lambda c: c.trainer.refit, "set trainer.refit=false"),
     ("trainer.strategy", lambda c: c.trainer.strategy != "none", "set trainer.strategy=none"),

@@ -15,22 +15,28 @@ bundle or a downloaded pyfunc model). Rows come back in the original units and c
 ``output=-``) they go to stdout as CSV, and the log stays on stderr. The store is
 ``tracking_uri=``, else ``$MLFLOW_TRACKING_URI``, else ``sqlite:///<cwd>/mlflow.db``, as for
 training. ``where=`` keeps rows that meet conditions (:mod:`wgangp.serving.conditions`), written
-in Hydra's grammar as above or as JSON. A history model (trained with ``data.time``) draws
-``histories=`` whole customers with their rows instead (docs/histories.md).
+in Hydra's grammar as above or as JSON. Rows are drawn and written in chunks (a CSV or Parquet
+file appended to, stdout alike), so any ``n`` takes the memory of one chunk; the file appears
+whole, once the last chunk is in.
+A history model (trained with ``data.time``) draws ``histories=`` whole customers with their
+rows instead, in one chunk (docs/histories.md).
 
 Every argument is checked before TensorFlow is imported, so a typo fails in a second.
 """
 
 from __future__ import annotations
 
+import gzip
 import logging
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from wgangp.cli import command_args, key_values, quiet_tensorflow
 from wgangp.config import MAX_SEED
@@ -41,6 +47,7 @@ from wgangp.privacy.randomness import REPLAYABLE, REPLAYABLE_ENV
 from wgangp.serving.bundle import is_history_bundle
 from wgangp.serving.conditions import parse_where
 from wgangp.serving.labels import label_class
+from wgangp.serving.memory import available_memory, draw_bytes_per_row
 from wgangp.serving.opening import open_model
 from wgangp.tracking.quiet import quiet_mlflow
 
@@ -51,13 +58,17 @@ log = logging.getLogger("wgangp.sample")
 
 #: File suffixes understood for ``output=`` and how each is written.
 FORMATS = {".csv": "csv", ".gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
-#: Upper bound on one request; what the machine can hold is checked too (:func:`check_memory`).
+#: Upper bound on one request (rows are drawn in chunks: memory is no bound).
 MAX_ROWS = 10_000_000
 #: Upper bound on one request of a history model's customers.
 MAX_HISTORIES = 200_000
-#: Peak memory per sampled row: noise, generator output, calibration, the frame and its writer
-#: (docs/reliability.md measures it).
-BYTES_PER_ROW = 1_300
+#: The most rows drawn and written at a time; fewer on a machine whose free memory would not hold
+#: a few such chunks of the model's rows (:func:`chunk_rows`).
+CHUNK_ROWS = 100_000
+#: The fewest rows a chunk has, however little memory is left.
+MIN_CHUNK_ROWS = 1_000
+#: Arrow's type of a column a Parquet chunk holds only gaps of, by the schema's value type.
+_ARROW_TYPES = {"long": "int64", "double": "float64", "string": "large_string", "boolean": "bool"}
 USAGE = (
     "usage: python -m wgangp.sample model_uri=<runs:/ID | models:/ID | models:/NAME@ALIAS | dir> "
     "[output=<file.csv|.parquet|->] [n=1000 | histories=<customers of a history model>] "
@@ -192,57 +203,87 @@ def check_writable(path: Path) -> None:
         ) from None
 
 
-def available_memory() -> int | None:
-    """Bytes this process can still allocate: the system's available memory, or the container's
-    limit minus its use when that is lower (None when neither can be read)."""
-    limits = []
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                limits.append(int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        cap = Path("/sys/fs/cgroup/memory.max").read_text().strip()
-        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
-        if cap != "max":
-            limits.append(int(cap) - int(used))
-    except (OSError, ValueError):
-        pass
-    return min(limits) if limits else None
-
-
-def check_memory(n: int) -> None:
-    """Refuse, before the model loads, a draw the machine cannot hold (one line)."""
+def chunk_rows(per_row: int) -> int:
+    """Rows a chunk holds: :data:`CHUNK_ROWS`, or fewer where a quarter of the free memory would
+    not hold them (the frame, its writer's copy and Python's heap besides)."""
     available = available_memory()
-    need = n * BYTES_PER_ROW
-    if available is not None and need > available:
-        most = max(1, available // BYTES_PER_ROW) // 1000 * 1000
-        raise SampleArgumentError(
-            f"n={n} rows need about {need / 1e9:.1f} GB of memory and {available / 1e9:.1f} GB "
-            f"are available; draw at most about {most} rows per call (several calls with "
-            "different seed= values) or use a larger machine"
-        )
+    if available is None:
+        return CHUNK_ROWS
+    return int(min(CHUNK_ROWS, max(MIN_CHUNK_ROWS, available // (4 * per_row))))
 
 
-def write_rows(frame: pd.DataFrame, path: Path, file_format: str) -> Path:
-    """Write the rows complete or not at all: a failure (a full disk) keeps the previous file;
-    ``output=`` a symbolic link writes its target and keeps the link."""
-    if file_format == "parquet":
-        return write_with(path, lambda tmp: frame.to_parquet(tmp, index=False), f"output={path}")
-    return write_with(path, lambda tmp: frame.to_csv(tmp, index=False), f"output={path}")
+def write_rows(
+    frames: Iterable[pd.DataFrame], path: Path, file_format: str, schema: TableSchema | None = None
+) -> int:
+    """Append each frame of ``frames`` to ``path`` (CSV, CSV.gz or Parquet) as it comes; the file
+    lands complete or not at all: a failure (a full disk, a draw's error) keeps the previous
+    file; ``output=`` a symbolic link writes its target and keeps the link. Returns the rows."""
+    written = 0
+
+    def write(tmp: Path) -> None:
+        nonlocal written
+        if file_format == "parquet":
+            written = _write_parquet(frames, tmp, schema)
+        else:
+            opener = gzip.open if tmp.name.endswith(".gz") else open
+            with opener(tmp, "wt", newline="", encoding="utf-8") as handle:
+                written = _write_csv(frames, handle)
+
+    write_with(path, write, f"output={path}")
+    return written
 
 
-def write_stdout(frame: pd.DataFrame) -> None:
-    """CSV on stdout; a reader that stops early (``| head``) is no error."""
+def _write_csv(frames: Iterable[pd.DataFrame], handle: IO[str]) -> int:
+    written = 0
+    for index, frame in enumerate(frames):
+        frame.to_csv(handle, header=index == 0, index=False)
+        written += len(frame)
+    return written
+
+
+def _write_parquet(frames: Iterable[pd.DataFrame], tmp: Path, schema: TableSchema | None) -> int:
+    """Each frame a row group of one Parquet file, typed as the first (a column the first holds
+    only gaps of typed by the schema, when given)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer, written = None, 0
     try:
-        frame.to_csv(sys.stdout, index=False)
+        for frame in frames:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+            if writer is None:
+                fields = [
+                    field.with_type(pa.type_for_alias(_ARROW_TYPES[kind]))
+                    if pa.types.is_null(field.type) and kind in _ARROW_TYPES
+                    else field
+                    for field, kind in zip(
+                        table.schema,
+                        (schema.column(n).value_type if schema else "" for n in table.column_names),
+                        strict=True,
+                    )
+                ]  # fmt: skip
+                writer = pq.ParquetWriter(tmp, pa.schema(fields, table.schema.metadata))
+            writer.write_table(table.cast(writer.schema))
+            written += len(frame)
+    finally:
+        if writer is not None:
+            writer.close()
+    return written
+
+
+def write_stdout(frames: Iterable[pd.DataFrame]) -> int:
+    """CSV on stdout, chunk after chunk; a reader that stops early (``| head``) is no error, and
+    no further chunk is drawn."""
+    try:
+        written = _write_csv(frames, sys.stdout)
         sys.stdout.flush()
     except BrokenPipeError:
         # Python would report the pipe again when it flushes stdout at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
+        return 0
+    return written
 
 
 def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | None:
@@ -253,8 +294,6 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
         request = SampleRequest(**{**request.__dict__, "output": launch_dir / request.output})
     if request.output is not None:
         check_writable(request.output)
-    if request.histories is None:
-        check_memory(request.n)
     started = time.perf_counter()
 
     def check(schema: TableSchema) -> None:  # a wrong label, column or level fails before Keras
@@ -274,20 +313,34 @@ def sample(request: SampleRequest, launch_dir: Path | None = None) -> Path | Non
     shown = request.label or str(synthesizer.schema.positive)
     from wgangp.serving.histories import HistorySynthesizer  # loaded by now
 
+    frames: Iterable[pd.DataFrame]
     if isinstance(synthesizer, HistorySynthesizer):
         assert request.histories is not None  # check_kind saw to it
-        frame = synthesizer.sample_histories(
-            request.histories, request.label, request.seed, where=request.where
+        frames = [  # customers whole, with their rows: one chunk
+            synthesizer.sample_histories(
+                request.histories, request.label, request.seed, where=request.where
+            )
+        ]
+        schema = None  # its rows hold the customer and time columns besides the schema's
+    else:
+        per_row = draw_bytes_per_row(
+            synthesizer.latent_dim, synthesizer.width, len(synthesizer.columns)
         )
-    else:
-        frame = synthesizer.sample(request.n, request.label, request.seed, where=request.where)
+        frames = synthesizer.sample_chunks(
+            request.n,
+            request.label,
+            request.seed,
+            where=request.where,
+            chunk_rows=chunk_rows(per_row),
+        )
+        schema = synthesizer.schema
     if request.output is None:
-        write_stdout(frame)
+        written = write_stdout(frames)
     else:
-        write_rows(frame, request.output, request.file_format)
+        written = write_rows(frames, request.output, request.file_format, schema)
     log.info(
         "wrote %d rows (label %s, seed %d) to %s in %.1f s",
-        len(frame), shown, request.seed, request.output or "stdout",
+        written, shown, request.seed, request.output or "stdout",
         time.perf_counter() - started,
     )  # fmt: skip
     log.info("%s", guarantee(synthesizer.privacy, synthesizer.guarantee))
@@ -334,6 +387,18 @@ def guarantee(privacy: dict | None, held: dict | None) -> str:
     )
 
 
+class Interrupted(BaseException):
+    """SIGTERM (``docker stop``, a scheduler) while rows are drawn: unwinds as Ctrl-C does, so the
+    file being written is removed (Python's default SIGTERM would leave it, gigabytes of a
+    half-written stream under a hidden name)."""
+
+    exit_code = 143
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Interrupted
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry; returns the exit code (0, or the error's code after one line on stderr)."""
     argv = command_args(argv, USAGE)
@@ -341,12 +406,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     quiet_tensorflow()
     quiet_mlflow()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main else None
     try:
         request = parse_args(argv)
         path = sample(request)
     except WgangpError as err:
         report_error(err)
         return err.exit_code
+    except (KeyboardInterrupt, Interrupted) as err:
+        print(
+            "wgangp: interrupted; output= is left as it was (rows already on stdout stay there)",
+            file=sys.stderr,
+        )
+        return Interrupted.exit_code if isinstance(err, Interrupted) else 130
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
     if path is not None:
         print(path)
     return 0

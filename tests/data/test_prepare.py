@@ -62,6 +62,24 @@ def test_a_path_the_user_names_that_is_absent_is_one_line(tmp_path: Path) -> Non
     documented(line, path=typo)
 
 
+def test_a_symbolic_link_that_loops_or_leads_nowhere_is_one_line(tmp_path: Path) -> None:
+    """Not "no such file (did you mean loop.csv?)": the link is there, its target is not."""
+    write_fraud_team_table(tmp_path)
+    loop, dangling = tmp_path / "loop.csv", tmp_path / "old.csv"
+    loop.symlink_to(loop)
+    dangling.symlink_to(tmp_path / "moved.csv")
+    fix = "point the link at the table's file, or set data.path to the file itself"
+    for path, expected in (
+        (loop, f"data.path={loop}: {loop} is a symbolic link that leads back to itself (a loop); "),
+        (dangling, f"data.path={dangling}: {dangling} is a symbolic link to "
+         f"{tmp_path / 'moved.csv'}, which does not exist; "),
+    ):  # fmt: skip
+        with pytest.raises(DataError) as err:
+            load_table(DataConfig(path=str(path)), seed=0, launch_dir=tmp_path)
+        assert str(err.value) == expected + fix
+        documented(str(err.value), target=tmp_path / "moved.csv", path=path)
+
+
 def test_a_users_table_becomes_features_and_the_rare_class(tmp_path: Path) -> None:
     frame = fraud_team_table()
     path = write_fraud_team_table(tmp_path)

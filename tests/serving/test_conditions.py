@@ -142,3 +142,100 @@ def test_the_rounds_stop_at_the_budget_and_name_the_share() -> None:
     )
     assert re.match(r"where: \d+ of 20,000 generated rows \(0\.0\d+%\) met", str(err.value))
     documented(one_line(err))
+
+
+@pytest.fixture(scope="module")
+def timed_model():
+    """An untrained synthesizer of a table with an ``other`` level (merchants too few rows hold,
+    grouped) and a timestamp of seconds (``ts``), as inference gives them."""
+    from support.synthesizers import untrained_generator
+    from support.tables import fraud_team_table
+
+    from wgangp.data.schema.inference import infer_schema
+    from wgangp.data.schema.validation import validate_table
+    from wgangp.data.transform.table_transform import TableTransform
+    from wgangp.serving.synthesizer import Synthesizer
+
+    frame = fraud_team_table(2000, frauds=400, seed=3)
+    rng = np.random.default_rng(3)
+    frame.loc[:39, "merchant"] = [f"shop_{i}" for i in range(40)]  # each held by one row
+    start = pd.Timestamp("2024-05-01")
+    frame["ts"] = (start + pd.to_timedelta(rng.integers(0, 60 * 86400, 2000), "s")).astype(str)
+    schema = infer_schema(frame, "is_fraud")
+    assert schema.column("merchant").other == "other"
+    table = validate_table(frame, schema, source="timed table", min_rows_per_class=1)
+    transformer = TableTransform.fit(table, schema, schema.classes(table[schema.label]))
+    return Synthesizer(untrained_generator(4, transformer.width), transformer, 4, schema)
+
+
+def test_the_other_level_the_model_makes_can_be_asked_for(timed_model) -> None:
+    """Unconditional rows hold ``other`` (the merchants too few rows hold): ``where`` may ask
+    for it like any level."""
+    assert (timed_model.sample(3000, seed=1)["merchant"] == "other").sum() > 30
+    rows = timed_model.sample(40, where={"merchant": ["other"]}, seed=2)
+    assert len(rows) == 40 and (rows["merchant"] == "other").all()
+
+
+@pytest.mark.parametrize(
+    "day", ["2024-06-01", __import__("datetime").date(2024, 6, 1)], ids=["text", "date"]
+)
+def test_a_day_as_both_ends_is_that_whole_day(timed_model, day) -> None:
+    """``["2024-06-01", "2024-06-01"]`` on a timestamp of seconds: the day, not the instant of
+    its midnight (which no row of a column of seconds meets)."""
+    rows = timed_model.sample(30, where={"ts": [day, day]}, seed=3)
+    assert len(rows) == 30
+    assert rows["ts"].between(pd.Timestamp("2024-06-01"), pd.Timestamp("2024-06-02")).all()
+    assert (rows["ts"] < pd.Timestamp("2024-06-02")).all() and rows["ts"].dt.hour.nunique() > 3
+    later = timed_model.sample(20, where={"ts": ["2024-06-01T12:00", "2024-06-02"]}, seed=4)
+    assert later["ts"].between(pd.Timestamp("2024-06-01 12:00"), pd.Timestamp("2024-06-03")).all()
+    assert (later["ts"] >= pd.Timestamp("2024-06-01 12:00")).all()
+
+
+@pytest.mark.parametrize("n", [2.5, "5", True, -1, None])
+def test_a_number_of_rows_that_is_no_whole_number_is_one_line(n) -> None:
+    from wgangp.errors import WgangpError
+
+    model = creditcard_synthesizer()
+    with pytest.raises(WgangpError) as err:
+        model.sample(n)
+    expected = f"n must be a whole number of rows >= 0, got {n!r}; e.g. synthesizer.sample(500)"
+    assert one_line(err) == expected
+    if n == 2.5:
+        documented(expected)
+    assert len(model.sample(5.0, seed=0)) == 5
+    assert len(model.sample(__import__("numpy").int64(3), seed=0)) == 3
+
+
+def test_a_draw_larger_than_the_memory_is_one_line_before_any_work(monkeypatch) -> None:
+    """``sample(10**9)`` was a raw numpy MemoryError; the line counts the model's own width."""
+    from wgangp.serving import memory
+    from wgangp.serving.memory import DrawTooLargeError, draw_bytes_per_row
+
+    model = creditcard_synthesizer()
+    monkeypatch.setattr(memory, "available_memory", lambda: 2_000_000_000)
+    monkeypatch.setattr(type(model), "sample_class", lambda *a, **k: pytest.fail("drew rows"))
+    with pytest.raises(DrawTooLargeError) as err:
+        model.sample(10**9)
+    per_row = draw_bytes_per_row(model.latent_dim, model.width, len(model.columns))
+    line = one_line(err)
+    assert line.startswith(
+        f"1,000,000,000 rows need about {10**9 * per_row / 1e9:.1f} GB of memory ({per_row:,} "
+        f"bytes a row for this model: latent 4, width {model.width}, 31 columns) and 2.0 GB"
+    )
+    documented(line)
+
+
+def test_a_memory_error_while_drawing_is_the_same_line(monkeypatch) -> None:
+    from wgangp.serving import memory
+    from wgangp.serving.memory import DrawTooLargeError
+
+    model = creditcard_synthesizer()
+    monkeypatch.setattr(memory, "available_memory", lambda: None)
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(type(model), "sample_class", out_of_memory)
+    with pytest.raises(DrawTooLargeError) as err:
+        model.sample(1000)
+    assert one_line(err).startswith("1,000 rows need about ")

@@ -23,6 +23,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.pyfunc.scoring_server import predictions_to_json
 from support.configs import TINY, compose
 from support.creditcard import COLUMNS, LABEL, SCHEMA
+from support.docs import documented
 from support.tables import loans_features, loans_table
 
 from wgangp.data.schema.inference import infer_schema
@@ -329,3 +330,37 @@ def test_rest_where_param(served):
     payload["params"] = {"where": json.dumps({"Amount": [1e9, None]})}
     status, body = _post(f"{served}/invocations", payload)
     assert status == 400 and "where: Amount in [1000000000, null] lies outside" in body["message"]
+
+
+UNKNOWN_PARAM = (
+    "params 'wehre' not taken by this model; did you mean 'where'? its one param is where, JSON "
+    'text of conditions such as {"amount": [500, null]}'
+)
+
+
+def test_a_param_the_model_does_not_take_is_refused(logged_model, monkeypatch):
+    """MLflow drops a param the signature lacks with a warning; the model refuses it instead of
+    answering rows without the conditions asked for."""
+    import mlflow.pyfunc
+
+    uri, model_uri = logged_model
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    model = mlflow.pyfunc.load_model(model_uri)
+    where = json.dumps({"Amount": [None, 100]})
+    with pytest.raises(Exception) as err:
+        model.predict(pd.DataFrame({"n": [3]}), params={"wehre": where})
+    assert str(err.value) == UNKNOWN_PARAM
+    documented(UNKNOWN_PARAM)
+    assert len(model.predict(pd.DataFrame({"n": [2]}))) == 2  # the next call is not refused
+    rows = model.predict(pd.DataFrame({"n": [4]}), params={"where": where})
+    assert (rows["Amount"] <= 100).all()
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_rest_a_misspelled_param_is_a_400(served):
+    payload = {"dataframe_records": [{"n": 3}], "params": {"wehre": '{"Amount": [null, 100]}'}}
+    status, body = _post(f"{served}/invocations", payload)
+    assert status == 400 and UNKNOWN_PARAM in body["message"]  # the server wraps it
+    status, body = _post(f"{served}/invocations", {"dataframe_records": [{"n": 3}]})
+    assert status == 200 and len(body["predictions"]) == 3

@@ -389,3 +389,77 @@ def test_a_bad_value_beside_a_presigned_url_leaves_hydras_files_redacted(tmp_pat
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     for text in [proc.stdout, proc.stderr, *(p.read_text(errors="replace") for p in written)]:
         assert "pw-9f2c" not in text and "sig-77aa41" not in text
+
+
+def _no_credentials_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The credential variables empty now and removed after the test, whatever the code sets."""
+    for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_URI"):
+        monkeypatch.setenv(name, "")
+
+
+def test_a_password_in_mlflow_tracking_uri_moves_to_the_credential_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MLflow prints the URI it holds ("View run ... at: <uri>"): it never holds the password."""
+    from wgangp.tracking.store import resolve_tracking_uri
+
+    _no_credentials_in_environment(monkeypatch)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://al%40ice:p%40ss:w0rd@127.0.0.1:5000/base")
+    assert resolve_tracking_uri(None, tmp_path) == "http://127.0.0.1:5000/base"
+    assert os.environ["MLFLOW_TRACKING_URI"] == "http://127.0.0.1:5000/base"
+    assert os.environ["MLFLOW_TRACKING_USERNAME"] == "al@ice"
+    assert os.environ["MLFLOW_TRACKING_PASSWORD"] == "p@ss:w0rd"
+    # credentials set already win (as MLflow would send them), the URI still loses its own
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "https://bob:other@[::1]:8443")
+    assert resolve_tracking_uri(None, tmp_path) == "https://[::1]:8443"
+    assert os.environ["MLFLOW_TRACKING_PASSWORD"] == "p@ss:w0rd"
+    # a user name alone MLflow never sent: the URI's pair replaces it
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "https://bob:other@[::1]:8443")
+    assert resolve_tracking_uri(None, tmp_path) == "https://[::1]:8443"
+    assert (os.environ["MLFLOW_TRACKING_USERNAME"], os.environ["MLFLOW_TRACKING_PASSWORD"]) == (
+        "bob", "other",
+    )  # fmt: skip
+    for kept in ("http://127.0.0.1:5000", "http://token@host", f"sqlite:///{tmp_path}/m.db"):
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", kept)
+        assert resolve_tracking_uri(None, tmp_path) == kept
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_a_servers_password_prints_nowhere(
+    mlflow_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MLFLOW_TRACKING_URI=http://user:password@host`` and the server up: training and sampling
+    finish, and the password is in no output (MLflow's own "View run" lines included), no file
+    of the run and no byte of the server's store."""
+    from mlflow import MlflowClient
+    from support.configs import QUICK, TINY_MODEL
+
+    password = f"pw-{secrets.token_hex(10)}"
+    uri = mlflow_server.url.replace("http://", f"http://alice:{password}@")
+    env = {**os.environ, "MLFLOW_TRACKING_URI": uri, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
+        env.pop(name, None)
+    train = subprocess.run(
+        [sys.executable, "-m", "wgangp.train", *TINY_MODEL, *QUICK,
+         f"hydra.run.dir={tmp_path}/out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr[-3000:]
+    assert "View run default-simulated-seed0" in train.stdout  # MLflow's line, redacted now
+    assert f"at: {mlflow_server.url}/#/experiments/" in train.stdout
+    runs = MlflowClient(mlflow_server.url).search_runs(
+        [e.experiment_id for e in MlflowClient(mlflow_server.url).search_experiments()]
+    )
+    assert [r.info.status for r in runs] == ["FINISHED"]
+    sample = subprocess.run(
+        [sys.executable, "-m", "wgangp.sample", f"model_uri=runs:/{runs[0].info.run_id}", "n=5"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert sample.returncode == 0, sample.stderr[-3000:]
+    blobs = {str(p): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    for name, done in (("train", train), ("sample", sample)):
+        blobs[f"{name} out"], blobs[f"{name} err"] = done.stdout.encode(), done.stderr.encode()
+    assert len(blobs) > 20  # the run's files, the server's store and artifacts, the outputs
+    assert [where for where, blob in blobs.items() if password.encode() in blob] == []

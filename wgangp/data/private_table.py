@@ -22,6 +22,7 @@ steps 1, 2 and 4.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,7 +36,11 @@ from wgangp.data.read.source import LoadedTable
 from wgangp.data.schema.cell_reading import BOOLEAN, DATE, NUMBER, CellReading, read_cells
 from wgangp.data.schema.cells import find_value, label_value, no_such_column
 from wgangp.data.schema.column_codes import from_seconds
-from wgangp.data.schema.description_votes import ReleasedDescription, release_description
+from wgangp.data.schema.description_votes import (
+    ColumnDescription,
+    ReleasedDescription,
+    release_description,
+)
 from wgangp.data.schema.released import released_schema
 from wgangp.data.schema.table_schema import RARE, ColumnSchema, TableSchema
 from wgangp.data.split import Split, stratified_split
@@ -139,20 +144,7 @@ def release_table(
     owners = _owners(train, entity)
     readings = {name: read_cells(train[name]) for name in features}
     description = release_description(readings, owners, budget.noise_multiplier, budget.rng)
-    columns = [
-        ColumnSchema(
-            name=described.name,
-            kind=described.kind,  # type: ignore[arg-type]  # a voted kind is one of KINDS
-            nullable=described.nullable,
-            zone=readings[described.name].zone if described.kind == "datetime" else None,
-            levels=(
-                _draft_levels(readings[described.name], described.boolean)
-                if described.kind == "categorical"
-                else None
-            ),
-        )
-        for described in description.kept()
-    ]
+    columns = draft_columns(description.kept(), readings)
     if not columns:
         raise DataError(
             f"{source}: under privacy.epsilon no column is released as a feature (each holds "
@@ -284,6 +276,33 @@ def _owners(frame: pd.DataFrame, entity: str | None) -> np.ndarray:
     if entity is not None:
         return frame[entity].to_numpy(np.int64)
     return identical_row_groups(frame)
+
+
+def draft_columns(
+    kept: Iterable[ColumnDescription], readings: dict[str, CellReading]
+) -> list[ColumnSchema]:
+    """The released kinds as schema columns with their draft levels. A text column whose every
+    level is or holds an identifier has none: selection over no level leaves only ``other``,
+    which :func:`_without_empty_columns` drops, so it is dropped here (a schema cannot hold a
+    categorical without levels: the run failed on it)."""
+    columns = []
+    for described in kept:
+        reading = readings[described.name]
+        levels = (
+            _draft_levels(reading, described.boolean) if described.kind == "categorical" else None
+        )
+        if levels == ():
+            continue
+        columns.append(
+            ColumnSchema(
+                name=described.name,
+                kind=described.kind,  # type: ignore[arg-type]  # a voted kind is one of KINDS
+                nullable=described.nullable,
+                zone=reading.zone if described.kind == "datetime" else None,
+                levels=levels,
+            )
+        )
+    return columns
 
 
 def _draft_levels(reading: CellReading, boolean: bool) -> tuple:

@@ -1,8 +1,10 @@
 """Conditional sampling: rows that meet conditions on their columns, drawn from the model's own
 conditional distribution.
 
-A condition (``where``) maps a column to the levels it may hold (a categorical) or to a
-``[low, high]`` range, both ends included, either open (``None``; datetimes as ISO text). Rows
+A condition (``where``) maps a column to the levels it may hold (a categorical, its ``other``
+level included: the model makes it) or to a ``[low, high]`` range, both ends included, either open
+(``None``; datetimes as ISO text, a date without a time as its high end meaning that whole day:
+``["2024-06-01", "2024-06-01"]`` is the day, not the instant of its midnight). Rows
 are drawn as unconditional rows are, in rounds, and kept when they meet every condition: nothing
 is clipped or overwritten into shape, so a column not conditioned on follows the model's own
 distribution given the conditions. The rounds stop at :data:`MAX_DRAWN` rows, or sooner when the
@@ -18,6 +20,8 @@ unknown column, a level the schema lacks, a range outside a clipped column's bou
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +42,11 @@ MAX_DRAWN = 1_000_000
 FIRST_ROUND = 20_000
 #: The largest round (memory: a round's rows are one frame).
 MAX_ROUND = 250_000
+#: A date written without a time of day (ISO ``2024-06-01``).
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: How far before the next midnight a day written as a high end reaches (seconds): the day's last
+#: instant a float of seconds since 1970 tells from midnight.
+_DAY_END_S = 1e-6
 
 
 class ConditionError(WgangpError):
@@ -181,8 +190,8 @@ def _levels(column: ColumnSchema, wanted: Any) -> Condition:
     levels = []
     for value in wanted:
         level = column.lookup.find(value)
-        if level is None or level == column.other:
-            known = [v for v in column.levels or () if v != column.other]
+        if level is None:
+            known = list(column.levels or ())
             raise ConditionError(
                 f"where: {shown_text(value)} is not a level of {column.name} the model makes; "
                 f"its levels are {shown(known, 8)}"
@@ -199,7 +208,7 @@ def _range(column: ColumnSchema, wanted: Any, bounds: tuple[float, float] | None
             f"where: {column.name} is a {column.kind} column: give a range [low, high] (null for "
             f"an open end), got {shown_text(wanted)}"
         )
-    low, high = (_number(column, end) for end in wanted)
+    low, high = _number(column, wanted[0]), _number(column, wanted[1], high_end=True)
     shown_range = f"[{', '.join('null' if e is None else shown_text(e) for e in wanted)}]"
     if low is not None and high is not None and low > high:
         raise ConditionError(f"where: {column.name}'s range {shown_range} is empty (low > high)")
@@ -216,7 +225,9 @@ def _range(column: ColumnSchema, wanted: Any, bounds: tuple[float, float] | None
     )
 
 
-def _number(column: ColumnSchema, end: Any) -> float | None:
+def _number(column: ColumnSchema, end: Any, high_end: bool = False) -> float | None:
+    """An end of a range in the column's units; a day (a date without a time) as the high end
+    reaches to that day's last instant."""
     if end is None:
         return None
     if column.kind == "datetime":
@@ -229,9 +240,13 @@ def _number(column: ColumnSchema, end: Any) -> float | None:
                 f"where: {column.name} is a datetime column: give ISO dates "
                 f"(2024-03-01 or 2024-03-01T23:00), got {shown_text(end)}"
             )
+        day = _is_day(end)
+        if day and high_end:
+            stamp += pd.Timedelta(days=1)
         if column.zone is not None:
             stamp = in_zone(stamp, column.zone)
-        return bound_seconds(stamp.isoformat())
+        seconds = bound_seconds(stamp.isoformat())
+        return seconds - _DAY_END_S if day and high_end else seconds
     try:
         number = float("nan") if isinstance(end, bool) else float(end)  # True is no number
     except (TypeError, ValueError):
@@ -242,6 +257,13 @@ def _number(column: ColumnSchema, end: Any) -> float | None:
             f"got {shown_text(end)}"
         )
     return number
+
+
+def _is_day(end: Any) -> bool:
+    """Whether a datetime end names a whole day: ISO text without a time, or a ``date``."""
+    if isinstance(end, dt.date) and not isinstance(end, dt.datetime):
+        return True
+    return isinstance(end, str) and _DAY.fullmatch(end.strip()) is not None
 
 
 def _shown_bound(column: ColumnSchema, value: float) -> str:

@@ -1,9 +1,18 @@
-"""Give a large answer's memory back to the system once the server has sent it.
+"""Memory checks for large draws, and memory given back after them.
 
-The scoring server encodes the rows ``predict`` returns as JSON after ``predict`` has returned (a
-few hundred MB for the largest request), and glibc keeps freed heap pages mapped, so the
-process's memory would stay at its peak. After a large request a daemon thread collects garbage
-and calls ``malloc_trim(0)`` every few seconds for a while, until the answer is long gone.
+**What a draw needs.** A sample is drawn whole: the generator's noise, its rows in the networks'
+space (a float per one-hot level), their calibrated and drawn copies, then the frame in the
+table's units. :func:`draw_bytes_per_row` is that peak per row from the model's own shape (latent
+size, the networks' width, the table's columns), measured (``python -m scripts.sample_memory``,
+docs/reliability.md); a draw the machine cannot hold is refused in one line
+(:func:`available_memory`), before anything is allocated (:func:`draw_memory`).
+``python -m wgangp.sample`` never holds more than a chunk (:func:`chunks`).
+
+**Memory given back.** The scoring server encodes the rows ``predict`` returns as JSON after
+``predict`` has returned (a few hundred MB for the largest request), and glibc keeps freed heap
+pages mapped, so the process's memory would stay at its peak. After a large request a daemon
+thread collects garbage and calls ``malloc_trim(0)`` every few seconds for a while, until the
+answer is long gone.
 """
 
 from __future__ import annotations
@@ -14,6 +23,112 @@ import ctypes.util
 import gc
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from wgangp.errors import WgangpError
+
+#: Peak bytes of a drawn row (docs/reliability.md measures them): the noise is drawn in float64
+#: and cast to float32 (12 bytes a latent dimension, the first peak); the rest of the draw keeps
+#: the float32 noise beside the networks' rows and their float64 copies (26 bytes a unit of the
+#: networks' width: calibration, one-hots drawn from probabilities) and the frame (28 bytes a
+#: column). The second peak is the larger unless the networks' space is narrow.
+NOISE_BYTES_PER_LATENT = 12
+KEPT_BYTES_PER_LATENT = 4
+BYTES_PER_WIDTH = 26
+BYTES_PER_COLUMN = 28
+#: Allocator slack over the measured peaks (the estimate reads 1.25x to 1.8x what was measured).
+MARGIN = 1.25
+
+
+class DrawTooLargeError(WgangpError):
+    """A draw larger than the memory this machine has left."""
+
+    reason = "config"
+
+
+def draw_bytes_per_row(latent_dim: int, width: int, columns: int) -> int:
+    """Peak bytes per row of a draw from a model of this shape (module doc)."""
+    noise = NOISE_BYTES_PER_LATENT * latent_dim
+    rows = KEPT_BYTES_PER_LATENT * latent_dim + BYTES_PER_WIDTH * width + BYTES_PER_COLUMN * columns
+    return int(MARGIN * max(noise, rows))
+
+
+def checked_rows(n: object) -> int:
+    """A number of rows to draw: a whole number >= 0 (a whole float such as ``500.0`` too)."""
+    whole = None
+    if isinstance(n, int | np.integer | float) and not isinstance(n, bool):  # True is no count
+        whole = None if isinstance(n, float) and not n.is_integer() else int(n)
+    if whole is None or whole < 0:
+        raise WgangpError(
+            f"n must be a whole number of rows >= 0, got {n!r}; e.g. synthesizer.sample(500)"
+        )
+    return whole
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate: the system's available memory, or the container's
+    limit minus its use when that is lower (None when neither can be read)."""
+    limits = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                limits.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        cap = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if cap != "max":
+            limits.append(int(cap) - int(used))
+    except (OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+@contextlib.contextmanager
+def draw_memory(n: int, latent_dim: int, width: int, columns: int) -> Iterator[None]:
+    """A draw of ``n`` rows from a model of this shape: refused before it starts when the machine
+    cannot hold it (:func:`draw_bytes_per_row`), and a ``MemoryError`` inside (the estimate's
+    margin not enough) told in the same line."""
+    per_row = draw_bytes_per_row(latent_dim, width, columns)
+    shape = f"this model: latent {latent_dim}, width {width}, {columns} columns"
+    available = available_memory()
+    if available is not None and n * per_row > available:
+        raise DrawTooLargeError(_too_large(n, per_row, shape, available))
+    try:
+        yield
+    except MemoryError:
+        raise DrawTooLargeError(_too_large(n, per_row, shape, available_memory() or 0)) from None
+
+
+def _too_large(n: int, per_row: int, shape: str, available: int) -> str:
+    most = max(1, available // per_row) // 1000 * 1000
+    return (
+        f"{n:,} rows need about {n * per_row / 1e9:.1f} GB of memory ({per_row:,} bytes a row "
+        f"for {shape}) and {available / 1e9:.1f} GB are available; ask for at most about "
+        f"{most:,} rows a call, or stream them into a file: python -m wgangp.sample n={n} "
+        "output=rows.parquet"
+    )
+
+
+def chunks(rows: int, seed: int, chunk_rows: int) -> Iterator[tuple[int, int]]:
+    """A draw of ``rows`` as chunks of at most ``chunk_rows``: each chunk's size and seed
+    (:func:`chunk_seed`); one empty chunk for 0 rows (the frame's columns and types)."""
+    for chunk, start in enumerate(range(0, max(rows, 1), chunk_rows)):
+        yield min(chunk_rows, rows - start), chunk_seed(seed, chunk)
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The seed of a large draw's ``chunk``-th chunk: the draw's own for the first (a draw of one
+    chunk is the plain sample), then seeds of their own, apart from any seed a chunk's
+    conditional rounds derive (``SeedSequence([seed, round])``)."""
+    if chunk == 0:
+        return seed
+    return int(np.random.SeedSequence(seed, spawn_key=(chunk,)).generate_state(1)[0])
+
 
 #: How long after a large request memory is trimmed, and how often.
 TRIM_FOR_S = 180.0

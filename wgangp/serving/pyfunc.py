@@ -10,12 +10,18 @@ the rare class: 1, fraud, for Kaggle's file) drawn with
 ``seed`` (default: the row's position). The answer is the requested rows stacked in input order,
 in original units with the original column names; a gap (a user's table's empty cell) is None,
 JSON ``null`` on the wire. The param ``where`` (JSON text: ``{"amount": [500, null]}``) asks
-every request for rows that meet its conditions (:mod:`wgangp.serving.conditions`).
+every request for rows that meet its conditions (:mod:`wgangp.serving.conditions`); any other
+param is refused (HTTP 400), where MLflow alone would drop it with a warning and answer 200.
 """
 
 from __future__ import annotations
 
+import ast
+import difflib
 import json
+import logging
+import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +44,8 @@ MAX_ROWS_PER_CALL = 250_000
 #: From this many rows on, the heap is trimmed after the answer (:mod:`.memory`).
 LARGE_ANSWER_ROWS = 50_000
 _MODEL_CODE = Path(__file__).with_name("model_code.py")
+#: The params the model takes (its signature's); any other is a mistake, refused.
+PARAMS = ("where",)
 
 
 def _bad_request(message: str) -> Exception:
@@ -112,13 +120,72 @@ def _whole(value, name: str, row: int, default: int | None) -> int:
     return int(number)
 
 
+class DroppedParams(logging.Filter):
+    """The params MLflow dropped before ``predict``: it enforces the signature's param schema
+    itself and drops an unknown name (a misspelled ``wehre``) with only a warning on the logger
+    ``mlflow.models.utils``, so the model would answer rows without the conditions asked for.
+    This filter, on that logger, keeps the names it dropped for the same thread's next
+    ``predict`` (MLflow logs them in that call, just before); it drops no record."""
+
+    LOGGER = "mlflow.models.utils"
+    _LINE = re.compile(
+        r"Unrecognized params (\[.*?\]) are ignored.*Supported params are: (\{.*?\})"
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._local = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        found = self._LINE.search(record.getMessage())
+        if found:
+            try:
+                names, supported = ast.literal_eval(found[1]), ast.literal_eval(found[2])
+            except (ValueError, SyntaxError):
+                return True
+            if set(supported) == set(PARAMS):  # this model's schema, not another model's
+                self._local.names = [str(name) for name in names]
+        return True
+
+    def take(self) -> list[str]:
+        """The names dropped since the last call in this thread (then forgotten)."""
+        names = getattr(self._local, "names", [])
+        self._local.names = []
+        return names
+
+    @classmethod
+    def installed(cls) -> DroppedParams:
+        """The one filter on MLflow's logger, added on first use."""
+        logger = logging.getLogger(cls.LOGGER)
+        found = next((f for f in logger.filters if isinstance(f, cls)), None)
+        if found is None:
+            found = cls()
+            logger.addFilter(found)
+        return found
+
+
+def unknown_params_line(names: list[str]) -> str:
+    """The 400's line for params the model does not take (a close name suggested)."""
+    close = difflib.get_close_matches(names[0], PARAMS, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return (
+        f"params {', '.join(repr(n) for n in names)} not taken by this model; {hint}its one param "
+        'is where, JSON text of conditions such as {"amount": [500, null]}'
+    )
+
+
 class SynthesizerModel(mlflow.pyfunc.PythonModel):
     """pyfunc body: each input row asks for ``n`` rows of class ``label`` (seed optional)."""
 
     def load_context(self, context) -> None:
         self.synthesizer = Synthesizer.load(Path(context.artifacts[BUNDLE]))
+        self._dropped = DroppedParams.installed()
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
+        dropped = self._dropped.take() if hasattr(self, "_dropped") else []
+        unknown = dropped + [str(k) for k in (params or {}) if k not in PARAMS]
+        if unknown:
+            raise _bad_request(unknown_params_line(unknown))
         requests = parse_requests(model_input, self.synthesizer.schema)
         conditions = self._conditions((params or {}).get("where"))
         draw = self.synthesizer.sample_class
@@ -182,7 +249,7 @@ def model_signature(table: TableSchema):
         ]
     )
     outputs = Schema([ColSpec(c.value_type, c.name) for c in table.columns])
-    params = ParamSchema([ParamSpec("where", DataType.string, "")])
+    params = ParamSchema([ParamSpec(PARAMS[0], DataType.string, "")])
     return ModelSignature(inputs=inputs, outputs=outputs, params=params)
 
 

@@ -18,7 +18,7 @@ all sample through here.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -56,6 +56,7 @@ from wgangp.serving.conditions import Condition, parse_where, sample_where
 from wgangp.serving.copula import GaussianCopula
 from wgangp.serving.labels import label_class, label_value
 from wgangp.serving.latent_moves import latent_noise, sample_conditioned
+from wgangp.serving.memory import checked_rows, chunks, draw_memory
 from wgangp.serving.mixture import CopulaMixture
 
 _FORMAT = "wgangp.synthesizer/3"
@@ -126,9 +127,28 @@ class Synthesizer:
         names (``label="yes"``; 1 or 0 for Kaggle's file; None: the class the model
         synthesizes), each meeting every condition of ``where`` (:mod:`.conditions`:
         ``{"merchant": ["online"], "amount": [500, None]}``). ``seed`` None: a fresh one."""
+        rows = checked_rows(n)
         klass = RARE if label is None else self.class_of(label)
         conditions = self.conditions(where) if where else ()
-        return self.sample_class(n, klass, _checked_seed(seed), batch_size, conditions)
+        with draw_memory(rows, self.latent_dim, self.width, len(self.columns)):
+            return self.sample_class(rows, klass, _checked_seed(seed), batch_size, conditions)
+
+    def sample_chunks(
+        self,
+        n: int,
+        label: object = None,
+        seed: int | None = None,
+        *,
+        where: Mapping[str, Any] | None = None,
+        chunk_rows: int = 100_000,
+    ) -> Iterator[pd.DataFrame]:
+        """:meth:`sample`'s rows as frames of at most ``chunk_rows``, each drawn when the last
+        was taken: a draw of any size in one chunk's memory. The first chunk is the plain
+        sample of its size; the same arguments give the same rows (:func:`.memory.chunks`)."""
+        klass = RARE if label is None else self.class_of(label)
+        conditions = self.conditions(where) if where else ()
+        for size, seed_ in chunks(checked_rows(n), _checked_seed(seed), chunk_rows):
+            yield self.sample_class(size, klass, seed_, conditions=conditions)
 
     def conditions(self, where: Mapping[str, Any]) -> tuple[Condition, ...]:
         """``where`` checked against the schema and the fitted bounds (:mod:`.conditions`)."""

@@ -2,12 +2,16 @@
 
 What a secret is (a URL's user info and secret query values, the credentials' values) is
 :mod:`wgangp.redaction`'s; here :func:`~wgangp.redaction.redact` is applied to files
-(:func:`scrub_secrets`) and to log records (:class:`RedactingFilter`), whoever logs them.
+(:func:`scrub_secrets`) and to log records (:class:`RedactingFilter`), whoever logs them. A
+tracking server's password never stays in a URI MLflow holds (:func:`credentials_to_environment`):
+MLflow prints that URI itself, out of any log, when a run ends.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import urllib.parse
 from pathlib import Path
 
 from wgangp.files import write_text
@@ -65,3 +69,35 @@ def redact_logs() -> None:
     for handler in handlers:
         if not any(isinstance(f, RedactingFilter) for f in handler.filters):
             handler.addFilter(_FILTER)
+
+
+#: Where MLflow reads a tracking server's basic-auth credentials besides the URI.
+USERNAME_VAR, PASSWORD_VAR = "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"
+
+
+def credentials_to_environment(uri: str) -> str:
+    """``uri`` (an ``http(s)://user:password@host`` URL) without its user info, the user name
+    and password moved to ``MLFLOW_TRACKING_USERNAME`` / ``MLFLOW_TRACKING_PASSWORD``, and
+    ``$MLFLOW_TRACKING_URI`` rewritten the same way when it held that URI.
+
+    MLflow writes the URI it holds to stdout when a run ends ("View run ... at: <uri>"), with
+    ``print``, not a logger: only a URI without the password keeps it off the screen. MLflow sends
+    the two variables as the same basic auth. Both set already, they win, as they did over the
+    URI's user info; one alone MLflow never sent, so the URI's pair replaces it. Any other URI is
+    returned as it is."""
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme not in ("http", "https") or parts.password is None:
+        return uri
+    if basic_auth() is None:
+        os.environ[USERNAME_VAR] = urllib.parse.unquote(parts.username or "")
+        os.environ[PASSWORD_VAR] = urllib.parse.unquote(parts.password)
+    bare = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    if os.environ.get("MLFLOW_TRACKING_URI") == uri:
+        os.environ["MLFLOW_TRACKING_URI"] = bare
+    return bare
+
+
+def basic_auth() -> tuple[str, str] | None:
+    """The basic-auth credentials MLflow sends to a tracking server from the environment."""
+    user, password = os.environ.get(USERNAME_VAR), os.environ.get(PASSWORD_VAR)
+    return (user, password) if user and password else None

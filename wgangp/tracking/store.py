@@ -20,6 +20,7 @@ from pathlib import Path
 
 from wgangp.errors import TrackingError
 from wgangp.redaction import redact
+from wgangp.tracking.secrets import basic_auth, credentials_to_environment
 
 log = logging.getLogger("wgangp.tracking")
 
@@ -73,7 +74,7 @@ def resolve_tracking_uri(uri: str | None, launch_dir: Path) -> str:
         )
     if chosen.startswith(SQLITE):
         _check_sqlite_directory(Path(chosen[len(SQLITE) :]), launch_dir)
-    return chosen
+    return credentials_to_environment(chosen)
 
 
 def _check_sqlite_directory(database: Path, launch_dir: Path) -> None:
@@ -98,16 +99,16 @@ def check_reachable(uri: str, timeout: float = 5.0) -> None:
         return
     parts = urllib.parse.urlsplit(uri)
     request = urllib.request.Request(f"{uri.rstrip('/')}/health")
+    credentials = basic_auth()  # as MLflow sends them: the environment's first
     if parts.username is not None:  # urllib would take user:password@ for part of the host
         netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         bare = urllib.parse.urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
-        token = (
-            f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
-        )
-        request = urllib.request.Request(
-            f"{bare}/health",
-            headers={"Authorization": f"Basic {base64.b64encode(token.encode()).decode()}"},
-        )
+        request = urllib.request.Request(f"{bare}/health")
+        unquote = urllib.parse.unquote
+        credentials = credentials or (unquote(parts.username), unquote(parts.password or ""))
+    if credentials is not None:
+        token = base64.b64encode(":".join(credentials).encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()

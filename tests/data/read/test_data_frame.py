@@ -82,3 +82,27 @@ def test_dates_and_times_of_day_as_objects_read_as_a_parquet_files_do() -> None:
     table = read_data_frame(frame, label="status", positive="bad", max_rows=100, seed=0).frame
     assert pd.api.types.is_datetime64_any_dtype(table["day"])
     assert table["at"].iloc[3] == "03:30:00"
+
+
+def test_a_column_of_mixed_types_reads_as_text_and_fits_the_schema_inferred_from_it(caplog) -> None:
+    """1, 'a', 2.5, None and True in one object column: read as the text a CSV of the frame
+    holds, so the schema inferred from the frame accepts the frame's own rows (it refused 80
+    values: True and 1 are one value to pandas, two to the schema's levels)."""
+    from support.tables import fraud_team_table
+
+    from wgangp.data.schema.inference import infer_schema
+    from wgangp.data.schema.validation import validate_table
+
+    caplog.set_level(logging.INFO, "wgangp")
+    frame = fraud_team_table(400, 60)
+    cells = [1, "a", 2.5, None, True]
+    frame["mixed"] = pd.Series([cells[i % 5] for i in range(400)], dtype=object)
+    table = read_data_frame(frame, label="is_fraud", positive=None, max_rows=10_000, seed=0).frame
+    assert table["mixed"].value_counts().to_dict() == {"1": 80, "a": 80, "2.5": 80, "True": 80}
+    assert table["mixed"].isna().sum() == 80
+    assert "column(s) mixed mix value types (numbers, text, booleans), read as their" in caplog.text
+    schema = infer_schema(table, "is_fraud")
+    assert set(schema.column("mixed").levels) == {"1", "a", "2.5", "True"}
+    valid = validate_table(table, schema, source="DataFrame", min_rows_per_class=1)
+    assert valid["mixed"].notna().sum() == 320
+    assert frame["mixed"].tolist()[:5] == cells  # the caller's frame is untouched

@@ -394,3 +394,29 @@ def test_inferred_bounds_and_fills_name_no_row(name: str) -> None:
         low, high = column.bounds
         assert values.min() <= low <= high <= values.max(), column.name
         assert not {low, high, fitted.fill} & rare, column.name
+
+
+def test_a_nullable_boolean_column_comes_back_as_pandas_boolean() -> None:
+    """A ``boolean`` column with gaps comes back ``boolean`` (True, False, <NA>), not objects."""
+    from wgangp.data.schema.validation import validate_table
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "flag": pd.array([True, False, None, True] * 100, dtype="boolean"),
+            "amount": rng.gamma(2.0, 10.0, 400).round(2),
+            "y": np.where(rng.random(400) < 0.3, "bad", "good"),
+        }
+    )
+    schema = infer_schema(frame, "y")
+    table = validate_table(frame, schema, source="frame", min_rows_per_class=1)
+    classes = schema.classes(table["y"])
+    fitted = TableTransform.fit(table, schema, classes)
+    back = fitted.inverse(fitted.transform(table, classes), classes)
+    assert back["flag"].dtype == "boolean"
+    assert back["flag"].isna().sum() == 100 and set(back["flag"].dropna()) == {True, False}
+    whole = frame.assign(flag=frame["flag"].fillna(False))
+    schema = infer_schema(whole, "y")
+    table = validate_table(whole, schema, source="frame", min_rows_per_class=1)
+    fitted = TableTransform.fit(table, schema, classes)
+    assert fitted.inverse(fitted.transform(table, classes), classes)["flag"].dtype == bool

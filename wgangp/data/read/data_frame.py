@@ -1,7 +1,13 @@
 """A pandas DataFrame given in Python (:func:`wgangp.fit`) as a table: its columns read by the
 rules a Parquet file's are (:mod:`.parquet_columns`: categories as their values, dates as
 datetimes, nested columns dropped with a line), kept under the same cap by the same rule
-(:func:`~wgangp.data.read.big_tables.cap_rows`). The frame itself is never changed."""
+(:func:`~wgangp.data.read.big_tables.cap_rows`). The frame itself is never changed.
+
+A column of Python objects of several types (``1``, ``'a'``, ``2.5``, ``True``), which no Parquet
+file can hold, is read as its cells' text, as a CSV of the frame holds them (``'1'``, ``'a'``,
+``'2.5'``, ``'True'``), with a line: read as they are, ``True`` and ``1`` would be one value to
+pandas and another to the schema's levels, and the schema inferred from the frame would refuse
+the frame's own rows."""
 
 from __future__ import annotations
 
@@ -20,6 +26,11 @@ log = logging.getLogger("wgangp.data")
 
 #: How error lines and the run's records name a DataFrame's table.
 ORIGIN = "DataFrame"
+#: The log line of the columns of mixed types read as text (after ORIGIN).
+MIXED_LINE = (
+    "column(s) {names} mix value types (numbers, text, booleans), read as their text as a CSV "
+    "of the frame holds them"
+)
 
 
 def read_data_frame(
@@ -49,15 +60,22 @@ def read_data_frame(
     if repeated:
         raise DataError(f"{ORIGIN}: column(s) {shown(repeated)} appear more than once; rename them")
     cells = {}
-    nested = []
+    nested, mixed = [], []
     for name in names:
-        kind = _arrow_type(frame[name])
+        values = frame[name].reset_index(drop=True)
+        kind = _arrow_type(values)
         if kind is not None and pa.types.is_nested(values_type(kind)):
             nested.append(name)
             continue
-        cells[name] = plain_cells(frame[name].reset_index(drop=True), kind)
+        if kind is None and pd.api.types.is_object_dtype(values):  # objects Arrow cannot type
+            mixed.append(name)
+            cells[name] = _as_text(values)
+            continue
+        cells[name] = plain_cells(values, kind)
     if nested:
         log.info("%s: %s", ORIGIN, NESTED_LINE.format(names=", ".join(nested)))
+    if mixed:
+        log.info("%s: %s", ORIGIN, MIXED_LINE.format(names=", ".join(mixed)))
     table = pd.DataFrame(cells, columns=[n for n in names if n not in nested])
     return cap_rows(
         table.reset_index(drop=True),
@@ -82,3 +100,9 @@ def _arrow_type(values: pd.Series) -> pa.DataType | None:
         return pa.array(values, from_pandas=True).type
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return None
+
+
+def _as_text(values: pd.Series) -> pd.Series:
+    """Each present cell as its text (``str``), gaps kept: how a CSV of the column reads."""
+    texts = values.map(lambda v: v if isinstance(v, str) else str(v), na_action="ignore")
+    return texts.astype("str") if texts.notna().any() else texts

@@ -17,7 +17,9 @@ one line and exit 2.
 from __future__ import annotations
 
 import difflib
+import errno
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -207,7 +209,22 @@ def _with_label(schema: TableSchema, data: DataConfig, named: str) -> TableSchem
 
 
 def _absent(data: DataConfig, wanted: Path) -> str:
-    """The one line for a ``data.path`` the user named that is not there (a close name)."""
+    """The one line for a ``data.path`` the user named that is not there (a close name), or
+    whose symbolic link loops or leads nowhere."""
+    if wanted.is_symlink():
+        fix = "point the link at the table's file, or set data.path to the file itself"
+        try:
+            os.stat(wanted)
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                return (
+                    f"data.path={data.path}: {wanted} is a symbolic link that leads back to "
+                    f"itself (a loop); {fix}"
+                )
+        return (
+            f"data.path={data.path}: {wanted} is a symbolic link to {os.readlink(wanted)}, "
+            f"which does not exist; {fix}"
+        )
     folder = wanted.parent
     names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
     close = difflib.get_close_matches(wanted.name, names, n=1, cutoff=0.6)

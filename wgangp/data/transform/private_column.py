@@ -8,7 +8,10 @@ releases each through :mod:`wgangp.privacy.mechanisms` instead and returns the r
 - a number or a datetime: first its bounds, unless the schema gives them, off the geometric grid
   (:func:`~wgangp.privacy.mechanisms.dp_bounds`: 0.1% and 99.9%, moved out to their bins'
   edges, weak evidence spread evenly: with a few hundred entities the tails are below the
-  noise, and pulling them in would clip the column to its middle); then one noisy quantile tree
+  noise, and pulling them in would clip the column to its middle), a datetime's off
+  :data:`DATE_GRID` instead, with weak evidence spread evenly at every width (noise that drowns
+  every count gives the grid's whole span, never an instant pandas cannot hold); then one noisy
+  quantile tree
   per scale (every row, and each class unless ``per_class`` is false) on 1,024 equal bins
   between the bounds, read with weak evidence spread evenly too (inside the bounds there are no
   empty reaches to avoid, and piling it into one bin would make the column of a few hundred
@@ -32,6 +35,7 @@ import dp_accounting
 import numpy as np
 import pandas as pd
 
+from wgangp.data.schema.column_codes import bound_seconds
 from wgangp.data.schema.table_schema import CLASSES, ColumnSchema
 from wgangp.data.transform.fitted_column import (
     ALL_ROWS,
@@ -72,6 +76,13 @@ class PrivateFit:
 KNOTS = np.concatenate([[0.0, BOUND_TAIL], np.linspace(0.01, 0.99, 63), [1 - BOUND_TAIL, 1.0]])
 #: Equal bins between a column's released (or given) bounds, where its knots are read.
 BINS = 1024
+#: The public grid a datetime column's bounds are released on: 256 equal bins (2.15 years each)
+#: from 1700 to 2250, a span that holds the dates of tables (birth dates, transactions) and that
+#: pandas can write; dates outside it are clipped into it. The numbers' geometric grid is no grid
+#: for dates (seconds since 1970): under heavy noise its tree read put a bound at +-1e15 s, no
+#: date, or at 1e-8 s, every date 1970-01-01. docs/privacy.md compares the grids.
+DATE_GRID = np.linspace(bound_seconds("1700-01-01"), bound_seconds("2250-01-01"), 257)
+DATE_GRID.flags.writeable = False
 
 
 def fit_private_column(
@@ -99,10 +110,14 @@ def fit_private_column(
     if column.bounds is not None:  # the schema's: public
         low, high = FittedColumn(column, fill=0).low_high()
     else:
-        (low, high), event = dp_bounds(present, owners, noise_multiplier, rng, spread=BOUND_SPREAD)
+        dates = column.kind == "datetime"
+        grid, spread = (DATE_GRID, len(DATE_GRID)) if dates else (DEFAULT_GRID, BOUND_SPREAD)
+        (low, high), event = dp_bounds(
+            present, owners, noise_multiplier, rng, edges=grid, spread=spread
+        )
         events.append(event)
         column = replace(column, bounds=bounds_value(column, low, high))
-    edges = _equal_bins(low, high)
+    edges = _equal_bins(low, high, zero_bin=column.kind != "datetime")
     knots, event = dp_quantiles(present, owners, KNOTS, noise_multiplier, rng, edges, len(edges))
     knots = _zero_atom(knots, edges)
     events.append(event)
@@ -128,14 +143,15 @@ def _scale(knots: np.ndarray) -> QuantileScale:
     return QuantileScale([[float(k)] for k in knots], [float(p) for p in KNOTS])
 
 
-def _equal_bins(low: float, high: float) -> np.ndarray:
+def _equal_bins(low: float, high: float, zero_bin: bool = True) -> np.ndarray:
     """``BINS`` equal bins between the bounds, and, when 0 lies inside, a bin of width 1e-9 of
     the range at 0: a column's exact zeros (a debt, an asset, a seniority of none) fall in it,
-    and come back as 0 (:func:`_zero_atom`) rather than spread over the first bin."""
+    and come back as 0 (:func:`_zero_atom`) rather than spread over the first bin. Not for
+    dates (``zero_bin`` false): 1970-01-01T00:00 is no value a date column piles up at."""
     if not high > low:
         return DEFAULT_GRID
     edges = np.linspace(low, high, BINS + 1)
-    if low <= 0 < high:
+    if zero_bin and low <= 0 < high:
         edges = np.unique(np.concatenate([edges, [0.0, _zero_width(low, high)]]))
     return edges
 

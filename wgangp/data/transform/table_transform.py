@@ -284,6 +284,8 @@ class TableTransform:
             values = pd.Series(levels[part.argmax(axis=1)], dtype=object)
             if gaps is not None:
                 values[gaps] = None
+                if column.schema.value_type == "boolean":  # True, False and <NA>, not objects
+                    return values.astype("boolean")
             return values.infer_objects()
         numbers = _apply(column, part[:, 0], groups, "inverse")
         numbers = _shaped(
