@@ -262,6 +262,7 @@ def prepare_data(
             every_row_fits=True,
             description=table.description,
             releases=tuple(table.events),
+            entity=data.entity,
         )
     schema, frame, inferred = checked_table(loaded, data)
     assert frame is not None  # validated: no review asked
@@ -337,7 +338,7 @@ def _from_split(
         score_subsets=score_subsets,
         budget=budget,
         read=read,
-        entity=entity if description is None else data.entity,
+        entity=entity,
         description=description,
         releases=releases,
     )
