@@ -271,3 +271,30 @@ def test_the_shared_run_holds_no_count_and_the_team_report_does(run) -> None:
     assert "training rows withheld" in shared.data.tags["mlflow.note.content"]
     assert not shared.inputs.dataset_inputs and report.inputs.dataset_inputs
     assert not any(k.startswith("phase/") for k in shared.data.metrics)
+
+
+def test_a_kind_the_votes_released_that_no_training_cell_has_trains_as_always_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The noisy votes can, rarely, release a text column as a number: every cell then reads as
+    a gap. The run trains on (its releases noise alone) and says nothing the rows decide."""
+    import dataclasses
+
+    import wgangp.data.private_table as private_table
+    from wgangp.data.schema.description_votes import ColumnDescription
+
+    released = private_table.release_description
+
+    def merchant_as_integer(*args, **kwargs):
+        description = released(*args, **kwargs)
+        forced = ColumnDescription("merchant", "integer", nullable=True)
+        columns = tuple(forced if c.name == "merchant" else c for c in description.columns)
+        return dataclasses.replace(description, columns=columns)
+
+    monkeypatch.setattr(private_table, "release_description", merchant_as_integer)
+    table = tmp_path / "transactions.csv"
+    transactions_table(customers=200).to_csv(table, index=False)
+    result, _ = _train(tmp_path, table, "trainer.steps=2", "evaluate.enabled=false")
+    assert result.status == "FINISHED"
+    column = Synthesizer.load(Path(result.synthesizer_dir)).schema.column("merchant")
+    assert column.kind == "integer" and column.nullable

@@ -35,7 +35,7 @@ import dp_accounting
 import numpy as np
 import pandas as pd
 
-from wgangp.data.schema.column_codes import bound_seconds
+from wgangp.data.schema.column_codes import bound_seconds, column_codes
 from wgangp.data.schema.table_schema import CLASSES, ColumnSchema
 from wgangp.data.transform.fitted_column import (
     ALL_ROWS,
@@ -43,7 +43,6 @@ from wgangp.data.transform.fitted_column import (
     bounds_value,
     native_value,
     on_step,
-    present_codes,
 )
 from wgangp.data.transform.scales import QuantileScale
 from wgangp.privacy.mechanisms import (
@@ -98,7 +97,10 @@ def fit_private_column(
 ) -> tuple[FittedColumn, list[dp_accounting.DpEvent]]:
     """``column``'s fill, bounds and scales from DP releases of its present values (module doc),
     and the releases' events; ``entities``: each row's entity code (a row its own without one)."""
-    codes, gaps = present_codes(values, column, source)
+    # No present cell is no refusal here: a kind the noisy votes released that no training cell
+    # has (a rare draw) leaves every cell a gap, and refusing would tell so. The releases below
+    # are then noise alone; the column is learnt as always empty.
+    codes, gaps = column_codes(values, column, source)
     present = codes[~gaps]
     owners = np.asarray(entities, np.int64)[~gaps]
     if column.kind == "categorical":
