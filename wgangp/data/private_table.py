@@ -146,11 +146,7 @@ def release_table(
     description = release_description(readings, owners, budget.noise_multiplier, budget.rng)
     columns = draft_columns(description.kept(), readings)
     if not columns:
-        raise DataError(
-            f"{source}: under privacy.epsilon no column is released as a feature (each holds "
-            f"identifiers, or fewer than {description.threshold:.0f} entities hold a value: the "
-            "noise's threshold); declare the features in data.schema, or use a larger table"
-        )
+        raise _nothing_released(source, description.threshold)
     label_column = ColumnSchema(name=label, kind="categorical", levels=_label_levels(train[label]))
     chosen = find_value(label_column.levels or (), positive)
     if chosen is None:
@@ -169,7 +165,7 @@ def release_table(
         min_entities=budget.min_entities,
         rng=budget.rng,
     )
-    schema = _without_empty_columns(schema)
+    schema = _without_empty_columns(schema, source, budget.threshold)
     split = _read_parts(split, schema, entity)
     return PrivateTable(split, schema, description, [description.event, *events])
 
@@ -368,15 +364,25 @@ def _read_column(reading: CellReading, column: ColumnSchema) -> pd.Series:
     return pd.Series(numbers)
 
 
-def _without_empty_columns(schema: TableSchema) -> TableSchema:
+def _without_empty_columns(schema: TableSchema, source: str, threshold: float) -> TableSchema:
     """A text column whose selection released no level holds only ``other``: it tells nothing,
-    so it is dropped (post-processing)."""
+    so it is dropped (post-processing); when none is left, one line."""
     kept = tuple(
         c
         for c in schema.columns
         if c.name == schema.label or not (c.kind == "categorical" and c.levels == (c.other,))
     )
+    if len(kept) < 2:
+        raise _nothing_released(source, threshold)
     return replace(schema, columns=kept)
+
+
+def _nothing_released(source: str, threshold: float) -> DataError:
+    return DataError(
+        f"{source}: under privacy.epsilon no column is released as a feature (each holds "
+        f"identifiers, or fewer than {threshold:.0f} entities hold a value: the noise's "
+        "threshold); declare the features in data.schema, or use a larger table"
+    )
 
 
 def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:
