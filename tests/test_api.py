@@ -16,6 +16,7 @@ from support.tables import write_fraud_team_table
 
 import wgangp
 from wgangp.errors import ConfigError, DataError, WgangpError
+from wgangp.tracking.names import SELECTION_SCORE
 
 pytestmark = pytest.mark.slow
 
@@ -207,3 +208,66 @@ def test_evaluating_a_dataframe_run_again_asks_for_its_rows_as_a_file(both_runs,
         "to a file and pass it with data=FILE"
     )
     documented(line.removeprefix("wgangp: error: "), run=fit_id)
+
+
+def test_the_core_fit_trains_the_same_model_and_leaves_nothing_behind(
+    both_runs, tmp_path, monkeypatch
+) -> None:
+    """``track=False``: no Hydra composition, no MLflow run, no file in the working folder or
+    the temporary one; the same seed trains the same model as the tracked fit."""
+    import hydra
+
+    uri, _, fit_id, tracked, table = both_runs
+    work, scratch = tmp_path / "work", tmp_path / "scratch"
+    work.mkdir(), scratch.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'never.db'}")
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+
+    def no_composition(*args, **kwargs):
+        raise AssertionError("the core fit composed a Hydra config")
+
+    monkeypatch.setattr(hydra, "compose", no_composition)
+    synthesizer = wgangp.fit(pd.read_csv(table), label="is_fraud", overrides=OVERRIDES, track=False)
+    assert synthesizer.run_id is None and synthesizer.model_uri is None
+    assert list(work.iterdir()) == [] and list(scratch.iterdir()) == []
+    assert not (tmp_path / "never.db").exists()
+    logged = MlflowClient(uri).get_run(fit_id).data.metrics
+    assert synthesizer.metrics[SELECTION_SCORE] == pytest.approx(logged[SELECTION_SCORE], rel=1e-3)
+    assert tracked.metrics[SELECTION_SCORE] == pytest.approx(logged[SELECTION_SCORE], rel=1e-3)
+    pd.testing.assert_frame_equal(synthesizer.sample(30, seed=8), tracked.sample(30, seed=8))
+    saved = synthesizer.save(tmp_path / "kept")
+    pd.testing.assert_frame_equal(
+        wgangp.load(str(saved)).sample(30, seed=8), synthesizer.sample(30, seed=8)
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "line"),
+    [
+        (
+            {"tracking_uri": "sqlite:///x.db"},
+            "fit(track=False) keeps no MLflow run and no folder: drop tracking_uri= and "
+            "output_dir=, or fit with track=True",
+        ),
+        (
+            {"overrides": ["+experiment=stable_gp"]},
+            "fit(track=False) takes key=value overrides of the schema's keys, not "
+            "'+experiment=stable_gp' (a config group or +/~): fit with track=True",
+        ),
+        (
+            {"overrides": ["trainer.stepz=5"]},
+            "unknown config key 'trainer.stepz' in override 'trainer.stepz=5'; did you mean "
+            "'trainer.steps'?",
+        ),
+    ],
+    ids=["a tracking store", "a config group", "unknown key"],
+)
+def test_a_core_fit_mistake_is_one_line(tmp_path, monkeypatch, kwargs, line) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        wgangp.fit(pd.DataFrame({"a": [1, 2], "y": [0, 1]}), label="y", track=False, **kwargs)
+    assert str(err.value) == line
+    if "track=" in line:
+        documented(line)
+    assert list(tmp_path.iterdir()) == []

@@ -72,6 +72,8 @@ class HistorySynthesizer:
     origin: str = ""
     run_id: str | None = None
     model_uri: str | None = None
+    #: The run's final figures when :func:`wgangp.fit` made it (as :class:`Synthesizer`'s).
+    metrics: dict[str, float] = field(default_factory=dict)
     privacy: dict[str, Any] | None = field(default=None)
 
     @property

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -89,6 +89,9 @@ class Synthesizer:
     #: :func:`wgangp.fit` or :func:`wgangp.load` made it; None otherwise.
     run_id: str | None = None
     model_uri: str | None = None
+    #: The run's final figures (the selection's score, the held-out evaluation) when
+    #: :func:`wgangp.fit` made it; empty otherwise (a bundle keeps none).
+    metrics: dict[str, float] = field(default_factory=dict)
     #: What it was trained under (``privacy.epsilon``: epsilon spent, delta, how they were
     #: spent, where the noise came from), as ``synthesizer.json`` carries it; None: no privacy.
     #: Whether that is a guarantee: :attr:`guarantee`.
