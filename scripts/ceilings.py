@@ -37,7 +37,7 @@ from wgangp.data.builtin.creditcard import feature_names
 from wgangp.data.prepare import PreparedData, prepare_data
 from wgangp.errors import WgangpError
 from wgangp.evaluation.detection import boosting_model, detection_metrics
-from wgangp.evaluation.privacy import near_copy_share
+from wgangp.evaluation.disclosure import near_copy_share
 from wgangp.evaluation.utility import normal_subsample, score_detector
 
 #: Columns on a log1p scale for jittering: heavy right tail, never negative.

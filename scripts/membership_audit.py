@@ -22,7 +22,7 @@ checked on the run's split before training.
 
 The attack. The shipped synthesizer draws M rare-class rows (M = the training split's rare
 rows); a candidate's score is minus its distance to the nearest drawn row in the mixed-type
-space of the near-copy figures (``wgangp.evaluation.privacy``: the table's encoding fitted on
+space of the near-copy figures (``wgangp.evaluation.disclosure``: the table's encoding fitted on
 the training rare rows, ``closest_records``). A high score guesses "member". Every row in that
 space (candidates, drawn rows, SMOTE's rows and the training rare rows the scales are fitted
 on) is read by the levels of the schema that ships in the bundle: under ``privacy.epsilon`` it
@@ -139,8 +139,8 @@ def run_seed(
     from scripts.tables_benchmark.codes import TableCodes
     from scripts.tables_benchmark.default_model import compose, train_default
     from wgangp.data.schema.table_schema import RARE
+    from wgangp.evaluation.disclosure import closest_records
     from wgangp.evaluation.encoding import TableEncoding
-    from wgangp.evaluation.privacy import closest_records
     from wgangp.serving.synthesizer import Synthesizer
 
     start = time.perf_counter()

@@ -117,7 +117,7 @@ def score(
     from wgangp.data.prepare import prepare_data
     from wgangp.data.schema.table_schema import RARE
     from wgangp.evaluation.detection import detection_metrics
-    from wgangp.evaluation.privacy import near_copy_share
+    from wgangp.evaluation.disclosure import near_copy_share
     from wgangp.serving.synthesizer import Synthesizer
     from wgangp.synthesis.selection import ValidationProbe
 

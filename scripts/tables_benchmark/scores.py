@@ -6,7 +6,7 @@
   tell; the control (real training rare rows against the held-out ones) is the floor at this
   number of rows.
 - ``near_copies``: the share of rows nearer a training rare row than 95% of the held-out rare
-  rows are, identical rows counting once (:func:`wgangp.evaluation.privacy.near_copy_share_rows`:
+  rows are, identical rows counting once (:func:`wgangp.evaluation.disclosure.near_copy_share_rows`:
   the benchmark's tables name no entity column). The control's is that of
   real rare rows nobody trained on (another held-out split's): what rows as new as real ones
   read. Its mean is above 0.05 (the threshold is an order statistic of a few dozen rows) and it
@@ -25,7 +25,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from wgangp.data.schema.table_schema import TableSchema
 from wgangp.evaluation.detection import boosting_model, half_split_aucs
-from wgangp.evaluation.privacy import near_copy_share_rows
+from wgangp.evaluation.disclosure import near_copy_share_rows
 
 #: Relative tolerance of an exact copy (float32 output against the file's digits).
 COPY_RTOL = 1e-6

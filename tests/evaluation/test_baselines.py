@@ -6,7 +6,7 @@ import numpy as np
 from scipy.stats import ks_2samp
 
 from wgangp.evaluation.baselines import copula_rare, smote_rare
-from wgangp.evaluation.privacy import near_copy_share
+from wgangp.evaluation.disclosure import near_copy_share
 
 
 def skewed_frauds(n: int, seed: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""run_evaluation on a table of customers' transactions: privacy counts customers, not rows."""
+"""run_evaluation on a table of customers' transactions: disclosure counts customers, not rows."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from wgangp.config import EvaluateConfig
 from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.errors import DataError
-from wgangp.evaluation.privacy import near_copy_share_rows
+from wgangp.evaluation.disclosure import near_copy_share_rows
 from wgangp.evaluation.suite import EvaluationResult, run_evaluation
 
 SCHEMA = TableSchema(
@@ -72,8 +72,8 @@ def result() -> EvaluationResult:
     return run_evaluation(TRAIN, TEST, sampler, settings(), SCHEMA, entity="customer")
 
 
-def test_privacy_counts_the_customers(result: EvaluationResult) -> None:
-    table = result.tables["privacy"].set_index("rows")
+def test_disclosure_counts_the_customers(result: EvaluationResult) -> None:
+    table = result.tables["disclosure"].set_index("rows")
     baseline = table.loc["real_test_rare (baseline)"]
     assert (baseline["n"], baseline["entities"]) == (15 + 7 * 3, 8)
     reference = table.loc["real_train_rare (reference)"]
@@ -95,7 +95,7 @@ def test_privacy_counts_the_customers(result: EvaluationResult) -> None:
 def test_without_the_column_distinct_rows_are_the_entities() -> None:
     train, test = TRAIN.drop(columns="customer"), TEST.drop(columns="customer")
     plain = run_evaluation(train, test, sampler, settings(), SCHEMA)
-    baseline = plain.tables["privacy"].set_index("rows").loc["real_test_rare (baseline)"]
+    baseline = plain.tables["disclosure"].set_index("rows").loc["real_test_rare (baseline)"]
     assert baseline["entities"] == baseline["n"] == 36
 
 
@@ -104,14 +104,14 @@ def test_a_missing_or_non_integer_entity_column_is_one_line() -> None:
         run_evaluation(
             TRAIN, TEST.drop(columns="customer"), sampler, settings(), SCHEMA, entity="customer"
         )
-    with pytest.raises(DataError, match="privacy_train lacks the entity column 'customer'"):
+    with pytest.raises(DataError, match="disclosure_train lacks the entity column 'customer'"):
         run_evaluation(
             TRAIN,
             TEST,
             sampler,
             settings(),
             SCHEMA,
-            privacy_train=TRAIN.drop(columns="customer"),
+            disclosure_train=TRAIN.drop(columns="customer"),
             entity="customer",
         )
     named = TRAIN.assign(customer=TRAIN["customer"].astype(str))

@@ -15,9 +15,9 @@ from wgangp.data.schema.inference import infer_schema
 from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import baseline_rows
+from wgangp.evaluation.disclosure import is_copy
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.evaluation.fidelity import fidelity_metrics, total_variation
-from wgangp.evaluation.privacy import is_copy
 from wgangp.evaluation.suite import EvaluationResult, run_evaluation
 from wgangp.synthesis.selection import ValidationProbe
 

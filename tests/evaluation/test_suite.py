@@ -95,7 +95,7 @@ def test_all_metric_names_are_present_and_finite(toy_result: EvaluationResult) -
     assert not missing
     assert all(name.startswith("eval/") for name in toy_result.metrics)
     assert all(math.isfinite(v) for v in toy_result.metrics.values())
-    assert set(toy_result.tables) >= {"utility", "fidelity_per_feature", "privacy", "detection"}
+    assert set(toy_result.tables) >= {"utility", "fidelity_per_feature", "disclosure", "detection"}
 
 
 def test_same_inputs_and_seed_give_the_same_metrics(toy_result: EvaluationResult) -> None:
@@ -113,7 +113,7 @@ def test_write_creates_the_report_files(toy_result: EvaluationResult, tmp_path: 
     written = toy_result.write(tmp_path / "eval")
     names = {p.name for p in written}
     assert {"marginals.png", "correlations.png", "projection.png"} <= names
-    assert {"report.md", "report.html", "utility.csv", "privacy.csv", "metrics.csv"} <= names
+    assert {"report.md", "report.html", "utility.csv", "disclosure.csv", "metrics.csv"} <= names
     assert all(p.exists() for p in written)
     for png in ("marginals.png", "correlations.png", "projection.png"):
         data = (tmp_path / "eval" / png).read_bytes()

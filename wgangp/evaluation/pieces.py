@@ -1,6 +1,6 @@
 """The evaluation's independent pieces, run on the cores the machine has.
 
-Each detection classifier on each set of rows, each utility repeat, fidelity, privacy and each
+Each detection classifier on each set of rows, each utility repeat, fidelity, disclosure and each
 SDMetrics pass is one :class:`Piece`: a module-level function and its arguments, every seed
 fixed before anything runs. So the figures do not depend on which worker ran a piece or when:
 ``evaluate.workers=1`` (this process, one piece after another) and more workers give the same

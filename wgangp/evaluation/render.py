@@ -95,7 +95,7 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
         [],
     ),
     (
-        "Privacy: distance to the closest real training row (DCR)",
+        "Disclosure: distance to the closest real training row (DCR)",
         "Synthetic rows should be about as far from the training rows as genuinely new real "
         "rare-class rows (the test ones, `real_test_rare`) are: dcr_ratio near 1 is good, well "
         "below 1 suggests memorisation; dcr_share_below_p5 should be near 0.05; exact_copies "
@@ -114,10 +114,10 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
             "near_copies_copula",
             "near_copies_independent",
         ],
-        ["privacy"],
+        ["disclosure"],
     ),
     (
-        "Privacy: SDMetrics' membership and attribute inference",
+        "Disclosure: SDMetrics' membership and attribute inference",
         "dcr_overfitting_protection (DCROverfittingProtection): min(1, 2 x the share of "
         "synthetic rows closer to held-out test rare-class rows than to as many training ones); "
         "1 = no closer to the training rows than to unseen ones. disclosure_protection "
@@ -136,7 +136,7 @@ SECTIONS: list[tuple[str, str, list[str], list[str]]] = [
             "disclosure_protection_copula",
             "disclosure_protection_independent",
         ],
-        ["privacy_sdmetrics"],
+        ["disclosure_sdmetrics"],
     ),
 ]
 

@@ -1,4 +1,5 @@
-"""Run the whole evaluation: fidelity, detection, utility against SMOTE, privacy; write the report.
+"""Run the whole evaluation: fidelity, detection, utility against SMOTE, disclosure (how close
+samples come to real rows); write the report.
 
 Every part follows the table's schema: the frames hold its feature columns under their own names
 and dtypes (categories as their levels, gaps as NaN) and its label (its own values; the rare class
@@ -32,13 +33,16 @@ from wgangp.data.schema.table_schema import RARE, TableSchema
 from wgangp.errors import DataError
 from wgangp.evaluation.baselines import BASELINES, baseline_rows
 from wgangp.evaluation.detection import detection_pieces, detection_results
+from wgangp.evaluation.disclosure import disclosure_metrics, near_copy_share_rows
 from wgangp.evaluation.encoding import TableEncoding
 from wgangp.evaluation.fidelity import fidelity_metrics, numeric_names, sdmetrics_quality
 from wgangp.evaluation.frames import RareSampler, check_frame, checked_sampler
-from wgangp.evaluation.library_privacy import library_privacy_pieces, library_privacy_results
+from wgangp.evaluation.library_disclosure import (
+    library_disclosure_pieces,
+    library_disclosure_results,
+)
 from wgangp.evaluation.pieces import Piece, Workers, family_seconds
 from wgangp.evaluation.plots import plot_correlations, plot_marginals, plot_projection
-from wgangp.evaluation.privacy import near_copy_share_rows, privacy_metrics
 from wgangp.evaluation.render import render_html, render_markdown
 from wgangp.evaluation.utility import (
     UtilitySettings,
@@ -120,14 +124,14 @@ def run_evaluation(
     schema: TableSchema,
     *,
     seed: int = 0,
-    privacy_train: pd.DataFrame | None = None,
+    disclosure_train: pd.DataFrame | None = None,
     entity: str | None = None,
 ) -> EvaluationResult:
     """Evaluate the sampler's rare-class rows against real rows of the table ``schema``; see the
-    package modules for each metric. Privacy's distances reach every row of ``privacy_train``
+    package modules for each metric. Privacy's distances reach every row of ``disclosure_train``
     (default ``real_train``; a run passes every training rare-class row there, while its scores
     compare against a sample of them). ``entity``: the column of the real frames holding each
-    row's entity as integer codes, one coding across the frames (``data.entity``); privacy counts
+    row's entity as integer codes, one coding across the frames (``data.entity``); disclosure counts
     those instead of rows identical in the schema's columns."""
     settings.check()
     with (
@@ -135,7 +139,7 @@ def run_evaluation(
         Workers(settings.workers, settings.threads) as workers,
     ):
         return _evaluate(
-            real_train, real_test, sample_rare, settings, seed, schema, privacy_train, entity,
+            real_train, real_test, sample_rare, settings, seed, schema, disclosure_train, entity,
             workers,
         )  # fmt: skip
 
@@ -162,7 +166,7 @@ def _evaluate(
     settings: EvaluateConfig,
     seed: int,
     schema: TableSchema,
-    privacy_train: pd.DataFrame | None,
+    disclosure_train: pd.DataFrame | None,
     entity: str | None,
     workers: Workers,
 ) -> EvaluationResult:
@@ -171,9 +175,9 @@ def _evaluate(
     test, test_y = check_frame(real_test, "real_test", schema)
     test_owners = _owners(real_test, "real_test", schema, entity)
     every_train, every_train_y, every_owners = train, train_y, train_owners
-    if privacy_train is not None and privacy_train is not real_train:
-        every_train, every_train_y = check_frame(privacy_train, "privacy_train", schema)
-        every_owners = _owners(privacy_train, "privacy_train", schema, entity)
+    if disclosure_train is not None and disclosure_train is not real_train:
+        every_train, every_train_y = check_frame(disclosure_train, "disclosure_train", schema)
+        every_owners = _owners(disclosure_train, "disclosure_train", schema, entity)
     train_rare = train[train_y == RARE].reset_index(drop=True)
     test_rare = test[test_y == RARE].reset_index(drop=True)
     n_test_rest = int((test_y != RARE).sum())
@@ -238,17 +242,17 @@ def _evaluate(
             test_x, generated, seed=detection_seed, balanced=True, repeats=repeats,
             gbm_max_iter=gbm_max_iter,
         ),
-        "privacy": [
-            Piece("privacy", privacy_metrics, (synthetic, every_train, test_rare, schema),
+        "disclosure": [
+            Piece("disclosure", disclosure_metrics, (synthetic, every_train, test_rare, schema),
                   {"copy_rtol": settings.copy_rtol, "test_owners": test_rare_owners,
                    "train_rare_owners": every_owners[every_train_y == RARE]}, cost=200.0),
         ],
         "near_copies": [
-            Piece("privacy", near_copy_share_rows, (rows, every_train_rare, test_rare, schema),
+            Piece("disclosure", near_copy_share_rows, (rows, every_train_rare, test_rare, schema),
                   {"test_owners": test_rare_owners})
             for rows in others.values()
         ],
-        "privacy_sdmetrics": library_privacy_pieces(
+        "disclosure_sdmetrics": library_disclosure_pieces(
             others, train_rare, test_rare, schema, seed=detection_seed,
             repeats=settings.dcr_repeats, train_owners=train_owners[train_y == RARE],
             holdout_owners=test_rare_owners,
@@ -274,13 +278,13 @@ def _evaluate(
             len(test_x), generated, results[part], balanced=balanced
         )
         metrics |= found
-    privacy, tables["privacy"] = results["privacy"][0]
-    metrics |= privacy
+    disclosure, tables["disclosure"] = results["disclosure"][0]
+    metrics |= disclosure
     for name, share in zip(others, results["near_copies"], strict=True):
         metrics[f"near_copies{'_' + name if name else ''}"] = share
     if settings.sdmetrics:
-        library, tables["privacy_sdmetrics"] = library_privacy_results(
-            list(others), results["privacy_sdmetrics"]
+        library, tables["disclosure_sdmetrics"] = library_disclosure_results(
+            list(others), results["disclosure_sdmetrics"]
         )
         metrics |= library
     per_seed = pd.DataFrame([row for rows in results["utility"] for row in rows])

@@ -59,6 +59,6 @@ def held_out_evaluation(
         ec,
         data.schema,
         seed=seed,
-        privacy_train=data.fit_rows.train,
+        disclosure_train=data.fit_rows.train,
         entity=data.entity,
     )

@@ -1,4 +1,5 @@
-"""Privacy: do synthetic rare-class rows copy, or sit unusually close to, real training rows?
+"""Disclosure: do synthetic rare-class rows copy, or sit unusually close to, real training rows?
+(Not differential privacy, :mod:`wgangp.privacy`: what these distances see, a guarantee bounds.)
 
 Distance to closest record (DCR): Euclidean distance from a row to its nearest real TRAINING row
 (all of them, the other class too), in the mixed-type space of :mod:`wgangp.evaluation.encoding`
@@ -121,7 +122,7 @@ def closest_records(
     return distance[:, 0], nearest[:, 0]
 
 
-def privacy_metrics(
+def disclosure_metrics(
     synthetic: pd.DataFrame,
     real_train: pd.DataFrame,
     real_test_rare: pd.DataFrame,

@@ -1,6 +1,6 @@
-"""Privacy as SDMetrics measures it: membership inference (DCR) and attribute inference (CAP).
+"""Disclosure as SDMetrics measures it: membership inference (DCR) and attribute inference (CAP).
 
-The near and exact copies (:mod:`wgangp.evaluation.privacy`) are this project's own distances;
+The near and exact copies (:mod:`wgangp.evaluation.disclosure`) are this project's own distances;
 these two are the field's library's, so a reader can compare them with other generators' reports.
 
 - ``dcr_overfitting_protection``: SDMetrics' ``DCROverfittingProtection``. Each synthetic rare row
@@ -178,7 +178,7 @@ def disclosure_protection(synthetic: Rows, train: Rows, schema: TableSchema) -> 
         )
 
 
-def generator_privacy(
+def generator_disclosure(
     synthetic: Rows,
     train: Rows,
     holdout: Rows,
@@ -190,7 +190,7 @@ def generator_privacy(
     holdout_owners: np.ndarray | None = None,
 ) -> tuple[list[float], list[float], float]:
     """(each draw's DCR overfitting protection and share closer to training, the disclosure
-    protection) of one generator's rows: one piece of :func:`library_privacy`."""
+    protection) of one generator's rows: one piece of :func:`library_disclosure`."""
     scores, closer = dcr_repeat_scores(
         synthetic,
         train,
@@ -204,7 +204,7 @@ def generator_privacy(
     return scores, closer, disclosure_protection(synthetic, train, schema)
 
 
-def library_privacy_pieces(
+def library_disclosure_pieces(
     generated: dict[str, Rows],
     train: Rows,
     holdout: Rows,
@@ -216,12 +216,12 @@ def library_privacy_pieces(
     holdout_owners: np.ndarray | None = None,
 ) -> list[Piece]:
     """One piece per generator of ``generated``, then the held-out rows' disclosure protection
-    (the reference), in the order :func:`library_privacy_results` reads them."""
+    (the reference), in the order :func:`library_disclosure_results` reads them."""
     owners = {"train_owners": train_owners, "holdout_owners": holdout_owners}
     pieces = [
         Piece(
-            "privacy_sdmetrics",
-            generator_privacy,
+            "disclosure_sdmetrics",
+            generator_disclosure,
             (synthetic, train, holdout, schema),
             {"seed": seed, "repeats": repeats, **owners},
             cost=float(repeats * len(synthetic) * len(holdout)),
@@ -229,13 +229,15 @@ def library_privacy_pieces(
         for synthetic in generated.values()
     ]
     reference = Piece(
-        "privacy_sdmetrics", disclosure_protection, (holdout, train, schema), cost=len(holdout)
+        "disclosure_sdmetrics", disclosure_protection, (holdout, train, schema), cost=len(holdout)
     )
     return [*pieces, reference]
 
 
-def library_privacy_results(names: list[str], found: list) -> tuple[dict[str, float], pd.DataFrame]:
-    """The metrics and table from the results of :func:`library_privacy_pieces`, in order."""
+def library_disclosure_results(
+    names: list[str], found: list
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """The metrics and table from the results of :func:`library_disclosure_pieces`, in order."""
     metrics: dict[str, float] = {}
     rows = []
     for name, (scores, shares, disclosure) in zip(names, found[:-1], strict=True):
@@ -268,7 +270,7 @@ def library_privacy_results(names: list[str], found: list) -> tuple[dict[str, fl
     return metrics, pd.DataFrame(rows)
 
 
-def library_privacy(
+def library_disclosure(
     generated: dict[str, Rows],
     train: Rows,
     holdout: Rows,
@@ -285,12 +287,12 @@ def library_privacy(
     gets. ``*_owners``: each training and held-out row's entity (None: identical rows are one).
     ``repeats``: the DCR comparison's draws. Here, one piece after another; the suite runs the
     pieces on its workers."""
-    pieces = library_privacy_pieces(
+    pieces = library_disclosure_pieces(
         generated, train, holdout, schema, seed=seed, repeats=repeats,
         train_owners=train_owners, holdout_owners=holdout_owners,
     )  # fmt: skip
     found = [p.call(*p.args, **p.kwargs) for p in pieces]
-    return library_privacy_results(list(generated), found)
+    return library_disclosure_results(list(generated), found)
 
 
 def _frame(rows: Rows, schema: TableSchema) -> pd.DataFrame:

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from support.creditcard import FEATURES, SCHEMA
 
-from wgangp.evaluation.library_privacy import (
+from wgangp.evaluation.library_disclosure import (
     attack_columns,
     dcr_overfitting_protection,
     dcr_repeat_scores,
     disclosure_protection,
-    library_privacy,
+    library_disclosure,
     one_row_per_entity,
 )
 
@@ -46,9 +46,9 @@ def test_copies_disclose_the_sensitive_column_more_than_new_rows() -> None:
     assert copies < disclosure_protection(_rows(200, 2), train, SCHEMA) - 0.1
 
 
-def test_library_privacy_names_a_metric_pair_per_generator_and_a_reference_row() -> None:
+def test_library_disclosure_names_a_metric_pair_per_generator_and_a_reference_row() -> None:
     train, holdout = _rows(80, 0), _rows(40, 1)
-    metrics, table = library_privacy(
+    metrics, table = library_disclosure(
         {"": _rows(120, 2), "smote": train}, train, holdout, SCHEMA, seed=0, repeats=3
     )
     assert set(metrics) == {
@@ -68,7 +68,7 @@ def test_the_spread_is_over_the_draws_whose_mean_is_the_score() -> None:
     train, holdout = _rows(80, 0), _rows(40, 1)
     rows = np.vstack([train[:60], _rows(60, 2)])  # half copies: a score below its cap of 1
     scores, _ = dcr_repeat_scores(rows, train, holdout, 0, SCHEMA, repeats=3)
-    metrics, _ = library_privacy({"": rows}, train, holdout, SCHEMA, seed=0, repeats=3)
+    metrics, _ = library_disclosure({"": rows}, train, holdout, SCHEMA, seed=0, repeats=3)
     assert len(set(scores)) > 1  # each draw compares other entities
     assert metrics["dcr_overfitting_protection"] == pytest.approx(np.mean(scores))
     assert metrics["dcr_overfitting_protection_std"] == pytest.approx(np.std(scores))

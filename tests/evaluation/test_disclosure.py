@@ -10,15 +10,15 @@ from sklearn.neighbors import NearestNeighbors
 from support.creditcard import AMOUNT, COLUMNS, FEATURES, LABEL, PCA_FEATURES, SCHEMA, TIME
 
 from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
-from wgangp.evaluation.encoding import TableEncoding
-from wgangp.evaluation.privacy import (
+from wgangp.evaluation.disclosure import (
+    disclosure_metrics,
     entity_weights,
     near_copy_share,
     near_copy_share_rows,
     near_copy_threshold,
-    privacy_metrics,
     weighted_percentile,
 )
+from wgangp.evaluation.encoding import TableEncoding
 
 
 def rows(n: int, seed: int, fraud: int) -> pd.DataFrame:
@@ -42,7 +42,7 @@ def test_five_planted_copies_are_found(train: pd.DataFrame) -> None:
     synthetic = rows(300, 3, 1)
     picked = train.sample(5, random_state=0).to_numpy()
     synthetic.iloc[[3, 50, 99, 150, 299]] = picked
-    metrics, table = privacy_metrics(synthetic, train, rows(60, 4, 1), SCHEMA, copy_rtol=1e-6)
+    metrics, table = disclosure_metrics(synthetic, train, rows(60, 4, 1), SCHEMA, copy_rtol=1e-6)
     assert metrics["exact_copies"] == 5
     assert table.loc[0, "exact_copies_of_training_rows"] == 5
     assert table.loc[0, "dcr_min"] == 0.0
@@ -50,7 +50,7 @@ def test_five_planted_copies_are_found(train: pd.DataFrame) -> None:
 
 def count_copies(rows: pd.DataFrame, train: pd.DataFrame, rtol: float) -> int:
     """How many ``rows`` the evaluation counts as exact copies of a ``train`` row."""
-    metrics, _ = privacy_metrics(rows, train, train.iloc[:20], SCHEMA, copy_rtol=rtol)
+    metrics, _ = disclosure_metrics(rows, train, train.iloc[:20], SCHEMA, copy_rtol=rtol)
     return int(metrics["exact_copies"])
 
 
@@ -84,14 +84,14 @@ def test_jittered_training_rows_sit_closer_than_new_rows(train: pd.DataFrame) ->
     stds = train[list(FEATURES)].std()
     for name in FEATURES:
         jittered[name] += rng.normal(scale=0.05 * stds[name], size=len(jittered))
-    metrics, _ = privacy_metrics(jittered, train, rows(60, 4, 1), SCHEMA, copy_rtol=1e-6)
+    metrics, _ = disclosure_metrics(jittered, train, rows(60, 4, 1), SCHEMA, copy_rtol=1e-6)
     assert metrics["dcr_ratio"] < 0.5
     assert metrics["dcr_share_below_p5"] > 0.5
     assert metrics["exact_copies"] == 0
 
 
 def test_fresh_rows_from_the_same_distribution_look_like_the_baseline(train) -> None:
-    metrics, _ = privacy_metrics(rows(300, 6, 1), train, rows(100, 4, 1), SCHEMA, copy_rtol=1e-6)
+    metrics, _ = disclosure_metrics(rows(300, 6, 1), train, rows(100, 4, 1), SCHEMA, copy_rtol=1e-6)
     assert 0.8 < metrics["dcr_ratio"] < 1.25
     assert metrics["dcr_share_below_p5"] < 0.15
     assert metrics["exact_copies"] == 0
@@ -195,7 +195,7 @@ def test_distinct_rows_keep_the_row_based_figures(train: pd.DataFrame) -> None:
         synthetic[features].to_numpy(), frauds[features].to_numpy(), held_out[features].to_numpy()
     ) == pytest.approx(share)
 
-    metrics, table = privacy_metrics(synthetic, train, held_out, SCHEMA, copy_rtol=1e-6)
+    metrics, table = disclosure_metrics(synthetic, train, held_out, SCHEMA, copy_rtol=1e-6)
     dcr_train = TableEncoding(SCHEMA, train)
     to_train = NearestNeighbors(n_neighbors=1).fit(dcr_train.distance_matrix(train))
     dcr_baseline = to_train.kneighbors(dcr_train.distance_matrix(held_out))[0][:, 0]
@@ -212,7 +212,7 @@ def test_the_summary_counts_entities(train: pd.DataFrame) -> None:
     held_out = rows(60, 4, 1)
     owners = np.repeat(np.arange(12), 5)  # 12 customers of 5 rows
     train_owners = np.r_[np.zeros(50, int), np.arange(1, 51)]  # one customer holds 50 rows
-    _, table = privacy_metrics(
+    _, table = disclosure_metrics(
         rows(300, 6, 1),
         train,
         held_out,
