@@ -109,7 +109,7 @@ def parts_of(frame: pd.DataFrame, cfg, independent: bool | None = None) -> tuple
     if config.privacy.enabled if independent is None else independent:
         public = infer_schema(frame, config.data.label, config.data.positive)
         private = PrivateReading(config.privacy, config.ship.min_atom_rows, released=public)
-    data = prepare_data(config.data, seed=config.seed, launch_dir=REPO, private=private)
+    data = prepare_data(config.data, seed=config.seed, launch_dir=REPO, reading=private)
     columns = data.schema.names
     part = {}
     for name in ("train", "val", "test"):

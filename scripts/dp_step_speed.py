@@ -112,7 +112,7 @@ def build_steps(cfg: Config) -> tuple[PrivateTrainStep, TrainStep]:
 
     noise = noise_source()
     data = prepare_data(
-        cfg.data, seed=cfg.seed, launch_dir=Path.cwd(), private=private_reading(cfg, noise)
+        cfg.data, seed=cfg.seed, launch_dir=Path.cwd(), reading=private_reading(cfg, noise)
     )
     private = release(cfg, data, noise)
     step = private_train_step(cfg, private.data, private)

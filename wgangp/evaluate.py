@@ -165,12 +165,12 @@ def evaluate_run(args: argparse.Namespace) -> dict[str, float]:
 
     synthesizer = open_synthesizer(run_uri(run_id), uri, launch_dir)
     # A private run's rows are read by the schema it released, as its training read them.
-    private = (
+    reading = (
         PrivateReading(cfg.privacy, cfg.ship.min_atom_rows, released=synthesizer.schema)
         if cfg.privacy.enabled
         else None
     )
-    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir, private=private)
+    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=launch_dir, reading=reading)
     new_split = check_same_table(run_id, tags.get("data.digest"), data, args.new_split)
     if cfg.trainer.refit:  # the generator trained on the validation rows too: so do baselines
         data = data.with_validation_rows()

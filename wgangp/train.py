@@ -87,15 +87,15 @@ def train(
                 seed=cfg.seed,
                 launch_dir=run.dirs.launch,
                 frame=frame,
-                private=private_reading(cfg, noise),
+                reading=private_reading(cfg, noise),
             )
         log.info("data: %s", data.describe())
         check_batch_fits(data, cfg.trainer.batch_size)
-        private = None
+        released = None
         if noise is not None:  # from here on the schema is the released one
             with clock.phase("release"):
-                private = release(cfg, data, noise)
-            data = private.data
+                released = release(cfg, data, noise)
+            data = released.data
         run.log_data(data)
         run.log_config()
         tracker, output = run.tracker, run.dirs.output
@@ -104,7 +104,7 @@ def train(
             # From here on the trainer sees the precision in force, never "auto".
             cfg = replace(cfg, trainer=replace(cfg.trainer, precision=runtime.precision))
             with clock.phase("train"):
-                fit = fit_networks(cfg, data, run, run, private)
+                fit = fit_networks(cfg, data, run, run, released)
             outcome = fit.outcome
             if outcome.nan_step is not None:  # on_nan=stop: recorded, the run ends FAILED
                 return _stopped(run, outcome)
@@ -130,14 +130,14 @@ def train(
                     data.fit_rows.train,
                     cfg.ship,
                     cfg.seed,
-                    entities=private.entities if private else data.entities(data.fit_rows.train),
-                    private=private.statistics if private else None,
+                    entities=released.entities if released else data.entities(data.fit_rows.train),
+                    dp=released.statistics if released else None,
                 )
-            if private is not None:
-                synthesizer = replace(synthesizer, privacy=private.summary())
-                tracker.log_params(private.plan.params())
-                tracker.log_metrics(private.plan.metrics(), outcome.step)
-                outcome.final_metrics.update(private.plan.metrics())
+            if released is not None:
+                synthesizer = replace(synthesizer, privacy=released.summary())
+                tracker.log_params(released.plan.params())
+                tracker.log_metrics(released.plan.metrics(), outcome.step)
+                outcome.final_metrics.update(released.plan.metrics())
             with clock.phase("export"):
                 bundle = export(synthesizer, output, tracker, cfg, selection)
             evaluation_names: set[str] = set()
@@ -159,7 +159,7 @@ def train(
         write_text(output / PHASES_FILE, clock.to_json())
         step, score = (selection.step, selection.score) if selection else (None, None)
         figures = outcome.final_metrics
-        if private is not None:  # the held-out figures read rows: the team report's alone
+        if released is not None:  # the held-out figures read rows: the team report's alone
             shared = {k: v for k, v in figures.items() if k not in evaluation_names}
             run.describe_end(
                 outcome.step, headline(step, score, shared), refit, headline(step, score, figures)

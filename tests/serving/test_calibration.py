@@ -293,7 +293,7 @@ def test_a_private_calibration_releases_one_target_per_block_and_class() -> None
         generated[c][:, 1] = 0.4
     owners = {c: np.repeat(np.arange(20_000), 2) for c in CLASSES}
     private = PrivateFit(1.0, np.random.default_rng(1))
-    calibration = MarginalCalibration.fit(MIXED, generated, real, owners=owners, private=private)
+    calibration = MarginalCalibration.fit(MIXED, generated, real, owners=owners, dp=private)
     assert len(private.events) == MarginalCalibration.releases(MIXED) == 6
     out = calibration.apply(_mixed_rows(np.random.default_rng(2), 20_000, 1.0), label=1)
     assert abs(out[:, 0].mean()) < 0.05 and abs(out[:, 0].std() - 1.0) < 0.05
@@ -309,7 +309,7 @@ def test_a_private_calibration_needs_the_entities() -> None:
 
     rows = {c: np.zeros((10, 5)) for c in CLASSES}
     with pytest.raises(ValueError, match="counts entities"):
-        MarginalCalibration.fit(MIXED, rows, rows, private=PrivateFit(1.0, np.random.default_rng()))
+        MarginalCalibration.fit(MIXED, rows, rows, dp=PrivateFit(1.0, np.random.default_rng()))
 
 
 def test_a_private_calibration_of_few_entities_under_heavy_noise_keeps_a_spread() -> None:
@@ -322,7 +322,7 @@ def test_a_private_calibration_of_few_entities_under_heavy_noise_keeps_a_spread(
     generated = {c: _mixed_rows(rng, 5000, 0.0) for c in CLASSES}
     owners = {c: np.arange(900) for c in CLASSES}
     private = PrivateFit(20.0, np.random.default_rng(4))
-    calibration = MarginalCalibration.fit(MIXED, generated, real, owners=owners, private=private)
+    calibration = MarginalCalibration.fit(MIXED, generated, real, owners=owners, dp=private)
     out = calibration.apply(_mixed_rows(np.random.default_rng(5), 5000, 0.0), label=1)
     assert 0.5 < out[:, 0].std() < 2.0
     assert len(np.unique(np.round(out[:, 0], 2))) > 100

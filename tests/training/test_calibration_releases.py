@@ -62,7 +62,7 @@ def test_the_calibration_releases_what_the_noise_was_sized_for(
     monkeypatch.setattr(private_fit, "gaussian_event", counting)
     noise = noise_source()
     reading = private_fit.private_reading(cfg, noise)
-    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=tmp_path, private=reading)
+    data = prepare_data(cfg.data, seed=cfg.seed, launch_dir=tmp_path, reading=reading)
     private = private_fit.release(cfg, data, noise)
     assert counted and counted[0] > 1  # the calibration's releases, accounted before training
     transformer = private.transformer
@@ -76,7 +76,7 @@ def test_the_calibration_releases_what_the_noise_was_sized_for(
         cfg.ship,
         cfg.seed,
         entities=private.entities,
-        private=private.statistics,
+        dp=private.statistics,
     )
     kinds = {block.kind for block in transformer.layout}
     assert len(kinds) >= 3, kinds  # numbers, levels and gaps each release their own

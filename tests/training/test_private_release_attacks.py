@@ -66,7 +66,7 @@ def _released(
     cfg = to_config(compose([*PRIVATE, f"data.path={path}"]))
     noise = noise_source()
     data = prepare_data(
-        cfg.data, seed=cfg.seed, launch_dir=folder, private=private_reading(cfg, noise)
+        cfg.data, seed=cfg.seed, launch_dir=folder, reading=private_reading(cfg, noise)
     )
     private = release(cfg, data, noise)
     return {

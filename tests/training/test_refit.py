@@ -116,8 +116,8 @@ def test_a_refit_stopped_by_a_nan_fails_the_run_and_exports_nothing(
     script_probes(monkeypatch, {2: 0.8, 4: 0.55, 6: 0.9, 8: 0.95})
     real_fit = fit_module.fit_networks
 
-    def refit_stops(cfg, data, run, loop_run, private=None):
-        fit = real_fit(cfg, data, run, loop_run, private)
+    def refit_stops(cfg, data, run, loop_run, released=None):
+        fit = real_fit(cfg, data, run, loop_run, released)
         if isinstance(loop_run, RefitRun):
             fit.outcome.nan_step, fit.outcome.nan_source = 3, "critic/gradient_penalty"
         return fit

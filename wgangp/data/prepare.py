@@ -232,7 +232,7 @@ def prepare_data(
     seed: int,
     launch_dir: Path,
     frame: pd.DataFrame | None = None,
-    private: PrivateReading | None = None,
+    reading: PrivateReading | None = None,
 ) -> PreparedData:
     """Load the configured table (relative paths from ``launch_dir``; ``frame``, a DataFrame
     given in Python, instead of ``data.path``), give it its schema, validate it, split it.
@@ -241,15 +241,15 @@ def prepare_data(
     every split (the split's own check, :func:`~wgangp.data.split.rows_needed`); each shortfall is
     one line with the number really needed.
 
-    ``private`` (``privacy.epsilon``): each entity's part is drawn on its own (so one entity more
+    ``reading`` (``privacy.epsilon``): each entity's part is drawn on its own (so one entity more
     or less moves no other between training and the held-out parts) and fits read every
     training row (a sample of a fixed size would depend on the others' count).
     """
     loaded = load_table(data, seed=seed, launch_dir=launch_dir, frame=frame)
-    if private is not None:
+    if reading is not None:
         check_entity_cap(loaded, data)
-    if private is not None and loaded.schema is None:
-        table = undeclared_table(loaded, data, seed, private)
+    if reading is not None and loaded.schema is None:
+        table = undeclared_table(loaded, data, seed, reading)
         return _from_split(
             (loaded.provenance, loaded.origin, loaded.name, loaded.read),
             table.schema,
@@ -282,7 +282,7 @@ def prepare_data(
         columns=schema.names,
         entities=None if entity is None else frame[entity].to_numpy(),
         entity=entity,
-        independent=private is not None,
+        independent=reading is not None,
     )
     del frame
     prepared = _from_split(
@@ -294,7 +294,7 @@ def prepare_data(
         seed,
         digest=digest,
         inferred=inferred,
-        every_row_fits=private is not None,
+        every_row_fits=reading is not None,
         entity=entity,
     )
     for line in prepared.describe_subsets():

@@ -103,7 +103,7 @@ class PrivateTable:
 
 
 def undeclared_table(
-    loaded: LoadedTable, data: DataConfig, seed: int, private: PrivateReading
+    loaded: LoadedTable, data: DataConfig, seed: int, reading: PrivateReading
 ) -> PrivateTable:
     """A table with no declared schema under ``privacy.epsilon``: its description released, or
     the released one read (:class:`PrivateReading`)."""
@@ -115,10 +115,10 @@ def undeclared_table(
         "seed": seed,
         "source": loaded.origin,
     }
-    if private.released is not None:
-        split = split_by_schema(loaded.frame, private.released, **where)
-        return PrivateTable(split, private.released)
-    budget = description_budget(private, len(loaded.frame.columns) - 1 - bool(data.entity))
+    if reading.released is not None:
+        split = split_by_schema(loaded.frame, reading.released, **where)
+        return PrivateTable(split, reading.released)
+    budget = description_budget(reading, len(loaded.frame.columns) - 1 - bool(data.entity))
     return release_table(
         loaded.frame, label=data.label, positive=data.positive, budget=budget, **where
     )
@@ -401,19 +401,19 @@ def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:
     )
 
 
-def description_budget(private: PrivateReading, features: int) -> DescriptionBudget:
+def description_budget(reading: PrivateReading, features: int) -> DescriptionBudget:
     """The noise of an undeclared table's description, fixed by the config and the header
     alone: as noisy as each of the most releases such a table could need
     (:func:`~wgangp.privacy.plan.undeclared_releases`), its selections' threshold from their
     fixed share of delta."""
-    privacy = private.privacy
-    assert privacy.epsilon is not None and private.rng is not None
+    privacy = reading.privacy
+    assert privacy.epsilon is not None and reading.rng is not None
     delta = privacy_delta(privacy.delta)
     selections = features + 1
     selection_delta = SELECTION_DELTA_SHARE * delta
     accounted = Budget(privacy.epsilon, delta - selection_delta)
     sigma = statistics_noise(accounted, privacy.statistics_share, undeclared_releases(features))
     threshold = threshold_for(
-        sigma, selection_delta / selections, min_entities=private.min_entities
+        sigma, selection_delta / selections, min_entities=reading.min_entities
     )
-    return DescriptionBudget(sigma, float(threshold), private.min_entities, private.rng)
+    return DescriptionBudget(sigma, float(threshold), reading.min_entities, reading.rng)

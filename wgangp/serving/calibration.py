@@ -77,17 +77,17 @@ class MarginalCalibration:
         real: dict[int, np.ndarray],
         min_rows: int = DEFAULT_MIN_ROWS,
         owners: dict[int, np.ndarray] | None = None,
-        private: PrivateFit | None = None,
+        dp: PrivateFit | None = None,
     ) -> MarginalCalibration:
         """Fit per class on a large generated draw (the heads' probabilities) and the training
         rows of that class, both in the networks' space; ``owners``: each training row's entity
         per class (None: each row its own), which the training quantile tables count.
 
-        ``private`` (a run under ``privacy.epsilon``; ``owners`` then required): every target is
+        ``dp`` (a run under ``privacy.epsilon``; ``owners`` then required): every target is
         a DP release of the class's rows instead, one per block (:func:`releases` of them): a
         number's quantiles off a noisy tree on a public grid of the networks' scale, a
         categorical's shares off a noisy histogram, a gap share off two noisy sums."""
-        if private is not None and owners is None:
+        if dp is not None and owners is None:
             raise ValueError("a private calibration counts entities: pass owners")
         return cls(
             tuple(layout),
@@ -98,7 +98,7 @@ class MarginalCalibration:
                     real[c],
                     min_rows,
                     None if owners is None else owners[c],
-                    private,
+                    dp,
                 )
                 for c in generated
             },
@@ -194,21 +194,21 @@ def _fit_class(
     real: np.ndarray,
     min_rows: int,
     owners: np.ndarray | None,
-    private: PrivateFit | None = None,
+    dp: PrivateFit | None = None,
 ) -> ClassCalibration:
     present = _present_rows(layout, real)
     numbers = [b for b in layout if b.activation == "identity"]
     # A private fit counts entities: MarginalCalibration.fit refuses one without owners.
-    assert private is None or owners is not None
+    assert dp is None or owners is not None
     counted = owners if owners is not None else np.zeros(0, np.int64)  # read under privacy only
     generated_q = None
     real_q: list[QuantileScale] = []
     if numbers:
         generated_q = QuantileScale.fit(generated[:, [b.start for b in numbers]])
     for block in numbers:
-        if private is not None:  # every present row: choosing rows by their count is a release
+        if dp is not None:  # every present row: choosing rows by their count is a release
             rows = present[block.column]
-            real_q.append(_private_quantiles(real[rows, block.start], counted[rows], private))
+            real_q.append(_private_quantiles(real[rows, block.start], counted[rows], dp))
             continue
         # Over the rows where the column is present: a gap's fill is no value of the class.
         kept = present[block.column] if present[block.column].any() else slice(None)
@@ -218,8 +218,8 @@ def _fit_class(
     for block in layout:
         if block.kind == "categorical":
             rows = real[present[block.column], block.start : block.stop]
-            if private is not None:
-                shares = _private_shares(rows, counted[present[block.column]], private)
+            if dp is not None:
+                shares = _private_shares(rows, counted[present[block.column]], dp)
             else:
                 shares = rows.mean(axis=0) if len(rows) else None
             if shares is not None:
@@ -227,11 +227,11 @@ def _fit_class(
                     generated[:, block.start : block.stop], shares
                 ).tolist()
         elif block.kind == MISSING:
-            if private is not None:
+            if dp is not None:
                 share, event = noisy_share(
-                    real[:, block.start] >= 0.5, counted, private.noise_multiplier, private.rng
+                    real[:, block.start] >= 0.5, counted, dp.noise_multiplier, dp.rng
                 )
-                private.events.append(event)
+                dp.events.append(event)
             else:
                 share = real[:, block.start].mean()
             shifts[block.start] = _logit_shift(generated[:, block.start], share)
@@ -245,29 +245,25 @@ PRIVATE_EDGES = np.linspace(-6.0, 6.0, 1025)
 PRIVATE_PROBABILITIES = np.concatenate([[0.0, 0.001], np.linspace(0.01, 0.99, 63), [0.999, 1.0]])
 
 
-def _private_quantiles(
-    values: np.ndarray, owners: np.ndarray, private: PrivateFit
-) -> QuantileScale:
+def _private_quantiles(values: np.ndarray, owners: np.ndarray, dp: PrivateFit) -> QuantileScale:
     # Weak evidence spread evenly: piled into one bin, a class of a few hundred entities would
     # calibrate its column to one value.
     knots, event = dp_quantiles(
-        values, owners, PRIVATE_PROBABILITIES, private.noise_multiplier, private.rng,
+        values, owners, PRIVATE_PROBABILITIES, dp.noise_multiplier, dp.rng,
         PRIVATE_EDGES, spread=len(PRIVATE_EDGES),
     )  # fmt: skip
-    private.events.append(event)
+    dp.events.append(event)
     return QuantileScale([[float(k)] for k in knots], [float(p) for p in PRIVATE_PROBABILITIES])
 
 
-def _private_shares(
-    onehot: np.ndarray, owners: np.ndarray, private: PrivateFit
-) -> np.ndarray | None:
+def _private_shares(onehot: np.ndarray, owners: np.ndarray, dp: PrivateFit) -> np.ndarray | None:
     """A categorical's level shares off a noisy histogram of its present rows' levels (None
     when the noise leaves no level with a positive count)."""
     width = onehot.shape[1]
     edges = np.arange(width + 1, dtype=np.float64) - 0.5
     levels = np.argmax(onehot, axis=1).astype(np.float64) if len(onehot) else np.zeros(0)
-    counts, event = noisy_histogram(levels, owners, edges, private.noise_multiplier, private.rng)
-    private.events.append(event)
+    counts, event = noisy_histogram(levels, owners, edges, dp.noise_multiplier, dp.rng)
+    dp.events.append(event)
     counts = np.clip(counts, 0.0, None)
     return counts / counts.sum() if counts.sum() > 0 else None
 

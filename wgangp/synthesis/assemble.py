@@ -40,7 +40,7 @@ def assemble(
     seed: int,
     classes: Sequence[int] = CLASSES,
     entities: np.ndarray | None = None,
-    private: PrivateFit | None = None,
+    dp: PrivateFit | None = None,
 ) -> Synthesizer:
     """The synthesizer that ships ``generator`` for the table ``table``: its current weights,
     calibrated onto ``train``'s marginals and mixed with a copula of ``train`` as ``ship`` says,
@@ -49,7 +49,7 @@ def assemble(
 
     Each class is fitted on its own, so a probe that only draws the rare class may pass just that
     one and get the very rows the full assembly would draw. A generator that puts out NaN fails
-    here, in ``Synthesizer.generate``'s one line. ``private``: a run under ``privacy.epsilon``,
+    here, in ``Synthesizer.generate``'s one line. ``dp``: a run under ``privacy.epsilon``,
     whose calibration's targets are DP releases at its noise.
     """
     synthesizer = Synthesizer(generator, transformer, latent_dim, table)
@@ -62,7 +62,7 @@ def assemble(
         noise_seed = seed + CALIBRATION_SEED_OFFSET
         generated = {c: synthesizer.generate(CALIBRATION_ROWS, c, noise_seed) for c in classes}
         calibration = MarginalCalibration.fit(
-            transformer.layout, generated, real, ship.min_atom_rows, owners, private
+            transformer.layout, generated, real, ship.min_atom_rows, owners, dp
         )
         synthesizer = replace(synthesizer, calibration=calibration)
     if ship.copula_share:

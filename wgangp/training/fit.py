@@ -42,14 +42,14 @@ def fit_networks(
     data: PreparedData,
     run: TrackedRun,
     loop_run: TrackedRun | RefitRun,
-    private: PrivateRelease | None = None,
+    released: PrivateRelease | None = None,
 ) -> Fit:
     """Fit the transform on ``data.train`` (its sample, ``data.fit_rows``) and train on every
     training row to ``trainer.steps``, logging through ``loop_run``; the step selection probes
-    ``data.val`` when it has rare rows enough. Under ``privacy.epsilon``, ``private`` holds the
+    ``data.val`` when it has rare rows enough. Under ``privacy.epsilon``, ``released`` holds the
     released transform and the critic learns by DP-SGD (:mod:`wgangp.step.private_step`)."""
-    if private is not None:
-        return _fit_private(cfg, data, loop_run, private)
+    if released is not None:
+        return _fit_private(cfg, data, loop_run, released)
     fitted_on = data.fit_rows.train
     transformer = TableTransform.fit(
         fitted_on,
@@ -89,11 +89,11 @@ def fit_networks(
 
 
 def _fit_private(
-    cfg: Config, data: PreparedData, loop_run: TrackedRun | RefitRun, private: PrivateRelease
+    cfg: Config, data: PreparedData, loop_run: TrackedRun | RefitRun, released: PrivateRelease
 ) -> Fit:
     """The fit under privacy: the released transform, entity-level DP-SGD, the last step."""
-    transformer = private.transformer
-    train_step = private_train_step(cfg, data, private)
+    transformer = released.transformer
+    train_step = private_train_step(cfg, data, released)
     loop_run.tracker.set_tags({"strategy": "none", "replicas": 1, "privacy": "dp-sgd"})
     decay = cfg.trainer.ema_decay
     average = GeneratorAverage(train_step.generator, decay) if decay > 0 else None
@@ -103,24 +103,24 @@ def _fit_private(
 
 
 def private_train_step(
-    cfg: Config, data: PreparedData, private: PrivateRelease
+    cfg: Config, data: PreparedData, released: PrivateRelease
 ) -> PrivateTrainStep:
     """The training step a private run trains with, on ``data``'s training rows in the released
     transform (also what ``python -m scripts.dp_step_speed`` times)."""
-    transformer = private.transformer
+    transformer = released.transformer
     classes = data.classes(data.train)
     x = transformer.transform(data.train, classes)
     # The generator's labels by the released share: the rows' own share would read their counts.
-    rows = ClassBalancedRows(x, classes, private.label_share, layout=transformer.layout)
+    rows = ClassBalancedRows(x, classes, released.label_share, layout=transformer.layout)
     return PrivateTrainStep(
         cfg.model,
         cfg.gp,
         cfg.trainer,
         seed=cfg.seed,
         rows=rows,
-        pools=EntityPools(x, classes, private.entities),
-        plan=private.plan,
-        secret_key=private.noise.tf_key(),
+        pools=EntityPools(x, classes, released.entities),
+        plan=released.plan,
+        secret_key=released.noise.tf_key(),
     )
 
 

@@ -102,9 +102,9 @@ def investigate(trainer: TrainStep, step: int, source: str | None) -> dict[str, 
     # The failing critic iteration (or, when the generator failed, the whole step's critic side).
     # Under privacy.epsilon no batch is replayed: its rows and their statistics are outside the
     # budget, and the file is logged with the run.
-    private = isinstance(trainer, PrivateTrainStep)
-    iterations = [] if private else [update] if 0 <= update < n_critic else range(n_critic)
-    if private:
+    dp_step = isinstance(trainer, PrivateTrainStep)
+    iterations = [] if dp_step else [update] if 0 <= update < n_critic else range(n_critic)
+    if dp_step:
         report["replay"] = "none under privacy.epsilon (it would read training rows)"
     for i in iterations:
         found = _critic_iteration(trainer, step, i)

@@ -94,7 +94,7 @@ def release(cfg: Config, data: PreparedData, noise: NoiseSource) -> PrivateRelea
     generators; one line for a budget that leaves nothing to train with."""
     privacy = cfg.privacy
     assert privacy.epsilon is not None
-    # Fits read every training row under privacy (prepare_data(private=...): no sample).
+    # Fits read every training row under privacy (prepare_data(reading=...): no sample).
     fitted_on = data.train
     entities = data.entities(fitted_on)
     delta = privacy_delta(privacy.delta)
@@ -134,7 +134,7 @@ def release(cfg: Config, data: PreparedData, noise: NoiseSource) -> PrivateRelea
         data.classes(fitted_on),
         source=f"{data.origin} (training rows)",
         entities=entities,
-        private=fit,
+        dp=fit,
     )
     events.extend(fit.events)
     # A column released as never empty keeps the few gaps of its cells: the released fill.

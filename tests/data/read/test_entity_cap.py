@@ -98,5 +98,5 @@ def test_under_privacy_a_table_over_the_row_cap_is_refused_without_an_entity_sha
     )  # fmt: skip
     private = PrivateReading(PrivacyConfig(epsilon=3.0), 5, np.random.default_rng(0))
     with pytest.raises(DataError) as err:
-        prepare_data(data, seed=0, launch_dir=tmp_path, private=private)
+        prepare_data(data, seed=0, launch_dir=tmp_path, reading=private)
     documented(one_line(err), path=path)

@@ -130,7 +130,7 @@ def test_a_private_transform_stores_no_training_value_and_round_trips() -> None:
     schema = replace(inferred, columns=columns, label_counts=(), rows=None)
     classes = schema.classes(table[schema.label])
     private = PrivateFit(noise_multiplier=2.0, rng=np.random.default_rng(0))
-    fitted = TableTransform.fit(table, schema, classes, private=private)
+    fitted = TableTransform.fit(table, schema, classes, dp=private)
     kinds = [c.kind for c in schema.features]
     expected = sum(1 if k == "categorical" else 4 for k in kinds)  # bounds, 3 trees
     assert len(private.events) == expected

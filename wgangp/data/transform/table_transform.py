@@ -98,7 +98,7 @@ class TableTransform:
         source: str = "training rows",
         min_rows: int = DEFAULT_MIN_ROWS,
         entities: np.ndarray | None = None,
-        private: PrivateFit | None = None,
+        dp: PrivateFit | None = None,
     ) -> TableTransform:
         """Fit on ``frame`` (the training rows) whose rows are of ``classes`` (0/1) and held by
         ``entities`` (each row's entity code, :mod:`wgangp.data.entities`; None: each row its
@@ -112,8 +112,8 @@ class TableTransform:
             if column.name not in frame:
                 _absent(column.name, source)
         classes = np.asarray(classes)
-        if private is not None:
-            return cls._fit_private(frame, schema, classes, entities, private, source)
+        if dp is not None:
+            return cls._fit_private(frame, schema, classes, entities, dp, source)
         for c in CLASSES:
             of_class = classes == c
             held = entity_count(None if entities is None else entities[of_class], of_class.sum())
@@ -149,12 +149,12 @@ class TableTransform:
         schema: TableSchema,
         classes: np.ndarray,
         entities: np.ndarray | None,
-        private: PrivateFit,
+        dp: PrivateFit,
         source: str,
     ) -> TableTransform:
         """Every column released under DP (:mod:`.private_column`): quantile scales (per class as
-        ``private.per_class`` says), whatever the scaling options say; the releases' events go
-        to ``private.events``."""
+        ``dp.per_class`` says), whatever the scaling options say; the releases' events go
+        to ``dp.events``."""
         owners = np.arange(len(frame)) if entities is None else np.asarray(entities)
         fitted = []
         for column in schema.features:
@@ -165,18 +165,16 @@ class TableTransform:
                 replace(column, nullable=True),
                 classes,
                 owners,
-                noise_multiplier=private.noise_multiplier,
-                rng=private.rng,
+                noise_multiplier=dp.noise_multiplier,
+                rng=dp.rng,
                 source=source,
-                per_class=private.per_class,
+                per_class=dp.per_class,
             )
             column_fit.schema = replace(column_fit.schema, nullable=column.nullable)
             fitted.append(column_fit)
-            private.events.extend(events)
+            dp.events.extend(events)
         quantiles = [column.name for column in fitted if column.quantile]
-        return cls(
-            fitted, scaling="quantile", per_class=private.per_class, quantile_columns=quantiles
-        )
+        return cls(fitted, scaling="quantile", per_class=dp.per_class, quantile_columns=quantiles)
 
     def transform(
         self, frame: pd.DataFrame, classes: Classes = None, source: str = "rows"
