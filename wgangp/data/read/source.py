@@ -111,9 +111,11 @@ def load_table(
     shipped = header is not None
     wanted = resolve_path(data.path, launch_dir) if data.path else None
     if wanted is not None and (wanted.exists() or names_files(str(data.path))):
-        files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
+        # What the reader keeps follows from the config alone: the rare class and the cap.
         label, positive = _rare_class(schema, data)
+        share = by_entity(data)
         advice = CREDITCARD_FILE if shipped else TABLE
+        files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
         if data.time is not None:  # a history table: capped by entities, never by rows
             cap = EntityCap(str(data.entity), data.max_entities)
             read = read_by_entities(
@@ -127,7 +129,7 @@ def load_table(
                 positive=positive,
                 max_rows=data.max_rows,
                 seed=seed,
-                by_entity=by_entity(data),
+                by_entity=share,
             )
         return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name, shipped)
     if wanted is not None and not at_default_path(data):
