@@ -193,6 +193,7 @@ def infer_table(
         owners = entity_codes(frame.iloc[:, names.index(entity)], entity, source)
     identification = identify(frame, skip={label, entity} - {None}, owners=owners)
     found = list(identification.found)
+    proposed = proposed_entity(found) if entity is None else None
     customers = identification.entity
     if customers is not None:
         owners = customers.codes
@@ -200,7 +201,6 @@ def infer_table(
     kept = frame.loc[:, [name not in dropped for name in names]]
     known = known_values(frame, found)
     schema, withheld = _inferred(kept, label, positive, source, owners, known)
-    proposed = proposed_entity(found) if entity is None else None
     return Inference(schema, tuple(found), proposed, customers, tuple(withheld.items()))
 
 
