@@ -64,6 +64,8 @@ _PLATE_IN = re.compile(
 )
 #: As whole values, Spanish (1234 BCD) and Californian (7ABC123) plates too.
 _PLATE = re.compile(rf"(?:{_PLATE_IN.pattern}|\d{{4}} ?[B-DF-HJ-NP-TV-Z]{{3}}|\d[A-Z]{{3}}\d{{3}})")
+#: A code: no space once spaces are read as underscores, and a digit (``C00017``).
+_CODE = re.compile(r"\S*\d\S*")
 _HANDLE_IN = re.compile(r"(?<![\w@.])@[A-Za-z0-9_]{3,30}\b(?!\.\w)")
 _PARTICLES = r"(?:(?:van|von|de|del|della|di|da|du|la|le|der|den|ter|y|al|el|bin)\s+)*"
 _WORD = r"[A-ZÀ-Ý][a-zà-ÿß'’-]+|[A-ZÀ-Ý]{2}[A-ZÀ-Ý'’-]*"
@@ -157,6 +159,14 @@ def _national_id(text: str) -> bool:
             product = total * 2 % 11
         return (11 - product) % 10 == int(compact[10])
     return False
+
+
+def code(value: str) -> bool:
+    """Code-like: a digit, and no space or at most two letters (``C00017``, ``4111 **** 1111``;
+    not ``12 Main St``)."""
+    if not _CODE.fullmatch(value.replace(" ", "_")):
+        return False
+    return " " not in value or sum(ch.isalpha() for ch in value) <= 2
 
 
 def personal_name(value: str) -> bool:

@@ -17,17 +17,17 @@ share a value of an identifier found by its content or its ID name are one custo
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 import pandas as pd
 
 from wgangp.data.entities import identical_row_groups, linked_row_groups
 from wgangp.data.knots import DEFAULT_MIN_ROWS
-from wgangp.data.schema.column_values import ColumnValues, Owners, column_values
+from wgangp.data.schema.column_values import ColumnValues, column_values
 from wgangp.data.schema.free_text import identifier_cells, known_values
 from wgangp.data.schema.identifier_names import (
     DEVICE_TOKENS,
@@ -40,7 +40,7 @@ from wgangp.data.schema.identifier_names import (
     integer_id_name,
     name_tokens,
 )
-from wgangp.data.schema.identifier_patterns import WHOLE_KINDS, card, personal_name
+from wgangp.data.schema.identifier_patterns import WHOLE_KINDS, card, code, personal_name
 
 __all__ = [
     "Identification", "Identifier", "InferredEntity", "find_identifiers", "identifier_cells",
@@ -67,8 +67,6 @@ CODE_KINDS = frozenset({"UUIDs", "hash-like tokens"})
 #: Content kinds shared by many people (a household's or an office's network): never used to
 #: join rows into customers.
 SHARED_KINDS = CODE_KINDS | {"IP addresses"}
-
-_CODE = re.compile(r"\S*\d\S*")
 
 
 @dataclass(frozen=True)
@@ -117,6 +115,25 @@ class Identification:
 
     found: tuple[Identifier, ...]
     entity: InferredEntity | None = None
+
+
+class Owners:
+    """Each row's entity, computed when a rule first needs it: the codes and their count."""
+
+    def __init__(self, make: Callable[[], np.ndarray]) -> None:
+        self._make = make
+
+    @cache  # noqa: B019 - one object per call of identify, dropped with it
+    def codes(self) -> tuple[np.ndarray, int]:
+        codes, uniques = pd.factorize(np.asarray(self._make()))
+        return codes.astype(np.int64), len(uniques)
+
+    def per_value(self, cells: ColumnValues) -> np.ndarray:
+        """How many entities hold each of the column's values."""
+        owners, count = self.codes()
+        here = cells.codes >= 0
+        pairs = pd.unique(cells.codes[here].astype(np.int64) * count + owners[here])
+        return np.bincount(pairs // count, minlength=len(cells.counts))
 
 
 def find_identifiers(
@@ -351,15 +368,7 @@ def _hashed(value: str) -> bool:
 
 def _code_like(cells: ColumnValues) -> bool:
     """Integers, or text of which nine values in ten are codes (a placeholder or two allowed)."""
-    return cells.integer or bool(np.mean([_code(v) for v in cells.sample]) >= CONTENT_SHARE)
-
-
-def _code(value: str) -> bool:
-    """Code-like: a digit, and no space or at most two letters (``C00017``, ``4111 **** 1111``;
-    not ``12 Main St``)."""
-    if not _CODE.fullmatch(value.replace(" ", "_")):
-        return False
-    return " " not in value or sum(ch.isalpha() for ch in value) <= 2
+    return cells.integer or bool(np.mean([code(v) for v in cells.sample]) >= CONTENT_SHARE)
 
 
 def _details(cells: ColumnValues, tokens: set[str]) -> str | None:
