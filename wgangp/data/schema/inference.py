@@ -194,12 +194,12 @@ def infer_table(
     identification = identify(frame, skip={label, entity} - {None}, owners=owners)
     found = list(identification.found)
     proposed = proposed_entity(found) if entity is None else None
+    known = known_values(frame, found)
     customers = identification.entity
     if customers is not None:
         owners = customers.codes
     dropped = {identifier.column for identifier in found} | {entity} - {None}
     kept = frame.loc[:, [name not in dropped for name in names]]
-    known = known_values(frame, found)
     schema, withheld = _inferred(kept, label, positive, source, owners, known)
     return Inference(schema, tuple(found), proposed, customers, tuple(withheld.items()))
 
