@@ -171,7 +171,7 @@ def check_table(table: TableSchema) -> None:
             f"label column {table.label!r} is {label.kind}; the label must be categorical, its "
             "levels are the classes"
         )
-    lookup = LevelLookup(label.levels or ())
+    lookup = label.lookup  # the label column's own, which the schema reads its positive by
     if lookup.find(table.positive) is None:
         raise ConfigError(
             f"positive value {table.positive!r} is not among the levels of {table.label!r} "
