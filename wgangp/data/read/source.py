@@ -16,6 +16,7 @@ one line and exit 2.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import errno
 import logging
@@ -66,27 +67,22 @@ class LoadedTable:
     table_name: str | None = None
     #: Whether ``schema`` is a shipped one (Kaggle's), not the user's ``data.schema``.
     shipped: bool = False
+    #: How validation's lines name the header a shipped schema needs (Kaggle's 31 columns); None
+    #: for a table whose schema the user can edit.
+    header: str | None = dataclasses.field(init=False)
+    #: The table's name in run names and MLflow's dataset: the file's stem (a folder's name), or
+    #: simulated.
+    name: str = dataclasses.field(init=False)
+    #: The class to synthesize as the reader counted it when it sampled the rows (the least
+    #: frequent value of the whole table, which a sample may no longer show); None otherwise.
+    positive: Value | None = dataclasses.field(init=False)
 
-    @property
-    def header(self) -> str | None:
-        """How validation's lines name the header a shipped schema needs (Kaggle's 31 columns);
-        None for a table whose schema the user can edit."""
-        return HEADER if self.shipped else None
-
-    @property
-    def name(self) -> str:
-        """The table's name in run names and MLflow's dataset: the file's stem (a folder's
-        name), or simulated."""
-        if self.provenance == "simulated":
-            return "simulated"
-        return self.table_name or Path(self.origin).name.split(".")[0]
-
-    @property
-    def positive(self) -> Value | None:
-        """The class to synthesize as the reader counted it when it sampled the rows (the
-        least frequent value of the whole table, which a sample may no longer show); None
-        otherwise."""
-        return self.read.positive if self.read is not None and self.read.capped else None
+    def __post_init__(self) -> None:
+        # What the later steps ask of a table as read, taken once where it is read.
+        read, stem = self.read, self.table_name or Path(self.origin).name.split(".")[0]
+        object.__setattr__(self, "header", HEADER if self.shipped else None)
+        object.__setattr__(self, "name", "simulated" if self.provenance == "simulated" else stem)
+        object.__setattr__(self, "positive", read.positive if read and read.capped else None)
 
 
 def load_table(
