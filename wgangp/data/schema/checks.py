@@ -85,6 +85,9 @@ class TableSchema(Protocol):
     def columns(self) -> tuple[ColumnSchema, ...]: ...
 
     @property
+    def names(self) -> tuple[str, ...]: ...
+
+    @property
     def label(self) -> str: ...
 
     @property
@@ -155,7 +158,7 @@ def check_column(column: ColumnSchema) -> None:
 def check_table(table: TableSchema) -> None:
     """The table's rules: distinct columns, a categorical label among them with its positive
     level, label counts of its levels."""
-    names = [column.name for column in table.columns]
+    names = list(table.names)  # the schema's own, computed once for every later lookup
     repeated = repeated_names(names)
     if repeated:
         raise ConfigError(f"column(s) {', '.join(repeated)} appear more than once; keep one entry")
