@@ -21,7 +21,7 @@ from wgangp.data.schema.text_formats import (
     check_date_format,
     check_number_format,
     check_zone,
-    in_zone,
+    instant,
     zones,
 )
 from wgangp.errors import ConfigError
@@ -333,7 +333,7 @@ def _check_bounds(column: ColumnSchema) -> None:
             ) from None
         if pd.isna(low_t) or pd.isna(high_t):
             raise ConfigError(f"column {name!r}: bounds {[low, high]!r} are not dates")
-        if _instant(low_t, column.zone) > _instant(high_t, column.zone):
+        if instant(low_t, column.zone) > instant(high_t, column.zone):
             raise ConfigError(
                 f"column {name!r}: bounds are reversed ({low} > {high}); write [min, max]"
             )
@@ -357,11 +357,3 @@ def _check_bounds(column: ColumnSchema) -> None:
         raise ConfigError(
             f"column {name!r}: bounds are reversed ({low} > {high}); write [min, max]"
         )
-
-
-def _instant(stamp: pd.Timestamp, zone: str | None) -> pd.Timestamp:
-    """A bound as the instant it names (UTC, naive): naive text is UTC, or a wall-clock time
-    in the column's zone."""
-    if zone is not None:
-        stamp = in_zone(stamp, zone)
-    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tz is not None else stamp
