@@ -28,9 +28,15 @@ import pandas as pd
 from wgangp.data.entities import identical_row_groups, linked_row_groups
 from wgangp.data.knots import DEFAULT_MIN_ROWS
 from wgangp.data.schema.column_values import ColumnValues, column_values
-from wgangp.data.schema.free_text import identifier_cells, known_values
 from wgangp.data.schema.identifier_names import NameSays, name_says
-from wgangp.data.schema.identifier_patterns import WHOLE_KINDS, card, code, personal_name
+from wgangp.data.schema.identifier_patterns import (
+    WHOLE_KINDS,
+    card,
+    code,
+    identifier_cells,
+    known_values,
+    personal_name,
+)
 
 __all__ = [
     "Identification", "Identifier", "InferredEntity", "find_identifiers", "identifier_cells",

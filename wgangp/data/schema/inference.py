@@ -43,7 +43,7 @@ from wgangp.data.schema.cells import (
     shown,
 )
 from wgangp.data.schema.column_codes import coarsened
-from wgangp.data.schema.free_text import KnownValues
+from wgangp.data.schema.identifier_patterns import KnownValues
 from wgangp.data.schema.identifiers import (
     Identifier,
     InferredEntity,
