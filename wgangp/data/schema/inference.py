@@ -108,12 +108,12 @@ def _inferred(
         else _column(frame[name], name, source, owners, known, withheld)
         for name in names
     ]
+    counts = _label_counts(frame[label])
+    chosen = choose_positive(dict(counts), label, positive, source)
     for i, column in enumerate(columns):
         coarsen = None if column.name == label else coarsening(column, columns)
         if coarsen is not None:
             columns[i] = _column(frame[column.name], column.name, source, owners, coarsen=coarsen)
-    counts = _label_counts(frame[label])
-    chosen = choose_positive(dict(counts), label, positive, source)
     schema = TableSchema(
         columns=tuple(columns), label=label, positive=chosen, label_counts=counts, rows=len(frame)
     )
