@@ -266,8 +266,8 @@ _TABLE_PIPELINE = {
     "wgangp.data.read.table_reader.read_table",
     "wgangp.data.schema.inference.infer_table",
     "wgangp.data.schema.inference.infer_schema",
-    "wgangp.data.schema.match.match_table",
-    "wgangp.data.schema.match.label_counts",
+    "wgangp.data.schema.validation.match_table",
+    "wgangp.data.schema.validation.label_counts",
     "wgangp.data.schema.validation.validate_table",
     "wgangp.data.schema.validation.validate_entity",
 }

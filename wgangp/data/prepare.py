@@ -24,10 +24,9 @@ from wgangp.data.read.source import LoadedTable, load_table
 from wgangp.data.row_subset import RowBudget, Splits
 from wgangp.data.schema.description_votes import ReleasedDescription
 from wgangp.data.schema.inference import infer_table
-from wgangp.data.schema.match import label_counts
 from wgangp.data.schema.review import ambiguities, require_unambiguous
 from wgangp.data.schema.table_schema import RARE, TableSchema
-from wgangp.data.schema.validation import canonical, validate_table
+from wgangp.data.schema.validation import canonical, label_counts, validate_table
 from wgangp.data.split import Split, stratified_split
 from wgangp.errors import DataError
 

@@ -20,8 +20,8 @@ from support.tables import loans_features, loans_table, write_table
 from wgangp.data.prepare import prepare_data
 from wgangp.data.read.table_reader import read_table
 from wgangp.data.schema.inference import infer_schema
-from wgangp.data.schema.match import match_table
 from wgangp.data.schema.table_schema import TableSchema
+from wgangp.data.schema.validation import match_table
 from wgangp.errors import ConfigError, DataError
 
 # --- formats and other: one line when wrong, kept through YAML --------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from wgangp.data.schema.free_text import KnownValues, identifier_kind
+from wgangp.data.schema.identifier_patterns import KnownValues, identifier_kind
 from wgangp.data.schema.identifiers import identifier_cells
 
 #: Whole values, by kind, as tables write them.

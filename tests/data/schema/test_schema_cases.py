@@ -14,9 +14,8 @@ from support.docs import documented
 from wgangp.data.schema.cells import label_value, repeated_names
 from wgangp.data.schema.column_codes import column_codes, to_seconds
 from wgangp.data.schema.inference import infer_table
-from wgangp.data.schema.match import label_counts, match_table
 from wgangp.data.schema.table_schema import RARE, REST, ColumnSchema, TableSchema
-from wgangp.data.schema.validation import validate_table
+from wgangp.data.schema.validation import label_counts, match_table, validate_table
 from wgangp.data.transform.table_transform import TableTransform
 from wgangp.errors import ConfigError, DataError
 from wgangp.evaluation.encoding import TableEncoding, seconds

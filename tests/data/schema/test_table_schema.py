@@ -12,9 +12,9 @@ from support.configs import REPO
 
 from wgangp.data.builtin.creditcard import creditcard_schema
 from wgangp.data.schema.inference import infer_schema
-from wgangp.data.schema.match import match_table
 from wgangp.data.schema.review import MAX_LEVELS, ambiguities, require_unambiguous
 from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
+from wgangp.data.schema.validation import match_table
 from wgangp.errors import ConfigError, DataError
 
 TABLES = REPO.parent / "shared" / "data" / "tables"

@@ -55,8 +55,7 @@ from wgangp.data.read.table_reader import (
     read_header,
     read_table,
 )
-from wgangp.data.schema.cells import label_value
-from wgangp.data.schema.inference import choose_positive, no_such_label
+from wgangp.data.schema.cells import choose_positive, label_value, no_such_label
 from wgangp.data.schema.table_schema import Value
 from wgangp.errors import DataError
 

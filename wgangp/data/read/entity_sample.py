@@ -30,8 +30,7 @@ from wgangp.data.read.big_tables import (
 )
 from wgangp.data.read.duckdb_scan import DuckDBError, Scan, open_rows, open_scan, sql_name, sql_text
 from wgangp.data.read.table_reader import ReadAdvice, one_line, read_header, read_table
-from wgangp.data.schema.cells import no_such_column
-from wgangp.data.schema.inference import no_such_label
+from wgangp.data.schema.cells import no_such_column, no_such_label
 from wgangp.data.schema.table_schema import Value
 from wgangp.errors import DataError
 

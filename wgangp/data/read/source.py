@@ -16,6 +16,7 @@ one line and exit 2.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import errno
 import logging
@@ -66,27 +67,22 @@ class LoadedTable:
     table_name: str | None = None
     #: Whether ``schema`` is a shipped one (Kaggle's), not the user's ``data.schema``.
     shipped: bool = False
+    #: How validation's lines name the header a shipped schema needs (Kaggle's 31 columns); None
+    #: for a table whose schema the user can edit.
+    header: str | None = dataclasses.field(init=False)
+    #: The table's name in run names and MLflow's dataset: the file's stem (a folder's name), or
+    #: simulated.
+    name: str = dataclasses.field(init=False)
+    #: The class to synthesize as the reader counted it when it sampled the rows (the least
+    #: frequent value of the whole table, which a sample may no longer show); None otherwise.
+    positive: Value | None = dataclasses.field(init=False)
 
-    @property
-    def header(self) -> str | None:
-        """How validation's lines name the header a shipped schema needs (Kaggle's 31 columns);
-        None for a table whose schema the user can edit."""
-        return HEADER if self.shipped else None
-
-    @property
-    def name(self) -> str:
-        """The table's name in run names and MLflow's dataset: the file's stem (a folder's
-        name), or simulated."""
-        if self.provenance == "simulated":
-            return "simulated"
-        return self.table_name or Path(self.origin).name.split(".")[0]
-
-    @property
-    def positive(self) -> Value | None:
-        """The class to synthesize as the reader counted it when it sampled the rows (the
-        least frequent value of the whole table, which a sample may no longer show); None
-        otherwise."""
-        return self.read.positive if self.read is not None and self.read.capped else None
+    def __post_init__(self) -> None:
+        # What the later steps ask of a table as read, taken once where it is read.
+        read, stem = self.read, self.table_name or Path(self.origin).name.split(".")[0]
+        object.__setattr__(self, "header", HEADER if self.shipped else None)
+        object.__setattr__(self, "name", "simulated" if self.provenance == "simulated" else stem)
+        object.__setattr__(self, "positive", read.positive if read and read.capped else None)
 
 
 def load_table(
@@ -111,9 +107,11 @@ def load_table(
     shipped = header is not None
     wanted = resolve_path(data.path, launch_dir) if data.path else None
     if wanted is not None and (wanted.exists() or names_files(str(data.path))):
-        files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
+        # What the reader keeps follows from the config alone: the rare class and the cap.
         label, positive = _rare_class(schema, data)
+        share = by_entity(data)
         advice = CREDITCARD_FILE if shipped else TABLE
+        files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
         if data.time is not None:  # a history table: capped by entities, never by rows
             cap = EntityCap(str(data.entity), data.max_entities)
             read = read_by_entities(
@@ -127,7 +125,7 @@ def load_table(
                 positive=positive,
                 max_rows=data.max_rows,
                 seed=seed,
-                by_entity=by_entity(data),
+                by_entity=share,
             )
         return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name, shipped)
     if wanted is not None and not at_default_path(data):

@@ -14,6 +14,7 @@ in every file, or text in every file). Each problem is one line naming the files
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -47,19 +48,23 @@ class TableFiles:
     parquet: bool
     #: The Hive partition keys under the folder (or the pattern's fixed part), in path order.
     partitions: tuple[str, ...] = ()
+    #: Whether ``spec`` is one local file, named as itself (pandas reads it when small).
+    one_local_file: bool = dataclasses.field(init=False)
+    #: The table's name for runs and MLflow: the file's stem, the folder's name, or the last
+    #: part of a pattern without wildcards.
+    name: str = dataclasses.field(init=False)
 
-    @property
-    def one_local_file(self) -> bool:
-        return len(self.files) == 1 and self.files[0] == self.spec and not is_url(self.spec)
-
-    @property
-    def name(self) -> str:
-        """The table's name for runs and MLflow: the file's stem, the folder's name, or the
-        last part of a pattern without wildcards."""
-        if self.one_local_file or is_url(self.spec) and not is_pattern(self.spec):
-            return self.spec.rstrip("/").rsplit("/", 1)[-1].split(".")[0]
-        parts = [p for p in re.split(r"[/\\]", self.spec) if p and not is_pattern(p)]
-        return (parts[-1].split(".")[0] if parts else "table") or "table"
+    def __post_init__(self) -> None:
+        # Facts of the files found, taken once where they are found: the readers ask them often.
+        spec = self.spec
+        local = len(self.files) == 1 and self.files[0] == spec and not is_url(spec)
+        if local or is_url(spec) and not is_pattern(spec):
+            name = spec.rstrip("/").rsplit("/", 1)[-1].split(".")[0]
+        else:
+            parts = [p for p in re.split(r"[/\\]", spec) if p and not is_pattern(p)]
+            name = (parts[-1].split(".")[0] if parts else "table") or "table"
+        object.__setattr__(self, "one_local_file", local)
+        object.__setattr__(self, "name", name)
 
 
 def is_pattern(text: str) -> bool:

@@ -2,7 +2,7 @@
 entities' values (:func:`~wgangp.data.knots.private_range`), dates in whole units of their
 resolution, a coarsened column's (``coarsen``) on its grid and rounded inward, so that values
 clipped into them stay on it. Inference writes them; the check of an edited schema's bounds
-reads them again (:mod:`wgangp.data.schema.match`).
+reads them again (:mod:`wgangp.data.schema.validation`).
 """
 
 from __future__ import annotations

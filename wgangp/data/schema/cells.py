@@ -3,9 +3,11 @@
 Schema inference and checking a table against an edited schema read cells the same way: empty
 text is a missing cell, numbers may arrive as text, and a non-finite or absurdly large number is
 refused as :mod:`wgangp.data.schema.validation` refuses it in the credit-card table. What a label
-cell is (:func:`label_value`) and which level a cell names (:class:`LevelLookup`) are decided
-here once, for inference, validation, the schema's own checks and serving alike; every lookup is
-constant time, so a header of 40,000 names or a column of 100,000 levels is checked in one pass."""
+cell is (:func:`label_value`), the class to synthesize among a label's values
+(:func:`choose_positive`) and which level a cell names (:class:`LevelLookup`) are decided here
+once, for the reader, inference, validation, the schema's own checks and serving alike; every
+lookup is constant time, so a header of 40,000 names or a column of 100,000 levels is checked in
+one pass."""
 
 from __future__ import annotations
 
@@ -56,6 +58,59 @@ def cell_value(value: object) -> Value:
     stays text whatever it reads as (a code ``007`` is not the number 7)."""
     value = native(value)
     return value if isinstance(value, str) else label_value(value)
+
+
+def distinct_values(cells: pd.Series, label: bool = True) -> tuple[Value, ...]:
+    """Distinct values as plain Python values (a label's by :func:`label_value`, a feature's
+    text kept as text: :func:`cell_value`): numbers in numeric order, the rest by text."""
+    value = label_value if label else cell_value
+    unique = list(dict.fromkeys(value(v) for v in pd.unique(cells)))
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in unique):
+        return tuple(sorted(unique))
+    return tuple(sorted(unique, key=lambda v: (type(v).__name__ != "str", str(v))))
+
+
+def choose_positive(
+    counts: dict[Value, int], label: str, positive: Value | None, source: str
+) -> Value:
+    """The class to synthesize among a label's value counts (inference's, or the big tables'
+    reader's): ``positive``, or the least frequent value; each refusal one line."""
+    order = distinct_values(pd.Series(list(counts), dtype=object))
+    return _positive(tuple((v, counts[v]) for v in order), label, positive, source)
+
+
+def _positive(
+    counts: tuple[tuple[Value, int], ...], label: str, positive: Value | None, source: str
+) -> Value:
+    values = tuple(value for value, _ in counts)
+    listed = ", ".join(f"{value}: {count}" for value, count in counts[:5])
+    if len(counts) > 5:
+        listed += f", ... (+{len(counts) - 5})"
+    if len(counts) == 1:
+        raise DataError(
+            f"{source}: label {label} has one value ({values[0]}) in every row; the table needs "
+            "rows of at least two classes"
+        )
+    if positive is not None:
+        found = find_value(values, positive)
+        if found is None:
+            raise DataError(
+                f"{source}: data.positive={positive} is not a value of label {label} "
+                f"({listed}); name one of them"
+            )
+        return found
+    if len(counts) > 2:
+        raise DataError(
+            f"{source}: label {label} has {len(counts)} values ({listed}); name the class to "
+            "synthesize with data.positive=<value>"
+        )
+    (first, n_first), (second, n_second) = counts
+    if n_first == n_second:
+        raise DataError(
+            f"{source}: label {label} has both values equally often ({listed}); name the class "
+            "to synthesize with data.positive=<value>"
+        )
+    return first if n_first < n_second else second
 
 
 class LevelLookup:
@@ -251,6 +306,13 @@ def shown(values: list, limit: int = 5) -> str:
 def no_such_column(name: str, names: list[str]) -> str:
     """What to say of a column the table lacks: a close name, or the columns it has."""
     return f"column {name!r} is not in the table; {column_hint(name, names)}"
+
+
+def no_such_label(label: str, names: list[str]) -> str:
+    """What to say of a label column the table lacks (a close name suggested), one sentence
+    ended before the fix whether or not a close name was found."""
+    missing = no_such_column(label, names)
+    return f"label {missing}{'' if missing.endswith('?') else '.'} Set data.label=<column>"
 
 
 def column_hint(name: str, names: list[str]) -> str:

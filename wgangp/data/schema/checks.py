@@ -21,7 +21,7 @@ from wgangp.data.schema.text_formats import (
     check_date_format,
     check_number_format,
     check_zone,
-    in_zone,
+    instant,
     zones,
 )
 from wgangp.errors import ConfigError
@@ -83,6 +83,9 @@ class TableSchema(Protocol):
 
     @property
     def columns(self) -> tuple[ColumnSchema, ...]: ...
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
 
     @property
     def label(self) -> str: ...
@@ -155,7 +158,7 @@ def check_column(column: ColumnSchema) -> None:
 def check_table(table: TableSchema) -> None:
     """The table's rules: distinct columns, a categorical label among them with its positive
     level, label counts of its levels."""
-    names = [column.name for column in table.columns]
+    names = list(table.names)  # the schema's own, computed once for every later lookup
     repeated = repeated_names(names)
     if repeated:
         raise ConfigError(f"column(s) {', '.join(repeated)} appear more than once; keep one entry")
@@ -171,7 +174,7 @@ def check_table(table: TableSchema) -> None:
             f"label column {table.label!r} is {label.kind}; the label must be categorical, its "
             "levels are the classes"
         )
-    lookup = LevelLookup(label.levels or ())
+    lookup = label.lookup  # the label column's own, which the schema reads its positive by
     if lookup.find(table.positive) is None:
         raise ConfigError(
             f"positive value {table.positive!r} is not among the levels of {table.label!r} "
@@ -330,7 +333,7 @@ def _check_bounds(column: ColumnSchema) -> None:
             ) from None
         if pd.isna(low_t) or pd.isna(high_t):
             raise ConfigError(f"column {name!r}: bounds {[low, high]!r} are not dates")
-        if _instant(low_t, column.zone) > _instant(high_t, column.zone):
+        if instant(low_t, column.zone) > instant(high_t, column.zone):
             raise ConfigError(
                 f"column {name!r}: bounds are reversed ({low} > {high}); write [min, max]"
             )
@@ -354,11 +357,3 @@ def _check_bounds(column: ColumnSchema) -> None:
         raise ConfigError(
             f"column {name!r}: bounds are reversed ({low} > {high}); write [min, max]"
         )
-
-
-def _instant(stamp: pd.Timestamp, zone: str | None) -> pd.Timestamp:
-    """A bound as the instant it names (UTC, naive): naive text is UTC, or a wall-clock time
-    in the column's zone."""
-    if zone is not None:
-        stamp = in_zone(stamp, zone)
-    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tz is not None else stamp

@@ -1,5 +1,5 @@
 """A column's present cells as the identifier rules read them: each row's value code, the rows
-of each value, the first values as text; and how many entities hold each value.
+of each value, the first values as text.
 
 Whole numbers (as numbers, or text every value of which reads as one) are one reading, text the
 other; booleans, dates (columns or text), fractions and empty columns are never identifiers, so
@@ -8,9 +8,7 @@ they are not read at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import pandas as pd
@@ -38,25 +36,6 @@ class ColumnValues:
     #: Numbers written in a format no reader takes (``1.234,50``): the schema review asks for
     #: them to be rewritten, so only their content can make them an identifier.
     number_like: bool = False
-
-
-class Owners:
-    """Each row's entity, computed when a rule first needs it: the codes and their count."""
-
-    def __init__(self, make: Callable[[], np.ndarray]) -> None:
-        self._make = make
-
-    @cache  # noqa: B019 - one object per call of identify, dropped with it
-    def codes(self) -> tuple[np.ndarray, int]:
-        codes, uniques = pd.factorize(np.asarray(self._make()))
-        return codes.astype(np.int64), len(uniques)
-
-    def per_value(self, cells: ColumnValues) -> np.ndarray:
-        """How many entities hold each of the column's values."""
-        owners, count = self.codes()
-        here = cells.codes >= 0
-        pairs = pd.unique(cells.codes[here].astype(np.int64) * count + owners[here])
-        return np.bincount(pairs // count, minlength=len(cells.counts))
 
 
 def column_values(series: pd.Series) -> ColumnValues | None:

@@ -5,7 +5,7 @@ Arabic, Turkish, Indian and Chinese ones), lower-cased, with and without accents
 They tell a person's name from other capitalised words: "transfer to Anna Schmidt" names a
 person, "transfer to Blue Grocer" a shop. Names that are also common words (Bill, Mark, Grace,
 May, Rose, Will, Frank, Dawn) are left out, so "Bill Payment" stays a phrase; a person of such a
-name is found when another column holds their name (:mod:`wgangp.data.schema.free_text`).
+name is found when another column holds their name (:mod:`wgangp.data.schema.identifier_patterns`).
 """
 
 from __future__ import annotations

@@ -4,12 +4,14 @@ device, a postcode, a person's details, another thing, a card's last digits.
 A name alone never makes a column an identifier except where the name is unambiguous
 (``card_last4``); it decides between readings of the content that content alone cannot tell
 apart (``customer_id`` codes of 40 rows each are an ID, ``merchant_id`` codes of 40 rows a
-feature). Names are split into lower-cased words on non-alphanumerics and camelCase.
+feature). Names are split into lower-cased words on non-alphanumerics and camelCase, and each
+column's name is read once (:func:`name_says`) for every rule that asks it.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 _NAME_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
@@ -81,3 +83,41 @@ def detail_name(tokens: set[str]) -> bool:
 def card_part_name(tokens: set[str]) -> bool:
     """Named as a card number's last digits (``card_last4``, ``pan_tail``)."""
     return bool(tokens & CARD_TOKENS and tokens & TAIL_TOKENS)
+
+
+@dataclass(frozen=True)
+class NameSays:
+    """What one column's name says, read once for every rule (:func:`name_says`)."""
+
+    #: A person's ID (``customer_id``): a person's word and an ID word.
+    person_id: bool
+    #: A person's device (``device``, ``imei``); with an ID word (``device_id``).
+    device: bool
+    device_id: bool
+    #: An integer column's many values of few rows each are an ID (:func:`integer_id_name`).
+    integer_id: bool
+    #: A person's own details (:func:`detail_name`).
+    detail: bool
+    #: Another thing than a person (``merchant_name``, ``city``).
+    thing: bool
+    #: A card number's last digits (:func:`card_part_name`).
+    card_part: bool
+    #: A postcode (``zip``, ``plz``).
+    postcode: bool
+
+
+def name_says(name: str) -> NameSays:
+    """Everything the rules ask of a column's name, from its words."""
+    tokens = name_tokens(name)
+    named_id = bool(tokens & ID_TOKENS)
+    device = bool(tokens & DEVICE_TOKENS)
+    return NameSays(
+        person_id=bool(tokens & PERSON_TOKENS) and named_id,
+        device=device,
+        device_id=device and named_id,
+        integer_id=integer_id_name(tokens),
+        detail=detail_name(tokens),
+        thing=bool(tokens & THING_TOKENS),
+        card_part=card_part_name(tokens),
+        postcode=bool(tokens & POSTCODE_TOKENS),
+    )

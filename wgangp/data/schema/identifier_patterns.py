@@ -1,18 +1,32 @@
 """What an identifier looks like, kind by kind: a test for a value that IS one (a column's cell)
-and a finder for one INSIDE free text ("refund request, contact jane@example.com").
+and a finder for one INSIDE free text ("refund request, contact jane@example.com", "please call
+07700 900123", "transfer to Anna Schmidt").
+
+A value that contains an identifier is one: as a categorical level it would ship in the schema
+and the model and come back verbatim in samples, however many customers wrote it. So a text is
+searched for every kind known here, and for the values of the table's own identifier columns as
+whole words (:class:`KnownValues`: a beneficiary's name the given-name list lacks, a username). A
+lone word of those columns (a surname, a city) is not searched for: it is too often an ordinary
+word.
 
 The finders inside text are stricter than the tests of whole values: a column is judged on
 nine in ten of its values, a memo on one phrase, so a pattern that common words or amounts can
 meet (a US plate, a bare 9-digit number) only counts as a whole value. Each kind that has a check
 digit is checked (Luhn, mod-97, the Spanish DNI's letter, INSEE's key, the German tax number's
-ISO 7064 digit). Pure functions; :mod:`wgangp.data.schema.identifiers` judges columns with them.
+ISO 7064 digit). Pure functions; :mod:`wgangp.data.schema.identifiers` judges columns with them,
+and inference withholds the levels :func:`identifier_cells` finds.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
 
 from wgangp.data.schema.given_names import GIVEN_NAMES
 
@@ -64,6 +78,8 @@ _PLATE_IN = re.compile(
 )
 #: As whole values, Spanish (1234 BCD) and Californian (7ABC123) plates too.
 _PLATE = re.compile(rf"(?:{_PLATE_IN.pattern}|\d{{4}} ?[B-DF-HJ-NP-TV-Z]{{3}}|\d[A-Z]{{3}}\d{{3}})")
+#: A code: no space once spaces are read as underscores, and a digit (``C00017``).
+_CODE = re.compile(r"\S*\d\S*")
 _HANDLE_IN = re.compile(r"(?<![\w@.])@[A-Za-z0-9_]{3,30}\b(?!\.\w)")
 _PARTICLES = r"(?:(?:van|von|de|del|della|di|da|du|la|le|der|den|ter|y|al|el|bin)\s+)*"
 _WORD = r"[A-ZÀ-Ý][a-zà-ÿß'’-]+|[A-ZÀ-Ý]{2}[A-ZÀ-Ý'’-]*"
@@ -159,6 +175,14 @@ def _national_id(text: str) -> bool:
     return False
 
 
+def code(value: str) -> bool:
+    """Code-like: a digit, and no space or at most two letters (``C00017``, ``4111 **** 1111``;
+    not ``12 Main St``)."""
+    if not _CODE.fullmatch(value.replace(" ", "_")):
+        return False
+    return " " not in value or sum(ch.isalpha() for ch in value) <= 2
+
+
 def personal_name(value: str) -> bool:
     """``Anna Schmidt``, ``JEAN DUPONT``, ``María de la Cruz``, ``Schmidt, Anna``: two to four
     capitalised words whose given name is a common one (:mod:`~wgangp.data.schema.given_names`)."""
@@ -219,3 +243,101 @@ INSIDE_KINDS: tuple[tuple[str, Callable[[str], bool]], ...] = (
 def kind_inside(text: str) -> str | None:
     """The first kind of identifier found inside ``text``, or None."""
     return next((kind for kind, finds in INSIDE_KINDS if finds(text)), None)
+
+
+#: Words as text holds them: letters and digits, joined by inner dots, apostrophes, @, + or -
+#: (``jane.doe@example.com``, ``O'Neil``, ``Müller-Lüdenscheidt`` are one word each).
+_WORDS = re.compile(r"[^\W_]+(?:[.'’@+-][^\W_]+)*")
+#: The longest value of an identifier column searched for inside text, in words.
+MAX_WORDS = 6
+
+
+def words(text: str) -> list[str]:
+    """``text``'s words, case-folded and without accents (``Müller`` and ``MULLER`` are one)."""
+    folded = unicodedata.normalize("NFKD", text.casefold()).encode("ascii", "ignore").decode()
+    return _WORDS.findall(folded)
+
+
+class KnownValues:
+    """The values of a table's identifier columns, found inside text as whole words: those of
+    two to :data:`MAX_WORDS` words, and single words with a digit or an @ (``jsmith87``)."""
+
+    def __init__(self, values: Iterable[object] = ()) -> None:
+        phrases: set[str] = set()
+        for value in values:
+            found = words(str(value))
+            if len(found) > MAX_WORDS or not found:
+                continue
+            if len(found) == 1 and not re.search(r"[\d@]", found[0]):
+                continue
+            phrases.add(" ".join(found))
+        self.phrases = frozenset(phrases)
+        self.longest = max((p.count(" ") + 1 for p in phrases), default=0)
+
+    def __bool__(self) -> bool:
+        return bool(self.phrases)
+
+    def inside(self, text: str) -> bool:
+        """Whether one of the values is a run of ``text``'s words."""
+        if not self.phrases:
+            return False
+        found = words(text)
+        for size in range(1, min(self.longest, len(found)) + 1):
+            for start in range(len(found) - size + 1):
+                if " ".join(found[start : start + size]) in self.phrases:
+                    return True
+        return False
+
+
+def identifier_kind(text: str, known: KnownValues | None = None) -> str | None:
+    """The kind of identifier ``text`` is or contains (``e-mail addresses``, ``personal names``,
+    ``values of identifier columns``), or None."""
+    whole = next((kind for kind, test in WHOLE_KINDS.items() if test(text)), None)
+    if whole is not None:
+        return whole
+    if personal_name(text):
+        return "personal names"
+    inside = kind_inside(text)
+    if inside is not None:
+        return inside
+    if known is not None and known.inside(text):
+        return "values of identifier columns"
+    return None
+
+
+class _Named(Protocol):
+    column: str
+
+
+def identifier_cells(values: pd.Series, known: KnownValues | None = None) -> np.ndarray:
+    """Whether each cell is, or contains, an identifier of a kind this module knows (an e-mail,
+    a phone, a card or national ID number, a personal name, ... :mod:`.identifier_patterns`),
+    or one of ``known``'s values (the table's identifier columns') as whole words. One test per
+    distinct value; numbers are card numbers or nothing, booleans and dates never."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = values.astype(object)
+    out = np.zeros(len(values), dtype=bool)
+    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_datetime64_any_dtype(values):
+        return out
+    if pd.api.types.is_numeric_dtype(values):
+        array = values.to_numpy(np.float64, na_value=np.nan)
+        whole = np.isfinite(array) & (array % 1 == 0) & (np.abs(array) >= 1e12)
+        out[whole] = [card(str(int(v))) for v in array[whole]]
+        return out
+    text = values.astype("str").str.strip()
+    codes, uniques = pd.factorize(text.where(values.notna() & (text != "")))
+    flags = np.array([identifier_kind(str(u), known) is not None for u in uniques], dtype=bool)
+    here = codes >= 0
+    out[here] = flags[codes[here]]
+    return out
+
+
+def known_values(frame: pd.DataFrame, found: Sequence[_Named]) -> KnownValues:
+    """The text values of ``frame``'s identifier columns, to be found inside other text."""
+    text = [
+        frame[f.column]
+        for f in found
+        if not pd.api.types.is_numeric_dtype(frame[f.column])
+        and not pd.api.types.is_bool_dtype(frame[f.column])
+    ]
+    return KnownValues(v for column in text for v in pd.unique(column.dropna()))

@@ -17,30 +17,26 @@ share a value of an identifier found by its content or its ID name are one custo
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 import pandas as pd
 
 from wgangp.data.entities import identical_row_groups, linked_row_groups
 from wgangp.data.knots import DEFAULT_MIN_ROWS
-from wgangp.data.schema.column_values import ColumnValues, Owners, column_values
-from wgangp.data.schema.free_text import identifier_cells, known_values
-from wgangp.data.schema.identifier_names import (
-    DEVICE_TOKENS,
-    ID_TOKENS,
-    PERSON_TOKENS,
-    POSTCODE_TOKENS,
-    THING_TOKENS,
-    card_part_name,
-    detail_name,
-    integer_id_name,
-    name_tokens,
+from wgangp.data.schema.column_values import ColumnValues, column_values
+from wgangp.data.schema.identifier_names import NameSays, name_says
+from wgangp.data.schema.identifier_patterns import (
+    WHOLE_KINDS,
+    card,
+    code,
+    identifier_cells,
+    known_values,
+    personal_name,
 )
-from wgangp.data.schema.identifier_patterns import WHOLE_KINDS, card, personal_name
 
 __all__ = [
     "Identification", "Identifier", "InferredEntity", "find_identifiers", "identifier_cells",
@@ -67,8 +63,6 @@ CODE_KINDS = frozenset({"UUIDs", "hash-like tokens"})
 #: Content kinds shared by many people (a household's or an office's network): never used to
 #: join rows into customers.
 SHARED_KINDS = CODE_KINDS | {"IP addresses"}
-
-_CODE = re.compile(r"\S*\d\S*")
 
 
 @dataclass(frozen=True)
@@ -119,6 +113,25 @@ class Identification:
     entity: InferredEntity | None = None
 
 
+class Owners:
+    """Each row's entity, computed when a rule first needs it: the codes and their count."""
+
+    def __init__(self, make: Callable[[], np.ndarray]) -> None:
+        self._make = make
+
+    @cache  # noqa: B019 - one object per call of identify, dropped with it
+    def codes(self) -> tuple[np.ndarray, int]:
+        codes, uniques = pd.factorize(np.asarray(self._make()))
+        return codes.astype(np.int64), len(uniques)
+
+    def per_value(self, cells: ColumnValues) -> np.ndarray:
+        """How many entities hold each of the column's values."""
+        owners, count = self.codes()
+        here = cells.codes >= 0
+        pairs = pd.unique(cells.codes[here].astype(np.int64) * count + owners[here])
+        return np.bincount(pairs // count, minlength=len(cells.counts))
+
+
 def find_identifiers(
     frame: pd.DataFrame,
     *,
@@ -151,17 +164,19 @@ def identify(
         for i, name in enumerate(frame.columns)
         if name not in skip and (cells := column_values(frame.iloc[:, i])) is not None
     }
-    contents = {i: _content(cells) for i, cells in columns.items()}  # the same in both passes
+    # What each column's content and name say: the same in both passes.
+    contents = {i: _content(cells) for i, cells in columns.items()}
+    said = {i: name_says(names[i]) for i in columns}
     if owners is not None:
         given = np.asarray(owners)
-        found = _found(names, columns, contents, Owners(lambda: given), min_entities)
+        found = _found(names, columns, contents, said, Owners(lambda: given), min_entities)
         return Identification(tuple(found))
     rows = Owners(lambda: identical_row_groups(frame))
-    first = _found(names, columns, contents, rows, min_entities)
+    first = _found(names, columns, contents, said, rows, min_entities)
     entity = _inferred_entity(first, names, columns, rows)
     if entity is None:
         return Identification(tuple(first))
-    second = _found(names, columns, contents, Owners(lambda: entity.codes), min_entities)
+    second = _found(names, columns, contents, said, Owners(lambda: entity.codes), min_entities)
     by_name = {f.column: f for f in second} | {f.column: f for f in first}
     return Identification(tuple(by_name[name] for name in names if name in by_name), entity)
 
@@ -183,20 +198,20 @@ def _found(
     names: list[str],
     columns: dict[int, ColumnValues],
     contents: dict[int, tuple[str, set[str]] | None],
+    said: dict[int, NameSays],
     owners: Owners,
     k: int,
 ) -> list[Identifier]:
-    """One pass of the rules over ``columns`` (``contents``: rule 1's answers), counting
-    ``owners``' entities."""
+    """One pass of the rules over ``columns`` (``contents``: rule 1's answers; ``said``: what
+    their names say), counting ``owners``' entities."""
     found: dict[int, Identifier] = {}
     for i, cells in columns.items():
-        tokens = name_tokens(names[i])
         content = contents[i]
         if content is not None:
             rule = "content" if content[1] - SHARED_KINDS else "shared content"
             found[i] = _identifier(names[i], content[0], cells, rule)
             continue
-        if not cells.number_like and (ruled := _by_rules(cells, tokens, owners, k)):
+        if not cells.number_like and (ruled := _by_rules(cells, said[i], owners, k)):
             found[i] = _identifier(names[i], ruled[1], cells, ruled[0])
     named = [(names[j], columns[j]) for j in found]
     for i, cells in columns.items():
@@ -206,17 +221,17 @@ def _found(
 
 
 def _by_rules(
-    cells: ColumnValues, tokens: set[str], owners: Owners, k: int
+    cells: ColumnValues, name: NameSays, owners: Owners, k: int
 ) -> tuple[str, str] | None:
     """The first rule after content that finds the column: (the rule, the reason)."""
     rules: list[tuple[str, Callable[[], str | None]]] = [
         ("rare", lambda: None if cells.integer else _mostly_rare(cells, owners, k)),
-        ("codes", lambda: _codes(cells, tokens, k, owners)),
-        ("named codes", lambda: _named_codes(cells, tokens)),
-        ("details", lambda: _details(cells, tokens)),
-        ("names", lambda: _names(cells, tokens)),
-        ("card part", lambda: _card_part(tokens)),
-        ("rare", lambda: _rare_numbered(cells, owners, k, tokens)),
+        ("codes", lambda: _codes(cells, name, k, owners)),
+        ("named codes", lambda: _named_codes(cells, name)),
+        ("details", lambda: _details(cells, name)),
+        ("names", lambda: _names(cells, name)),
+        ("card part", lambda: _card_part(name)),
+        ("rare", lambda: _rare_numbered(cells, owners, k, name)),
     ]
     return next(((rule, reason) for rule, test in rules if (reason := test())), None)
 
@@ -304,21 +319,21 @@ def _mostly_rare(cells: ColumnValues, owners: Owners, k: int) -> str | None:
     )
 
 
-def _rare_numbered(cells: ColumnValues, owners: Owners, k: int, tokens: set[str]) -> str | None:
+def _rare_numbered(cells: ColumnValues, owners: Owners, k: int, name: NameSays) -> str | None:
     """Rule 2 for whole numbers named as a postcode (``zip``, ``plz``): codes of places, not
     measurements (other integers with ID names are rules 3 and 4's, or the review's)."""
-    if not cells.integer or not tokens & POSTCODE_TOKENS:
+    if not cells.integer or not name.postcode:
         return None
     return _mostly_rare(cells, owners, k)
 
 
-def _codes(cells: ColumnValues, tokens: set[str], k: int, owners: Owners) -> str | None:
+def _codes(cells: ColumnValues, name: NameSays, k: int, owners: Owners) -> str | None:
     """Rule 3: code-like values (text: a digit and no space in nine of ten; integers), many
     of few rows each or of one entity each (integers: under an ID-like name)."""
     values = len(cells.counts)
     if values < MIN_CODES or not _code_like(cells):
         return None
-    if cells.integer and not integer_id_name(tokens):
+    if cells.integer and not name.integer_id:
         return None
     median = float(np.median(cells.counts))
     if median <= 2 * k:
@@ -331,16 +346,16 @@ def _codes(cells: ColumnValues, tokens: set[str], k: int, owners: Owners) -> str
     return None
 
 
-def _named_codes(cells: ColumnValues, tokens: set[str]) -> str | None:
+def _named_codes(cells: ColumnValues, name: NameSays) -> str | None:
     """Rule 4: code-like values under a person's ID name (``customer_id``) or a device's
     (``device_id``; a device's UUIDs or hashes under ``device`` alone), whatever their rows."""
     values = len(cells.counts)
     if values < MIN_NAMED_CODES or not _code_like(cells):
         return None
-    if tokens & PERSON_TOKENS and tokens & ID_TOKENS:
+    if name.person_id:
         return f"holds {values} code-like values and is named like a person's ID"
     hashed = np.mean([_hashed(v) for v in cells.sample]) >= CONTENT_SHARE
-    if tokens & DEVICE_TOKENS and (tokens & ID_TOKENS or hashed):
+    if name.device_id or name.device and hashed:
         return f"holds {values} code-like values and is named like a device's ID"
     return None
 
@@ -351,39 +366,31 @@ def _hashed(value: str) -> bool:
 
 def _code_like(cells: ColumnValues) -> bool:
     """Integers, or text of which nine values in ten are codes (a placeholder or two allowed)."""
-    return cells.integer or bool(np.mean([_code(v) for v in cells.sample]) >= CONTENT_SHARE)
+    return cells.integer or bool(np.mean([code(v) for v in cells.sample]) >= CONTENT_SHARE)
 
 
-def _code(value: str) -> bool:
-    """Code-like: a digit, and no space or at most two letters (``C00017``, ``4111 **** 1111``;
-    not ``12 Main St``)."""
-    if not _CODE.fullmatch(value.replace(" ", "_")):
-        return False
-    return " " not in value or sum(ch.isalpha() for ch in value) <= 2
-
-
-def _details(cells: ColumnValues, tokens: set[str]) -> str | None:
+def _details(cells: ColumnValues, name: NameSays) -> str | None:
     """Rule 5: text named as a person's details (``first_name``, ``customer_name``,
     ``billing_address``, ``username``, ``plate``), of ``MIN_NAMED_CODES`` values or more."""
-    if cells.integer or len(cells.counts) < MIN_NAMED_CODES or not detail_name(tokens):
+    if cells.integer or len(cells.counts) < MIN_NAMED_CODES or not name.detail:
         return None
     return f"holds {len(cells.counts)} values and is named like a person's details"
 
 
-def _names(cells: ColumnValues, tokens: set[str]) -> str | None:
+def _names(cells: ColumnValues, name: NameSays) -> str | None:
     """Rule 6: personal names (``Anna Schmidt``, ``DUPONT, Jean``) in nine values of ten,
     unless the column's name says whose they are not (``merchant_name``, ``city``)."""
-    if cells.integer or len(cells.counts) < MIN_NAMED_CODES or tokens & THING_TOKENS:
+    if cells.integer or len(cells.counts) < MIN_NAMED_CODES or name.thing:
         return None
     if np.mean([personal_name(v) for v in cells.sample]) < CONTENT_SHARE:
         return None
     return f"holds {len(cells.counts)} personal names"
 
 
-def _card_part(tokens: set[str]) -> str | None:
+def _card_part(name: NameSays) -> str | None:
     """Rule 7: a card number's last digits (``card_last4``, ``pan_tail``): a quasi-identifier
     that, beside a date or an amount, finds the card; nothing a model needs."""
-    if card_part_name(tokens):
+    if name.card_part:
         return "is named like a card number's last digits (part of a card number)"
     return None
 

@@ -30,18 +30,20 @@ from wgangp.data.schema.bounds import date_bounds, private_number_range, zone_of
 from wgangp.data.schema.cells import (
     LevelLookup,
     as_numbers,
-    cell_value,
     check_finite,
+    choose_positive,
+    distinct_values,
     first_gap_row,
     first_row,
     label_value,
     no_such_column,
+    no_such_label,
     present,
     repeated_names,
     shown,
 )
 from wgangp.data.schema.column_codes import coarsened
-from wgangp.data.schema.free_text import KnownValues
+from wgangp.data.schema.identifier_patterns import KnownValues
 from wgangp.data.schema.identifiers import (
     Identifier,
     InferredEntity,
@@ -51,7 +53,7 @@ from wgangp.data.schema.identifiers import (
     proposed_entity,
 )
 from wgangp.data.schema.quasi_identifiers import coarsening, described
-from wgangp.data.schema.table_schema import ColumnSchema, TableSchema, Value, find_value
+from wgangp.data.schema.table_schema import ColumnSchema, TableSchema, Value
 from wgangp.data.schema.text_formats import number_format, parse_numbers, read_dates
 from wgangp.errors import DataError
 
@@ -106,12 +108,12 @@ def _inferred(
         else _column(frame[name], name, source, owners, known, withheld)
         for name in names
     ]
+    counts = _label_counts(frame[label])
+    chosen = choose_positive(dict(counts), label, positive, source)
     for i, column in enumerate(columns):
         coarsen = None if column.name == label else coarsening(column, columns)
         if coarsen is not None:
             columns[i] = _column(frame[column.name], column.name, source, owners, coarsen=coarsen)
-    counts = _label_counts(frame[label])
-    chosen = _positive(counts, label, positive, source)
     schema = TableSchema(
         columns=tuple(columns), label=label, positive=chosen, label_counts=counts, rows=len(frame)
     )
@@ -191,14 +193,14 @@ def infer_table(
         owners = entity_codes(frame.iloc[:, names.index(entity)], entity, source)
     identification = identify(frame, skip={label, entity} - {None}, owners=owners)
     found = list(identification.found)
+    proposed = proposed_entity(found) if entity is None else None
+    known = known_values(frame, found)
     customers = identification.entity
     if customers is not None:
         owners = customers.codes
     dropped = {identifier.column for identifier in found} | {entity} - {None}
     kept = frame.loc[:, [name not in dropped for name in names]]
-    known = known_values(frame, found)
     schema, withheld = _inferred(kept, label, positive, source, owners, known)
-    proposed = proposed_entity(found) if entity is None else None
     return Inference(schema, tuple(found), proposed, customers, tuple(withheld.items()))
 
 
@@ -278,7 +280,7 @@ def _feature_levels(
     without) hold, or that is or contains an identifier (:func:`identifier_cells`, ``known``),
     is not listed (the schema ships with the model and would name that customer); such values
     are read as one ``other`` level."""
-    levels = _levels(cells, label=False)
+    levels = distinct_values(cells, label=False)
     if not all(isinstance(level, str) for level in levels):
         return levels, None, 0  # booleans: their two values name no one
     if owners is None:
@@ -317,7 +319,7 @@ def _label_column(values: pd.Series, source: str) -> ColumnSchema:
             f"value(s) (first at data row {first_gap_row(values, cells)}); drop those rows, every "
             "row needs its class"
         )
-    return ColumnSchema(name=str(values.name), kind="categorical", levels=_levels(cells))
+    return ColumnSchema(name=str(values.name), kind="categorical", levels=distinct_values(cells))
 
 
 def _label_counts(values: pd.Series) -> tuple[tuple[Value, int], ...]:
@@ -325,65 +327,5 @@ def _label_counts(values: pd.Series) -> tuple[tuple[Value, int], ...]:
     for value, count in present(values).value_counts(sort=False, dropna=True).items():
         level = label_value(value)
         counts[level] = counts.get(level, 0) + int(count)
-    order = _levels(pd.Series(list(counts), dtype=object))
+    order = distinct_values(pd.Series(list(counts), dtype=object))
     return tuple((level, counts[level]) for level in order)
-
-
-def _positive(
-    counts: tuple[tuple[Value, int], ...], label: str, positive: Value | None, source: str
-) -> Value:
-    values = tuple(value for value, _ in counts)
-    listed = ", ".join(f"{value}: {count}" for value, count in counts[:5])
-    if len(counts) > 5:
-        listed += f", ... (+{len(counts) - 5})"
-    if len(counts) == 1:
-        raise DataError(
-            f"{source}: label {label} has one value ({values[0]}) in every row; the table needs "
-            "rows of at least two classes"
-        )
-    if positive is not None:
-        found = find_value(values, positive)
-        if found is None:
-            raise DataError(
-                f"{source}: data.positive={positive} is not a value of label {label} "
-                f"({listed}); name one of them"
-            )
-        return found
-    if len(counts) > 2:
-        raise DataError(
-            f"{source}: label {label} has {len(counts)} values ({listed}); name the class to "
-            "synthesize with data.positive=<value>"
-        )
-    (first, n_first), (second, n_second) = counts
-    if n_first == n_second:
-        raise DataError(
-            f"{source}: label {label} has both values equally often ({listed}); name the class "
-            "to synthesize with data.positive=<value>"
-        )
-    return first if n_first < n_second else second
-
-
-def choose_positive(
-    counts: dict[Value, int], label: str, positive: Value | None, source: str
-) -> Value:
-    """The class to synthesize among a label's value counts (counted elsewhere, e.g. by the big
-    tables' reader): ``positive``, or the least frequent value; the same one-line errors."""
-    order = _levels(pd.Series(list(counts), dtype=object))
-    return _positive(tuple((v, counts[v]) for v in order), label, positive, source)
-
-
-def no_such_label(label: str, names: list[str]) -> str:
-    """What to say of a label column the table lacks (a close name suggested), one sentence
-    ended before the fix whether or not a close name was found."""
-    missing = no_such_column(label, names)
-    return f"label {missing}{'' if missing.endswith('?') else '.'} Set data.label=<column>"
-
-
-def _levels(cells: pd.Series, label: bool = True) -> tuple[Value, ...]:
-    """Distinct values as plain Python values (a label's by :func:`label_value`, a feature's
-    text kept as text: :func:`cell_value`): numbers in numeric order, the rest by text."""
-    value = label_value if label else cell_value
-    unique = list(dict.fromkeys(value(v) for v in pd.unique(cells)))
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in unique):
-        return tuple(sorted(unique))
-    return tuple(sorted(unique, key=lambda v: (type(v).__name__ != "str", str(v))))

@@ -192,6 +192,14 @@ def in_zone(stamp: pd.Timestamp, zone: str) -> pd.Timestamp:
     return stamp.tz_localize(zone, ambiguous=False, nonexistent="shift_forward")
 
 
+def instant(stamp: pd.Timestamp, zone: str | None) -> pd.Timestamp:
+    """A timestamp as the instant it names (UTC, naive): a naive one is UTC, or with ``zone`` a
+    wall-clock time there (:func:`in_zone`); how a schema's datetime bounds are compared."""
+    if zone is not None:
+        stamp = in_zone(stamp, zone)
+    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tz is not None else stamp
+
+
 @cache
 def zones() -> tuple[str, ...]:
     """The IANA zone names this machine knows, the continents' first (close names, guesses)."""
