@@ -337,6 +337,17 @@ def test_the_default_label_is_written_once() -> None:
     assert _constants("Class") == ["config.py"]
 
 
+def test_a_repeated_column_name_is_refused_in_one_place() -> None:
+    """Files, DataFrames, inference and validation all call ``cells.check_distinct_names``:
+    one rule and one line, where four copies of it had drifted apart."""
+    writing = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "appear more than once in the header" in path.read_text()
+    )
+    assert writing == ["data/schema/cells.py"]
+
+
 def test_one_opener_of_model_uris_and_one_parser_of_run_uris() -> None:
     """A model URI becomes a Synthesizer in ``serving/opening.py`` alone (the commands, the
     notebook API and the evaluation call it), and ``runs:/`` is parsed and written in

@@ -58,7 +58,8 @@ def test_the_cap_keeps_every_rare_row_and_a_subset_of_the_rest() -> None:
         (pd.DataFrame({0: [1], "status": ["bad"]}), "DataFrame: column names must be text, got "
          "0; name them (frame.columns = [...]) or flatten a MultiIndex"),
         (pd.DataFrame([[1, 2, "bad"]], columns=["a", "a", "status"]), "DataFrame: column(s) a "
-         "appear more than once; rename them"),
+         "appear more than once in the header; rename or drop the copies, every column needs "
+         "its own name"),
     ],
 )  # fmt: skip
 def test_a_frame_that_is_no_table_is_one_line(frame, line) -> None:

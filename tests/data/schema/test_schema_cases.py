@@ -79,9 +79,7 @@ def test_a_repeated_header_is_one_line_at_every_gate(where: str) -> None:
             gate = validate_table if where == "validation" else match_table
             kwargs = {"min_rows_per_class": 2} if where == "validation" else {}
             gate(frame, schema.schema, source="t", **kwargs)
-    fix = "; rename or drop the copies"
-    if where != "inference":
-        fix += ", every column needs its own name"
+    fix = "; rename or drop the copies, every column needs its own name"
     assert str(err.value) == f"t: column(s) a appear more than once in the header{fix}"
 
 

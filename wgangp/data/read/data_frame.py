@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from wgangp.data.read.big_tables import EntityShare, ReadTable, cap_rows
 from wgangp.data.read.parquet_columns import NESTED_LINE, plain_cells, values_type
-from wgangp.data.schema.cells import repeated_names, shown
+from wgangp.data.schema.cells import check_distinct_names, shown
 from wgangp.data.schema.table_schema import Value
 from wgangp.errors import DataError
 
@@ -56,9 +56,7 @@ def read_data_frame(
             f"{ORIGIN}: column names must be text, got {shown(odd or names)}; name them "
             "(frame.columns = [...]) or flatten a MultiIndex"
         )
-    repeated = repeated_names(names)
-    if repeated:
-        raise DataError(f"{ORIGIN}: column(s) {shown(repeated)} appear more than once; rename them")
+    check_distinct_names(names, ORIGIN)
     cells = {}
     nested, mixed = [], []
     for name in names:

@@ -31,7 +31,7 @@ from wgangp.data.read.table_reader import (
     check_separator,
     read_header,
 )
-from wgangp.data.schema.cells import repeated_names
+from wgangp.data.schema.cells import check_distinct_names
 from wgangp.errors import DataError
 
 CSV_SUFFIXES = (".csv", ".csv.gz")
@@ -165,12 +165,7 @@ def check_columns(files: TableFiles) -> list[str]:
             )
         if not files.parquet:
             check_separator(name, columns)
-        repeated = repeated_names(columns)
-        if repeated:
-            raise DataError(
-                f"{name}: column(s) {', '.join(repeated[:5])} appear more than once in the "
-                "header; rename or drop the copies, every column needs its own name"
-            )
+        check_distinct_names(columns, name)
         if files.partitions:
             base = files.spec if Path(files.spec).is_dir() else _fixed_part(files.spec)
             columns = [*columns, *_partition_keys(base, name)]

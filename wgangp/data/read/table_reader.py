@@ -22,7 +22,7 @@ from typing import IO
 import pandas as pd
 
 from wgangp.data.read.parquet_columns import NESTED_LINE, read_parquet
-from wgangp.data.schema.cells import repeated_names
+from wgangp.data.schema.cells import check_distinct_names
 from wgangp.errors import DataError
 
 log = logging.getLogger("wgangp.data")
@@ -79,13 +79,8 @@ def read_table(path: Path, advice: ReadAdvice = TABLE) -> pd.DataFrame:
             if len(names) == frame.shape[1]:  # as written, stripped: pandas renames copies
                 frame.columns = names
     check_separator(path, [str(name) for name in frame.columns])
-    repeated = repeated_names(names)
-    if repeated:  # pandas would have renamed the copies (Age -> Age.1), a column never there
-        shown = ", ".join(repeated[:5])
-        raise DataError(
-            f"{path}: column(s) {shown} appear more than once in the header; rename or drop the "
-            "copies, every column needs its own name"
-        )
+    # pandas would have renamed the copies (Age -> Age.1), a column never there
+    check_distinct_names(names, str(path))
     if len(frame) == 0:
         raise DataError(f"{path} has a header but no rows; {advice.no_rows}")
     return frame

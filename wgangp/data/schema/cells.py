@@ -296,6 +296,17 @@ def native(value: Any) -> Any:
     return value
 
 
+def check_distinct_names(names: Iterable[Hashable], source: str) -> None:
+    """Every column needs its own name: the one rule for a file's header, a DataFrame's columns
+    and a table's inferred schema (one line naming up to five repeats)."""
+    repeated = repeated_names(names)
+    if repeated:
+        raise DataError(
+            f"{source}: column(s) {shown(repeated)} appear more than once in the header; "
+            "rename or drop the copies, every column needs its own name"
+        )
+
+
 def shown(values: list, limit: int = 5) -> str:
     """A short list for a one-line message: ``a, b, c, ... (+12)``."""
     items = [_truncate(shown_text(native(v))) for v in values[:limit]]

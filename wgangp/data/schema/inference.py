@@ -30,6 +30,7 @@ from wgangp.data.schema.bounds import date_bounds, private_number_range, zone_of
 from wgangp.data.schema.cells import (
     LevelLookup,
     as_numbers,
+    check_distinct_names,
     check_finite,
     choose_positive,
     distinct_values,
@@ -39,8 +40,6 @@ from wgangp.data.schema.cells import (
     no_such_column,
     no_such_label,
     present,
-    repeated_names,
-    shown,
 )
 from wgangp.data.schema.column_codes import coarsened
 from wgangp.data.schema.identifier_patterns import KnownValues
@@ -90,12 +89,7 @@ def _inferred(
     if frame.shape[1] == 0 or len(frame) == 0:
         raise DataError(f"{source}: the table has no rows or no columns; give a table with both")
     names = [str(name) for name in frame.columns]
-    repeated = repeated_names(names)
-    if repeated:
-        raise DataError(
-            f"{source}: column(s) {shown(repeated)} appear more than once in the header; "
-            "rename or drop the copies"
-        )
+    check_distinct_names(names, source)
     frame = frame.set_axis(names, axis=1)
     if label not in set(names):
         raise DataError(f"{source}: {no_such_label(label, names)}")

@@ -66,7 +66,7 @@ def validate_table(
     ``entity`` (``data.entity``) names the column whose rows belong together: it is kept beside
     the schema's columns as integer codes (:func:`~wgangp.data.entities.entity_codes`), never
     as the table's values."""
-    check_header([str(name) for name in frame.columns], source)
+    cv.check_distinct_names([str(name) for name in frame.columns], source)
     if len(frame) == 0:
         raise DataError(f"{source}: no rows; the table needs a header and at least one data row")
     owners = None if entity is None else validate_entity(frame, schema, entity, source)
@@ -85,16 +85,6 @@ def validate_table(
             _check_non_negative(clean[column.name], column, source, editable=header is None)
     check_class_counts(schema.classes(clean[schema.label]), schema, min_rows_per_class, source)
     return clean
-
-
-def check_header(names: list[str], source: str) -> None:
-    """Every column needs its own name: a repeated one is one line (found in one pass)."""
-    repeated = cv.repeated_names(names)
-    if repeated:
-        raise DataError(
-            f"{source}: column(s) {', '.join(repeated[:5])} appear more than once in the header; "
-            "rename or drop the copies, every column needs its own name"
-        )
 
 
 def validate_entity(
@@ -128,7 +118,7 @@ def match_table(
     each row's entity (None: rows identical in the schema's columns count once), which the
     range inference gives, and so the bounds check, counts."""
     names = [str(name) for name in frame.columns]
-    check_header(names, source)
+    cv.check_distinct_names(names, source)
     in_table, listed = set(names), set(schema.names)
     absent = [name for name in schema.names if name not in in_table]
     editable = header is None
