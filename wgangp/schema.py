@@ -51,7 +51,7 @@ _KEYS = (
 
 @dataclasses.dataclass(frozen=True)
 class SchemaRequest:
-    data: DataConfig
+    data_cfg: DataConfig
     debug: bool = False
 
 
@@ -69,7 +69,7 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
     max_rows = values.get("data.max_rows", str(DataConfig.max_rows))
     if not max_rows.isdigit():
         raise ConfigError(f"invalid config value data.max_rows: {max_rows!r} is not a number")
-    data = DataConfig(
+    data_cfg = DataConfig(
         path=path,
         label=values.get("data.label", DataConfig.label),
         positive=None if positive in (None, "null") else positive,
@@ -77,7 +77,7 @@ def parse_args(argv: Sequence[str]) -> SchemaRequest:
         entity=None if entity in (None, "null") else entity,
         max_rows=int(max_rows),
     )
-    return SchemaRequest(data=data, debug=debug == "true")
+    return SchemaRequest(data_cfg=data_cfg, debug=debug == "true")
 
 
 def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
@@ -85,15 +85,15 @@ def build_schema(request: SchemaRequest) -> tuple[TableSchema, list[str]]:
     :func:`~wgangp.data.prepare.prepare_data`, as training reads the table (the file, its cap,
     the configured schema: shipped, edited, else inferred) and checks it (validation's gate);
     the columns training would refuse are listed instead."""
-    data, launch_dir = request.data, Path.cwd()
-    if data.path is None:  # an edited file alone: checked as a schema, no table read
-        schema, _ = configured_schema(data, launch_dir)
+    data_cfg, launch_dir = request.data_cfg, Path.cwd()
+    if data_cfg.path is None:  # an edited file alone: checked as a schema, no table read
+        schema, _ = configured_schema(data_cfg, launch_dir)
         assert schema is not None  # parse_args: data.path or data.schema
         return schema, []
     # A missing file is an error here, never the default path's simulated stand-in.
-    loaded = load_table(replace(data, fallback="error"), seed=0, launch_dir=launch_dir)
+    loaded = load_table(replace(data_cfg, fallback="error"), seed=0, launch_dir=launch_dir)
     review: list[str] = []
-    schema, _, _ = checked_table(loaded, data, review)
+    schema, _, _ = checked_table(loaded, data_cfg, review)
     return schema, review
 
 
@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in review:
         print(f"wgangp: review: {line}", file=sys.stderr)
     counts = ", ".join(f"{value}: {count}" for value, count in schema.label_counts)
-    if request.data.schema is not None and request.data.path is None and counts:
+    if request.data_cfg.schema is not None and request.data_cfg.path is None and counts:
         counts = f"as the schema file gives them: {counts}; pass data.path to count the table's"
     log.info(
         "%d column(s); label %s (%s), class to synthesize: %s",

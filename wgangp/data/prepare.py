@@ -226,7 +226,7 @@ class PreparedData:
 
 
 def prepare_data(
-    data: DataConfig,
+    data_cfg: DataConfig,
     *,
     seed: int,
     launch_dir: Path,
@@ -244,28 +244,28 @@ def prepare_data(
     or less moves no other between training and the held-out parts) and fits read every
     training row (a sample of a fixed size would depend on the others' count).
     """
-    loaded = load_table(data, seed=seed, launch_dir=launch_dir, frame=frame)
+    loaded = load_table(data_cfg, seed=seed, launch_dir=launch_dir, frame=frame)
     if reading is not None:
-        check_entity_cap(loaded, data)
+        check_entity_cap(loaded, data_cfg)
     if reading is not None and loaded.schema is None:
-        table = undeclared_table(loaded, data, seed, reading)
+        table = undeclared_table(loaded, data_cfg, seed, reading)
         return _from_split(
             (loaded.provenance, loaded.origin, loaded.name, loaded.read),
             table.schema,
             table.split,
             table.classes(),
-            data,
+            data_cfg,
             seed,
             digest=table_digest(loaded.frame),
             inferred=True,
             every_row_fits=True,
             description=table.description,
             releases=tuple(table.events),
-            entity=data.entity,
+            entity=data_cfg.entity,
         )
-    schema, frame, inferred = checked_table(loaded, data)
+    schema, frame, inferred = checked_table(loaded, data_cfg)
     assert frame is not None  # validated: no review asked
-    entity = INFERRED_ENTITY if INFERRED_ENTITY in frame.columns else data.entity
+    entity = INFERRED_ENTITY if INFERRED_ENTITY in frame.columns else data_cfg.entity
     provenance, origin, name, read = loaded.provenance, loaded.origin, loaded.name, loaded.read
     del loaded  # the rows as read: only their canonical form goes on
     classes = schema.classes(frame[schema.label])
@@ -274,8 +274,8 @@ def prepare_data(
         frame,
         classes,
         schema.class_names,
-        val_fraction=data.val_fraction,
-        test_fraction=data.test_fraction,
+        val_fraction=data_cfg.val_fraction,
+        test_fraction=data_cfg.test_fraction,
         seed=seed,
         source=origin,
         columns=schema.names,
@@ -289,7 +289,7 @@ def prepare_data(
         schema,
         split,
         classes,
-        data,
+        data_cfg,
         seed,
         digest=digest,
         inferred=inferred,
@@ -306,7 +306,7 @@ def _from_split(
     schema: TableSchema,
     split: Split,
     classes: np.ndarray,
-    data: DataConfig,
+    data_cfg: DataConfig,
     seed: int,
     *,
     digest: str,
@@ -319,7 +319,7 @@ def _from_split(
     """The prepared data of ``split`` (``classes``: the table's rows', before the split), with
     the rows fits and scores use; ``source``: provenance, origin, name and how it was read."""
     provenance, origin, name, read = source
-    budget = RowBudget(data.rest_subset, data.rare_subset, seed)
+    budget = RowBudget(data_cfg.rest_subset, data_cfg.rare_subset, seed)
     fit_subsets, score_subsets = budget.subsets(split, classes, every_row_fits=every_row_fits)
     return PreparedData(
         provenance,
@@ -344,7 +344,7 @@ def _from_split(
 
 
 def checked_table(
-    loaded: LoadedTable, data: DataConfig, review: list[str] | None = None
+    loaded: LoadedTable, data_cfg: DataConfig, review: list[str] | None = None
 ) -> tuple[TableSchema, pd.DataFrame | None, bool]:
     """The first half of :func:`prepare_data`, which ``python -m wgangp.schema`` runs too: the
     loaded table's schema, its rows validated against it into their canonical form, and whether
@@ -363,8 +363,10 @@ def checked_table(
     schema, inferred = loaded.schema, loaded.schema is None
     customers = None
     if schema is None:
-        chosen = data.positive if data.positive is not None else positive
-        inference = infer_table(loaded.frame, data.label, chosen, source=origin, entity=data.entity)
+        chosen = data_cfg.positive if data_cfg.positive is not None else positive
+        inference = infer_table(
+            loaded.frame, data_cfg.label, chosen, source=origin, entity=data_cfg.entity
+        )
         schema, noted = inference.schema, inference.lines(origin)
         if review is not None:
             review += noted + ambiguities(loaded.frame, schema, source=origin)
@@ -380,14 +382,14 @@ def checked_table(
         loaded.frame,
         schema,
         source=origin,
-        min_rows_per_class=data.min_rows_per_class,
+        min_rows_per_class=data_cfg.min_rows_per_class,
         header=header,
-        entity=data.entity,
+        entity=data_cfg.entity,
     )
     if not inferred:
         counts = label_counts(frame[schema.label], schema)
         schema = replace(schema, label_counts=counts, rows=len(frame))
-    if customers is not None and data.entity is None and INFERRED_ENTITY not in schema.names:
+    if customers is not None and data_cfg.entity is None and INFERRED_ENTITY not in schema.names:
         # What inference counted, every later rule counts: one customer's 8 rows are one.
         frame[INFERRED_ENTITY] = customers.codes
     return schema, frame, inferred

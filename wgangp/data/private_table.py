@@ -103,24 +103,24 @@ class PrivateTable:
 
 
 def undeclared_table(
-    loaded: LoadedTable, data: DataConfig, seed: int, reading: PrivateReading
+    loaded: LoadedTable, data_cfg: DataConfig, seed: int, reading: PrivateReading
 ) -> PrivateTable:
     """A table with no declared schema under ``privacy.epsilon``: its description released, or
     the released one read (:class:`PrivateReading`)."""
-    check_private_label(loaded.frame, data.label, data.positive, loaded.origin)
+    check_private_label(loaded.frame, data_cfg.label, data_cfg.positive, loaded.origin)
     where: dict[str, Any] = {
-        "entity": data.entity,
-        "val_fraction": data.val_fraction,
-        "test_fraction": data.test_fraction,
+        "entity": data_cfg.entity,
+        "val_fraction": data_cfg.val_fraction,
+        "test_fraction": data_cfg.test_fraction,
         "seed": seed,
         "source": loaded.origin,
     }
     if reading.released is not None:
         split = split_by_schema(loaded.frame, reading.released, **where)
         return PrivateTable(split, reading.released)
-    budget = description_budget(reading, len(loaded.frame.columns) - 1 - bool(data.entity))
+    budget = description_budget(reading, len(loaded.frame.columns) - 1 - bool(data_cfg.entity))
     return release_table(
-        loaded.frame, label=data.label, positive=data.positive, budget=budget, **where
+        loaded.frame, label=data_cfg.label, positive=data_cfg.positive, budget=budget, **where
     )
 
 
@@ -385,7 +385,7 @@ def _nothing_released(source: str, threshold: float) -> DataError:
     )
 
 
-def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:
+def check_entity_cap(loaded: LoadedTable, data_cfg: DataConfig) -> None:
     """Under ``privacy.epsilon`` a table is never cut by rows: a row cap lets one customer's rows
     evict others' (unbounded influence). Over ``data.max_rows`` without ``data.entity_share``:
     one line."""
@@ -393,7 +393,7 @@ def check_entity_cap(loaded: LoadedTable, data: DataConfig) -> None:
     if read is None or not read.capped or read.entity_share is not None:
         return
     raise DataError(
-        f"{loaded.origin}: the table has more than data.max_rows={data.max_rows} rows besides "
+        f"{loaded.origin}: the table has more than data.max_rows={data_cfg.max_rows} rows besides "
         "the class to synthesize, and under privacy.epsilon a cap by rows would let one "
         "customer's rows evict others'; set data.entity_share=<share> to keep every customer "
         "with that class and that share of the others, each whole (by a hash of its id), or "

@@ -69,27 +69,27 @@ class HistoryData:
 
 
 def prepare_histories(
-    data: DataConfig, *, seed: int, launch_dir: Path, frame: pd.DataFrame | None = None
+    data_cfg: DataConfig, *, seed: int, launch_dir: Path, frame: pd.DataFrame | None = None
 ) -> HistoryData:
     """Load the configured table (or ``frame``) as histories of ``data.entity`` ordered by
     ``data.time`` (module doc); each problem one line."""
-    entity, time = str(data.entity), str(data.time)
-    loaded = load_table(data, seed=seed, launch_dir=launch_dir, frame=frame)
+    entity, time = str(data_cfg.entity), str(data_cfg.time)
+    loaded = load_table(data_cfg, seed=seed, launch_dir=launch_dir, frame=frame)
     source, table = loaded.origin, loaded.frame
     names = [str(name) for name in table.columns]
     if entity not in set(names):
         raise DataError(f"{source}: data.entity={entity}: {no_such_column(entity, names)}")
     check_time_column(table, time, source)
     owners = entity_codes(table[entity], entity, source)
-    excluded = (entity, time, data.label)
-    shared = shared_columns(table, owners, excluded, data.shared)
+    excluded = (entity, time, data_cfg.label)
+    shared = shared_columns(table, owners, excluded, data_cfg.shared)
     if shared:
         log.info("%s: shared ids (new pseudonymous ids in samples): %s", source, ", ".join(shared))
     kept_aside = {name: pd.factorize(table[name])[0] for name in shared}
     prefixes = {name: free_prefix(table[name], f"syn-{name}-") for name in (entity, *shared)}
     loaded = replace(loaded, frame=table.drop(columns=list(shared)))
     del table
-    schema, rows, inferred = checked_table(loaded, data)
+    schema, rows, inferred = checked_table(loaded, data_cfg)
     assert rows is not None  # validated: only the schema command's review leaves it None
     check_time_kind(schema, time, loaded.frame, source)
     for name, codes in kept_aside.items():
@@ -111,8 +111,8 @@ def prepare_histories(
         rows,
         classes,
         schema.class_names,
-        val_fraction=data.val_fraction,
-        test_fraction=data.test_fraction,
+        val_fraction=data_cfg.val_fraction,
+        test_fraction=data_cfg.test_fraction,
         seed=seed,
         source=source,
         columns=schema.names,

@@ -86,7 +86,7 @@ class LoadedTable:
 
 
 def load_table(
-    data: DataConfig,
+    data_cfg: DataConfig,
     *,
     seed: int,
     launch_dir: Path,
@@ -94,26 +94,29 @@ def load_table(
     credentials_available: Callable[[], bool] | None = None,
     frame: pd.DataFrame | None = None,
 ) -> LoadedTable:
-    """The table ``data`` names (relative paths from ``launch_dir``), or ``frame`` (a DataFrame
+    """The table ``data_cfg`` names (relative paths from ``launch_dir``), or ``frame`` (a DataFrame
     given in Python), with its configured schema (:func:`configured_schema`), else the default
     path's fallback."""
     if frame is not None:
-        return _data_frame(frame, data, seed, launch_dir)
-    if data.name == "simulated":
+        return _data_frame(frame, data_cfg, seed, launch_dir)
+    if data_cfg.name == "simulated":
         return load_simulated(
-            seed=seed, rows=data.simulated_rows, max_rows=data.max_rows, by_entity=by_entity(data)
+            seed=seed,
+            rows=data_cfg.simulated_rows,
+            max_rows=data_cfg.max_rows,
+            by_entity=by_entity(data_cfg),
         )
-    schema, header = configured_schema(data, launch_dir)
+    schema, header = configured_schema(data_cfg, launch_dir)
     shipped = header is not None
-    wanted = resolve_path(data.path, launch_dir) if data.path else None
-    if wanted is not None and (wanted.exists() or names_files(str(data.path))):
+    wanted = resolve_path(data_cfg.path, launch_dir) if data_cfg.path else None
+    if wanted is not None and (wanted.exists() or names_files(str(data_cfg.path))):
         # What the reader keeps follows from the config alone: the rare class and the cap.
-        label, positive = _rare_class(schema, data)
-        share = by_entity(data)
+        label, positive = _rare_class(schema, data_cfg)
+        share = by_entity(data_cfg)
         advice = CREDITCARD_FILE if shipped else TABLE
-        files = table_files(str(data.path) if is_url(str(data.path)) else str(wanted))
-        if data.time is not None:  # a history table: capped by entities, never by rows
-            cap = EntityCap(str(data.entity), data.max_entities)
+        files = table_files(str(data_cfg.path) if is_url(str(data_cfg.path)) else str(wanted))
+        if data_cfg.time is not None:  # a history table: capped by entities, never by rows
+            cap = EntityCap(str(data_cfg.entity), data_cfg.max_entities)
             read = read_by_entities(
                 files, advice, label=label, positive=positive, cap=cap, seed=seed
             )
@@ -123,15 +126,15 @@ def load_table(
                 advice,
                 label=label,
                 positive=positive,
-                max_rows=data.max_rows,
+                max_rows=data_cfg.max_rows,
                 seed=seed,
                 by_entity=share,
             )
         return LoadedTable(read.frame, "file", files.spec, schema, read.read, files.name, shipped)
-    if wanted is not None and not at_default_path(data):
-        raise DataError(_absent(data, wanted))
+    if wanted is not None and not at_default_path(data_cfg):
+        raise DataError(_absent(data_cfg, wanted))
     return _creditcard_fallback(
-        data,
+        data_cfg,
         wanted,
         seed=seed,
         launch_dir=launch_dir,
@@ -140,22 +143,24 @@ def load_table(
     )
 
 
-def _data_frame(frame: pd.DataFrame, data: DataConfig, seed: int, launch_dir: Path) -> LoadedTable:
+def _data_frame(
+    frame: pd.DataFrame, data_cfg: DataConfig, seed: int, launch_dir: Path
+) -> LoadedTable:
     """A DataFrame's rows, with ``data.schema`` when one is given (``creditcard`` too): a frame
     is never at the default path."""
-    schema, header = configured_schema(data, launch_dir) if data.schema else (None, None)
-    label, positive = _rare_class(schema, data)
-    rows = len(frame) if data.time is not None and isinstance(frame, pd.DataFrame) else None
+    schema, header = configured_schema(data_cfg, launch_dir) if data_cfg.schema else (None, None)
+    label, positive = _rare_class(schema, data_cfg)
+    rows = len(frame) if data_cfg.time is not None and isinstance(frame, pd.DataFrame) else None
     read = read_data_frame(
         frame,
         label=label,
         positive=positive,
-        max_rows=rows or data.max_rows,
+        max_rows=rows or data_cfg.max_rows,
         seed=seed,
-        by_entity=None if rows is not None else by_entity(data),
+        by_entity=None if rows is not None else by_entity(data_cfg),
     )
     if rows is not None:  # a history table: capped by entities, never by rows
-        cap = EntityCap(str(data.entity), data.max_entities)
+        cap = EntityCap(str(data_cfg.entity), data_cfg.max_entities)
         read = cap_entities(read.frame, label, positive, cap, seed)
     origin = f"{ORIGIN}({read.read.rows or len(read.frame)} rows)"
     return LoadedTable(
@@ -163,50 +168,56 @@ def _data_frame(frame: pd.DataFrame, data: DataConfig, seed: int, launch_dir: Pa
     )
 
 
-def _rare_class(schema: TableSchema | None, data: DataConfig) -> tuple[str, Value | None]:
+def _rare_class(schema: TableSchema | None, data_cfg: DataConfig) -> tuple[str, Value | None]:
     """The label and class to synthesize the reader keeps every row of: the configured schema's,
     else ``data.label`` and ``data.positive``."""
     if schema is not None:
         return schema.label, schema.positive
-    return data.label, data.positive
+    return data_cfg.label, data_cfg.positive
 
 
-def at_default_path(data: DataConfig) -> bool:
+def at_default_path(data_cfg: DataConfig) -> bool:
     """Whether ``data.path`` is the ``creditcard`` preset's default file (Kaggle's), or none:
     where its shipped schema and the fallback apply without being named."""
-    return data.name == "creditcard" and (
-        data.path is None or Path(data.path) == Path(CREDITCARD_PATH)
+    return data_cfg.name == "creditcard" and (
+        data_cfg.path is None or Path(data_cfg.path) == Path(CREDITCARD_PATH)
     )
 
 
-def configured_schema(data: DataConfig, launch_dir: Path) -> tuple[TableSchema | None, str | None]:
+def configured_schema(
+    data_cfg: DataConfig, launch_dir: Path
+) -> tuple[TableSchema | None, str | None]:
     """The schema the config gives the table, and for a shipped one how errors name the header
     it needs (None for the user's): ``data.schema`` by name (``creditcard``) or as an edited
     file (with ``data.positive``), Kaggle's at the default path, else None (inferred)."""
-    if data.schema in SHIPPED_SCHEMAS or (data.schema is None and at_default_path(data)):
-        return _with_label(creditcard_schema(), data, "the shipped schema creditcard"), HEADER
-    if data.schema is None:
+    if data_cfg.schema in SHIPPED_SCHEMAS or (
+        data_cfg.schema is None and at_default_path(data_cfg)
+    ):
+        return _with_label(creditcard_schema(), data_cfg, "the shipped schema creditcard"), HEADER
+    if data_cfg.schema is None:
         return None, None
-    edited = _with_label(TableSchema.load(resolve_path(data.schema, launch_dir)), data, data.schema)
-    if data.positive is None:
+    edited = _with_label(
+        TableSchema.load(resolve_path(data_cfg.schema, launch_dir)), data_cfg, data_cfg.schema
+    )
+    if data_cfg.positive is None:
         return edited, None
     try:
-        return replace(edited, positive=data.positive), None
+        return replace(edited, positive=data_cfg.positive), None
     except ConfigError as err:
-        raise ConfigError(f"data.positive={data.positive}: {err}") from None
+        raise ConfigError(f"data.positive={data_cfg.positive}: {err}") from None
 
 
-def _with_label(schema: TableSchema, data: DataConfig, named: str) -> TableSchema:
+def _with_label(schema: TableSchema, data_cfg: DataConfig, named: str) -> TableSchema:
     """``schema``, unless ``data.label`` names another label than its own."""
-    if data.label != DataConfig.label and data.label != schema.label:
+    if data_cfg.label != DataConfig.label and data_cfg.label != schema.label:
         raise DataError(
-            f"data.label={data.label} but {named} names label {schema.label}; drop data.label "
+            f"data.label={data_cfg.label} but {named} names label {schema.label}; drop data.label "
             "or edit label: in the schema"
         )
     return schema
 
 
-def _absent(data: DataConfig, wanted: Path) -> str:
+def _absent(data_cfg: DataConfig, wanted: Path) -> str:
     """The one line for a ``data.path`` the user named that is not there (a close name), or
     whose symbolic link loops or leads nowhere."""
     if wanted.is_symlink():
@@ -216,11 +227,11 @@ def _absent(data: DataConfig, wanted: Path) -> str:
         except OSError as err:
             if err.errno == errno.ELOOP:
                 return (
-                    f"data.path={data.path}: {wanted} is a symbolic link that leads back to "
+                    f"data.path={data_cfg.path}: {wanted} is a symbolic link that leads back to "
                     f"itself (a loop); {fix}"
                 )
         return (
-            f"data.path={data.path}: {wanted} is a symbolic link to {os.readlink(wanted)}, "
+            f"data.path={data_cfg.path}: {wanted} is a symbolic link to {os.readlink(wanted)}, "
             f"which does not exist; {fix}"
         )
     folder = wanted.parent
@@ -228,16 +239,16 @@ def _absent(data: DataConfig, wanted: Path) -> str:
     close = difflib.get_close_matches(wanted.name, names, n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]}?)" if close else ""
     return (
-        f"data.path={data.path}: no such file or folder ({wanted}){hint}; check the path (the "
+        f"data.path={data_cfg.path}: no such file or folder ({wanted}){hint}; check the path (the "
         f"simulated fallback is for the default {CREDITCARD_PATH} only)"
     )
 
 
-def by_entity(data: DataConfig) -> EntityShare | None:
+def by_entity(data_cfg: DataConfig) -> EntityShare | None:
     """The cap by entity ``data.entity_share`` asks for, or None (the row cap)."""
-    if data.entity_share is None:
+    if data_cfg.entity_share is None:
         return None
-    return EntityShare(data.entity, data.entity_share)
+    return EntityShare(data_cfg.entity, data_cfg.entity_share)
 
 
 def load_simulated(
@@ -264,7 +275,7 @@ def resolve_path(path: str | Path, launch_dir: Path) -> Path:
 
 
 def _creditcard_fallback(
-    data: DataConfig,
+    data_cfg: DataConfig,
     wanted: Path | None,
     *,
     seed: int,
@@ -276,12 +287,12 @@ def _creditcard_fallback(
     previously downloaded Kaggle file, else downloads it when Kaggle credentials exist, else
     simulates rows and logs a WARNING on logger ``wgangp.data``."""
     where = f"data file not found at {wanted}" if wanted else "no data file configured (data.path)"
-    if data.fallback == "error":
+    if data_cfg.fallback == "error":
         raise DataError(
             f"{where}; put creditcard.csv there, set data.path=/path/to/creditcard.csv, "
             "or use data=simulated"
         )
-    cache_dir = resolve_path(Path(data.cache_dir).expanduser(), launch_dir)
+    cache_dir = resolve_path(Path(data_cfg.cache_dir).expanduser(), launch_dir)
     cached = cache_dir / kaggle.CSV_NAME
     if cached.is_file():
         logger.info("%s; using the Kaggle file downloaded earlier: %s", where, cached)
@@ -297,7 +308,7 @@ def _creditcard_fallback(
         where,
         KAGGLE_PAGE,
     )
-    return load_simulated(seed=seed, rows=data.simulated_rows)
+    return load_simulated(seed=seed, rows=data_cfg.simulated_rows)
 
 
 def _kaggle_file(path: Path) -> LoadedTable:
