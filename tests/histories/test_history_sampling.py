@@ -146,3 +146,26 @@ def test_no_one_customers_rare_value_comes_back(table: pd.DataFrame) -> None:
     table.loc[one & (np.arange(len(table)) % 2 == 0), "merchant"] = "one-shop"
     rows = untrained_history_synthesizer(table).sample_histories(200, seed=0)
     assert "tiny-village" not in set(rows["home"]) and "one-shop" not in set(rows["merchant"])
+
+
+def test_more_histories_than_the_memory_holds_is_one_line_before_drawing(
+    model: HistorySynthesizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sample_histories(10**7)`` allocated until the kernel killed the notebook; it is counted
+    per history (every slot of the window as a row) and refused before any noise is drawn."""
+    from wgangp.serving import memory
+    from wgangp.serving.memory import DrawTooLargeError
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 2_000_000_000)
+    monkeypatch.setattr(type(model), "_generate", lambda *a, **k: pytest.fail("drew histories"))
+    with pytest.raises(DrawTooLargeError) as err:
+        model.sample_histories(10**7, seed=0)
+    line = one_line(err)
+    assert re.fullmatch(
+        r"10,000,000 histories need about [\d.]+ GB of memory \([\d,]+ bytes a history of up to "
+        rf"{model.encoding.max_length} rows for this model: latent \d+, width \d+, 8 columns\) "
+        r"and 2\.0 GB are available; ask for at most about [\d,]+ histories a call and draw "
+        r"several \(seed=\.\.\.\)",
+        line,
+    )
+    documented(line)

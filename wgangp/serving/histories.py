@@ -46,6 +46,7 @@ from wgangp.serving.bundle import (
 )
 from wgangp.serving.conditions import Condition, ConditionError, parse_where, round_seed
 from wgangp.serving.labels import label_class, label_value
+from wgangp.serving.memory import draw_memory
 from wgangp.serving.pseudonyms import SharedIds
 from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer, _checked_seed
 
@@ -144,9 +145,16 @@ class HistorySynthesizer:
         else:
             classes = np.full(n, klass, np.int64)
         first, cells, step = self.noise_shape
-        z = np.random.default_rng(seed).standard_normal((n, first + cells * step))
-        attributes, records, phases, mask = self._generate(z.astype(np.float32), classes, seed)
-        return self._frame(attributes, records, phases, mask, classes, rng, tag=f"{seed:x}")
+        enc = self.encoding
+        slots = enc.max_length
+        # Each padded slot as a row of a row model: its share of the noise, the networks'
+        # outputs and the frame's columns (docs/reliability.md measures it).
+        latent = -(-(first + cells * step) // slots)
+        width = enc.record_width + enc.attribute_width + PHASES + 1
+        with draw_memory(n, latent, width, len(self.columns), rows_each=slots):
+            z = np.random.default_rng(seed).standard_normal((n, first + cells * step))
+            attributes, records, phases, mask = self._generate(z.astype(np.float32), classes, seed)
+            return self._frame(attributes, records, phases, mask, classes, rng, tag=f"{seed:x}")
 
     def _draw_where(
         self, n: int, klass: int | None, seed: int, conditions: tuple[Condition, ...]

@@ -89,28 +89,45 @@ def available_memory() -> int | None:
 
 
 @contextlib.contextmanager
-def draw_memory(n: int, latent_dim: int, width: int, columns: int) -> Iterator[None]:
-    """A draw of ``n`` rows from a model of this shape: refused before it starts when the machine
+def draw_memory(
+    n: int, latent_dim: int, width: int, columns: int, rows_each: int = 1
+) -> Iterator[None]:
+    """A draw of ``n`` rows from a model of this shape (or of ``n`` histories of up to
+    ``rows_each`` rows: a history model pads each to its window, and each row costs what a
+    row model's does, its latent the noise per row): refused before it starts when the machine
     cannot hold it (:func:`draw_bytes_per_row`), and a ``MemoryError`` inside (the estimate's
     margin not enough) told in the same line."""
-    per_row = draw_bytes_per_row(latent_dim, width, columns)
+    per_item = draw_bytes_per_row(latent_dim, width, columns) * rows_each
     shape = f"this model: latent {latent_dim}, width {width}, {columns} columns"
     available = available_memory()
-    if available is not None and n * per_row > available:
-        raise DrawTooLargeError(_too_large(n, per_row, shape, available))
+    if available is not None and n * per_item > available:
+        raise DrawTooLargeError(_too_large(n, per_item, shape, available, rows_each))
     try:
         yield
     except MemoryError:
-        raise DrawTooLargeError(_too_large(n, per_row, shape, available_memory() or 0)) from None
+        left = available_memory() or 0
+        raise DrawTooLargeError(_too_large(n, per_item, shape, left, rows_each)) from None
 
 
-def _too_large(n: int, per_row: int, shape: str, available: int) -> str:
-    most = max(1, available // per_row) // 1000 * 1000
+def _round_down(count: int, step: int) -> int:
+    """``count`` to a round number for a message, never to 0."""
+    return count if count < step else count // step * step
+
+
+def _too_large(n: int, per_item: int, shape: str, available: int, rows_each: int) -> str:
+    most = max(1, available // per_item)
+    need = f"about {n * per_item / 1e9:.1f} GB of memory"
+    if rows_each > 1:
+        return (
+            f"{n:,} histories need {need} ({per_item:,} bytes a history of up to {rows_each} "
+            f"rows for {shape}) and {available / 1e9:.1f} GB are available; ask for at most "
+            f"about {_round_down(most, 100):,} histories a call and draw several (seed=...)"
+        )
     return (
-        f"{n:,} rows need about {n * per_row / 1e9:.1f} GB of memory ({per_row:,} bytes a row "
-        f"for {shape}) and {available / 1e9:.1f} GB are available; ask for at most about "
-        f"{most:,} rows a call, or stream them into a file: python -m wgangp.sample n={n} "
-        "output=rows.parquet"
+        f"{n:,} rows need {need} ({per_item:,} bytes a row for {shape}) and "
+        f"{available / 1e9:.1f} GB are available; ask for at most about "
+        f"{_round_down(most, 1000):,} rows a call, or stream them into a file: python -m "
+        f"wgangp.sample n={n} output=rows.parquet"
     )
 
 
