@@ -97,9 +97,9 @@ def fit(
     if not track:
         with tempfile.TemporaryDirectory(prefix="wgangp-fit-") as folder:
             cfg = _untracked(replace(cfg, data=data_cfg), Path(folder))
-            with _in_python_words(), _run_log(None):
+            with _in_python_words(), _run_log(None), _nothing_kept():
                 result = train(cfg, output_dir=Path(folder) / "run", frame=frame, embedded=True)
-            synthesizer = _shipped(result)  # in memory: the folder goes now
+                synthesizer = _shipped(result, kept=False)  # in memory: the folder goes now
         synthesizer.origin = "fitted in memory (track=False)"
         return synthesizer
     given = Path(output_dir) if output_dir is not None else None
@@ -112,17 +112,22 @@ def fit(
     return synthesizer
 
 
-def _shipped(result: TrainResult) -> Synthesizer | HistorySynthesizer:
+def _shipped(result: TrainResult, kept: bool = True) -> Synthesizer | HistorySynthesizer:
     """The model a finished run shipped, loaded in memory with the run's final figures; a run
-    that stopped on non-finite values is one line naming where to look."""
+    that stopped on non-finite values is one line naming where to look (``kept``: its folder
+    stays; the core fit's goes)."""
     from wgangp.serving.histories import load_bundle
 
     if result.status != "FINISHED" or result.synthesizer_dir is None:
         where = f" at step {result.nan_step}" if result.nan_step is not None else ""
-        record = f"run {result.run_id} holds what happened; see " if result.run_id else "see "
+        if not kept:
+            look = "fit(track=False) keeps no files: fit with track=True to keep nan_forensics.json"
+        else:
+            record = f"run {result.run_id} holds what happened; see " if result.run_id else "see "
+            look = f"{record}{result.output_dir / 'nan_forensics.json'}"
         raise WgangpError(
             f"training stopped{where} ({result.nan_source or 'non-finite values'}, "
-            f"trainer.on_nan=stop): {record}{result.output_dir / 'nan_forensics.json'}"
+            f"trainer.on_nan=stop): {look}"
         )
     synthesizer = load_bundle(result.synthesizer_dir)
     synthesizer.metrics = dict(result.final_metrics)
@@ -218,6 +223,23 @@ def _source(data: object) -> tuple[str | None, pd.DataFrame | None]:
     if isinstance(data, str | Path):
         return str(data), None
     return None, data  # the reader checks it is a DataFrame
+
+
+@contextlib.contextmanager
+def _nothing_kept() -> Iterator[None]:
+    """An interrupted core fit has no checkpoint to resume from (its folder goes): its line
+    says so instead of naming one."""
+    from wgangp.training.interrupts import Interrupted
+
+    try:
+        yield
+    except Interrupted as err:
+        step = str(err).split(";")[0]
+        raise Interrupted(
+            f"{step}; fit(track=False) keeps no checkpoint: fit again, or with track=True to "
+            "keep one to resume",
+            err.signum,
+        ) from None
 
 
 @contextlib.contextmanager
