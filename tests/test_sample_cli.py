@@ -136,7 +136,7 @@ def test_unwritable_output_is_one_line(tmp_path):
 def test_an_output_link_is_written_through_and_kept(tmp_path):
     """output= a symbolic link (to another folder, relative): its target gets the rows, replaced
     whole in the target's folder, and the link stays a link."""
-    from wgangp.sample import write_rows
+    from wgangp.serving.row_files import write_rows
 
     (tmp_path / "shared").mkdir()
     target = tmp_path / "shared" / "rows.csv"
@@ -302,11 +302,11 @@ def test_a_large_n_streams_in_chunks_to_every_output(tmp_path, monkeypatch, caps
 
     from support.synthesizers import creditcard_synthesizer, simulated_rows
 
-    from wgangp import sample as sample_module
+    from wgangp.serving import row_files
     from wgangp.serving.synthesizer import Synthesizer
 
     bundle = creditcard_synthesizer(train=simulated_rows(500)).save(tmp_path / "synthesizer")
-    monkeypatch.setattr(sample_module, "CHUNK_ROWS", 1000)
+    monkeypatch.setattr(row_files, "CHUNK_ROWS", 1000)
     drawn = []
     draw = Synthesizer.sample_class
 
@@ -335,11 +335,11 @@ def test_a_large_n_streams_in_chunks_to_every_output(tmp_path, monkeypatch, caps
 
 
 def test_a_chunk_holds_what_a_quarter_of_the_free_memory_holds(monkeypatch):
-    from wgangp import sample as sample_module
-    from wgangp.sample import CHUNK_ROWS, MIN_CHUNK_ROWS, chunk_rows
+    from wgangp.serving import row_files
+    from wgangp.serving.row_files import CHUNK_ROWS, MIN_CHUNK_ROWS, chunk_rows
 
     for available, expected in ((None, CHUNK_ROWS), (10**8, 2500), (10**4, MIN_CHUNK_ROWS)):
-        monkeypatch.setattr(sample_module, "available_memory", lambda a=available: a)
+        monkeypatch.setattr(row_files, "available_memory", lambda a=available: a)
         assert chunk_rows(10_000) == expected
 
 
