@@ -45,7 +45,7 @@ from wgangp.histories.history_features import (
     AMOUNT_FACTOR,
     RULE_WINDOWS,
     amount_rule,
-    timeline_features,
+    history_features,
 )
 from wgangp.histories.timelines import HOUR, HistoryColumns, Timeline, fraud_rows
 
@@ -63,12 +63,6 @@ __all__ = [
 PATTERNS = ("P1", "P2", "P3", "P4")
 BURST_ROWS = 3
 BURST_WINDOW = HOUR
-
-
-def history_features(frame: pd.DataFrame, cols: HistoryColumns) -> pd.DataFrame:
-    """One row per entity: length, gap statistics, amount statistics, fraud episode length, ...
-    (``history_features.timeline_features`` lists them)."""
-    return timeline_features(Timeline.of(frame, cols))
 
 
 def behavior_measures(
