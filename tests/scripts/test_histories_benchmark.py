@@ -21,7 +21,7 @@ from scripts.histories_benchmark.report import summary
 from scripts.histories_benchmark.runner import _append, read_results
 from scripts.histories_benchmark.scoring import cleaned
 from scripts.histories_benchmark.simulator import simulated_transactions
-from scripts.histories_benchmark.split import entity_split
+from scripts.histories_benchmark.split import entity_split, entity_subset
 from scripts.histories_benchmark.tables import TABLES, read_table
 from wgangp.histories.behavior import behavior_measures
 
@@ -59,6 +59,18 @@ def test_customers_are_split_whole_with_their_fraud_share(table: pd.DataFrame) -
     assert touched[0] == pytest.approx(touched[1], abs=0.02)
     other = entity_split(table, OWN.cols, seed=2)
     assert set(other.test["customer_id"]) != ids[2]
+
+
+def test_a_peers_fewer_customers_are_whole_with_the_fraud_share(table: pd.DataFrame) -> None:
+    train = entity_split(table, OWN.cols, seed=1).train
+    subset = entity_subset(train, OWN.cols, 60, seed=0)
+    assert subset["customer_id"].nunique() == 60
+    whole = train[train["customer_id"].isin(set(subset["customer_id"]))]
+    assert len(subset) == len(whole)  # every chosen customer keeps all its rows
+    shares = [part.groupby("customer_id")["is_fraud"].max().mean() for part in (train, subset)]
+    assert shares[1] == pytest.approx(shares[0], abs=1 / 60 + 1e-9)
+    assert entity_subset(train, OWN.cols, 0, seed=0) is train
+    assert entity_subset(train, OWN.cols, 10_000, seed=0) is train
 
 
 def test_a_systems_rows_are_cleaned_before_scoring() -> None:
