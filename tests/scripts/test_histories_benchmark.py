@@ -101,7 +101,16 @@ def test_results_round_trip_with_inf_and_render(tmp_path: Path) -> None:
         {**base, "seed": 1, "system": "par", "fid.geometric_mean": 6.0, "detection": 0.8},
         {**base, "seed": 0, "system": "dgan", "fid.geometric_mean": math.inf, "fid.P3": math.inf},
         {**base, "seed": 0, "system": "wgangp", "status": "skipped", "note": "not here"},
+        {
+            **base,
+            "seed": 0,
+            "system": "mostly",
+            "status": "failed",
+            "note": "RuntimeError: mostly did not finish within 25 min",
+            "budget": {"mostly_epochs": 20, "mostly_minutes": 20.0, "peer_customers": 300},
+        },
     ]
+    records[1]["budget"] = records[2]["budget"] = {"par_epochs": 8, "peer_customers": 0}
     for record in records:
         _append(tmp_path, record)
     assert '"inf"' in (tmp_path / "results.jsonl").read_text()
@@ -109,6 +118,9 @@ def test_results_round_trip_with_inf_and_render(tmp_path: Path) -> None:
     assert math.isinf(results.loc[results["system"] == "dgan", "fid.geometric_mean"].iloc[0])
     text = summary(results)
     assert "| SDV PARSynthesizer | 5.000 ± 1.414 |" in text
+    assert text.count("| 2.0 | 8 epochs |") == 1  # fit minutes, then the budget: all customers
+    mostly = "mostly did not finish within 25 min |" + " |" * 9 + " 20 epochs, cap 20 min, 300 "
+    assert mostly + "customers |" in text
     assert "| gretel DGAN | inf (1 of 1) |" in text
     assert "skipped: not here" in text
     assert "Real-vs-real detection (control): 0.500" in text
