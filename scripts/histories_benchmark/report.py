@@ -1,6 +1,6 @@
 """The figures table of docs/histories.md from ``results.jsonl``: per table, a row per system, mean
 ± standard deviation (n-1) over seeds; ``inf`` where a system generated nothing a measure reads
-(it counts in the mean as inf); the seed's real references beside them."""
+(it counts in the mean as inf); the seed's real references beside them; each row's budget."""
 
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ def summary(results: pd.DataFrame) -> str:
             f"(control): {_cell(control.get('detection'))}; a detector trained on the real "
             f"training customers: AP {_cell(control.get('utility.real_ap'))}.",
             "",
-            "| system | " + " | ".join(title for title, _ in COLUMNS) + " | fit min |",
-            "|---|" + "---|" * (len(COLUMNS) + 1),
+            "| system | " + " | ".join(title for title, _ in COLUMNS) + " | fit min | budget |",
+            "|---|" + "---|" * (len(COLUMNS) + 2),
         ]
         for system, of_system in rows[rows["system"] != "control"].groupby("system", sort=False):
             lines.append(_line(system, of_system))
@@ -69,15 +69,46 @@ def summary(results: pd.DataFrame) -> str:
 def _line(system: str, rows: pd.DataFrame) -> str:
     title = TITLES.get(system, system)
     scored = rows[rows["status"] == "ok"]
+    budget = _budget(system, rows)
     if scored.empty:
         notes = "; ".join(sorted({_short(n) for n in rows["note"].fillna("").astype(str)} - {""}))
-        return f"| {title} | {rows['status'].iloc[0]}: {notes} |" + " |" * len(COLUMNS)
+        status = f"| {title} | {rows['status'].iloc[0]}: {notes} |"
+        return status + " |" * len(COLUMNS) + f" {budget} |"
     runs = f" ({len(scored)} of {len(rows)} seeds)" if len(scored) < len(rows) else ""
     cells = [_cell(scored.get(key)) for _, key in COLUMNS]
     fit = [info.get("fit_s") for info in scored["info"] if isinstance(info, dict)]
     fit = [f for f in fit if f is not None]
     minutes = f"{np.mean(fit) / 60:.1f}" if fit else "—"
-    return f"| {title}{runs} | " + " | ".join(cells) + f" | {minutes} |"
+    return f"| {title}{runs} | " + " | ".join(cells) + f" | {minutes} | {budget} |"
+
+
+def _budget(system: str, rows: pd.DataFrame) -> str:
+    """What the system trained, from each record's budget (a cell, so that no figure is read
+    without it): steps or epochs, MOSTLY's wall-clock cap, and the customers a peer fitted when
+    fewer than all."""
+    found: list[str] = []
+    for budget in rows.get("budget", pd.Series(dtype=object)):
+        if not isinstance(budget, dict) or system not in _BUDGETS:
+            continue
+        said = ", ".join(
+            template.format(budget[key])
+            for key, template in _BUDGETS[system]
+            if budget.get(key)  # None in older records, 0 customers: all of them
+        )
+        if said and said not in found:
+            found.append(said)
+    return " / ".join(found) or "—"
+
+
+#: Each system's budget fields, as the budget cell says them (``peer_customers`` 0: all).
+_PEER_CUSTOMERS = ("peer_customers", "{:,} customers")
+_BUDGETS = {
+    "wgangp": (("wgangp_steps", "{:,} steps"),),
+    "rows": (("rows_steps", "{:,} steps"),),
+    "par": (("par_epochs", "{} epochs"), _PEER_CUSTOMERS),
+    "mostly": (("mostly_epochs", "{} epochs"), ("mostly_minutes", "cap {:g} min"), _PEER_CUSTOMERS),
+    "dgan": (("dgan_epochs", "{} epochs"), _PEER_CUSTOMERS),
+}
 
 
 def _cell(values: pd.Series | None) -> str:

@@ -28,9 +28,14 @@ class HistorySplit:
         return int(getattr(self, part)[cols.entity].nunique())
 
 
+def _touched(frame: pd.DataFrame, cols: HistoryColumns) -> pd.Series:
+    """Per entity, whether any of its rows is a fraud row."""
+    return pd.Series(fraud_rows(frame, cols)).groupby(frame[cols.entity].to_numpy()).any()
+
+
 def entity_split(frame: pd.DataFrame, cols: HistoryColumns, seed: int) -> HistorySplit:
     """The three parts by ``seed``: fraud-touched entities and the rest each dealt 60/20/20."""
-    touched = pd.Series(fraud_rows(frame, cols)).groupby(frame[cols.entity].to_numpy()).any()
+    touched = _touched(frame, cols)
     rng = np.random.default_rng([seed, 68])
     parts: list[list[object]] = [[], [], []]
     for group in (touched.index[touched.to_numpy()], touched.index[~touched.to_numpy()]):
@@ -43,3 +48,22 @@ def entity_split(frame: pd.DataFrame, cols: HistoryColumns, seed: int) -> Histor
         frame[frame[cols.entity].isin(ids)].reset_index(drop=True) for ids in parts
     )
     return HistorySplit(train, floor, test)
+
+
+def entity_subset(frame: pd.DataFrame, cols: HistoryColumns, n: int, seed: int) -> pd.DataFrame:
+    """The rows of ``n`` of ``frame``'s entities, with its share of fraud-touched ones (all of
+    them when it has no more): a peer whose cost grows with the customers it fits can be given
+    fewer on a small machine, and still see fraud at the table's share."""
+    touched = _touched(frame, cols)
+    if n <= 0 or n >= len(touched):
+        return frame
+    rng = np.random.default_rng([seed, 69])
+    fraud = min(int(touched.sum()), max(1, int(round(n * touched.mean()))))
+    chosen: list[object] = []
+    for group, k in (
+        (touched.index[touched.to_numpy()], fraud),
+        (touched.index[~touched.to_numpy()], n - fraud),
+    ):
+        ids = np.asarray(group, dtype=object)
+        chosen += list(rng.choice(ids, size=min(k, len(ids)), replace=False))
+    return frame[frame[cols.entity].isin(chosen)].reset_index(drop=True)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from scripts.histories_benchmark.peers import Skipped, peer_histories
-from scripts.histories_benchmark.split import HistorySplit
+from scripts.histories_benchmark.split import HistorySplit, entity_subset
 from scripts.histories_benchmark.tables import HistoryTable
 from wgangp.histories.behavior import entity_sample
 
@@ -43,6 +43,9 @@ class Budget:
     dgan_epochs: int = 20
     dgan_max_length: int = 64
     peer_timeout_s: float = 2400.0
+    #: Training customers each peer fits (0: all of them), a stratified subset of them; the peer
+    #: still draws as many histories as the training customers.
+    peer_customers: int = 0
     #: Extra overrides of wgangp's history model (``--set``).
     wgangp_overrides: tuple[str, ...] = ()
 
@@ -221,10 +224,11 @@ def draw(
         },
         "dgan": {"epochs": budget.dgan_epochs, "max_length": budget.dgan_max_length},
     }[system]
-    return peer_histories(
+    fitted = entity_subset(split.train, table.cols, budget.peer_customers, seed)
+    histories, info = peer_histories(
         system,
         table,
-        split.train,
+        fitted,
         n,
         seed,
         workdir,
@@ -232,3 +236,4 @@ def draw(
         budget_minutes=budget.mostly_minutes,
         timeout=budget.peer_timeout_s,
     )
+    return histories, {**info, "customers_fitted": int(fitted[table.cols.entity].nunique())}

@@ -21,7 +21,7 @@ from scripts.histories_benchmark.report import summary
 from scripts.histories_benchmark.runner import _append, read_results
 from scripts.histories_benchmark.scoring import cleaned
 from scripts.histories_benchmark.simulator import simulated_transactions
-from scripts.histories_benchmark.split import entity_split
+from scripts.histories_benchmark.split import entity_split, entity_subset
 from scripts.histories_benchmark.tables import TABLES, read_table
 from wgangp.histories.behavior import behavior_measures
 
@@ -61,6 +61,18 @@ def test_customers_are_split_whole_with_their_fraud_share(table: pd.DataFrame) -
     assert set(other.test["customer_id"]) != ids[2]
 
 
+def test_a_peers_fewer_customers_are_whole_with_the_fraud_share(table: pd.DataFrame) -> None:
+    train = entity_split(table, OWN.cols, seed=1).train
+    subset = entity_subset(train, OWN.cols, 60, seed=0)
+    assert subset["customer_id"].nunique() == 60
+    whole = train[train["customer_id"].isin(set(subset["customer_id"]))]
+    assert len(subset) == len(whole)  # every chosen customer keeps all its rows
+    shares = [part.groupby("customer_id")["is_fraud"].max().mean() for part in (train, subset)]
+    assert shares[1] == pytest.approx(shares[0], abs=1 / 60 + 1e-9)
+    assert entity_subset(train, OWN.cols, 0, seed=0) is train
+    assert entity_subset(train, OWN.cols, 10_000, seed=0) is train
+
+
 def test_a_systems_rows_are_cleaned_before_scoring() -> None:
     rows = pd.DataFrame(
         {
@@ -89,7 +101,16 @@ def test_results_round_trip_with_inf_and_render(tmp_path: Path) -> None:
         {**base, "seed": 1, "system": "par", "fid.geometric_mean": 6.0, "detection": 0.8},
         {**base, "seed": 0, "system": "dgan", "fid.geometric_mean": math.inf, "fid.P3": math.inf},
         {**base, "seed": 0, "system": "wgangp", "status": "skipped", "note": "not here"},
+        {
+            **base,
+            "seed": 0,
+            "system": "mostly",
+            "status": "failed",
+            "note": "RuntimeError: mostly did not finish within 25 min",
+            "budget": {"mostly_epochs": 20, "mostly_minutes": 20.0, "peer_customers": 300},
+        },
     ]
+    records[1]["budget"] = records[2]["budget"] = {"par_epochs": 8, "peer_customers": 0}
     for record in records:
         _append(tmp_path, record)
     assert '"inf"' in (tmp_path / "results.jsonl").read_text()
@@ -97,6 +118,9 @@ def test_results_round_trip_with_inf_and_render(tmp_path: Path) -> None:
     assert math.isinf(results.loc[results["system"] == "dgan", "fid.geometric_mean"].iloc[0])
     text = summary(results)
     assert "| SDV PARSynthesizer | 5.000 ± 1.414 |" in text
+    assert text.count("| 2.0 | 8 epochs |") == 1  # fit minutes, then the budget: all customers
+    mostly = "mostly did not finish within 25 min |" + " |" * 9 + " 20 epochs, cap 20 min, 300 "
+    assert mostly + "customers |" in text
     assert "| gretel DGAN | inf (1 of 1) |" in text
     assert "skipped: not here" in text
     assert "Real-vs-real detection (control): 0.500" in text
