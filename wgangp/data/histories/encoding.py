@@ -166,9 +166,12 @@ class HistoryEncoding:
         ]  # fmt: skip
         record_schema = _schema(schema, [*(schema.column(n) for n in roles.records), *derived])
         row_owners = windows.rows[roles.entity].to_numpy()
+        # Every number of a record through its quantiles: with no calibration after it, a scale
+        # by mean and deviation sent a skewed amount's lower tail to its bound.
+        numbers = [c.name for c in record_schema.features if c.kind != "categorical"]
         records = TableTransform.fit(
             record_frame, record_schema, windows.row_classes, source="history records",
-            entities=row_owners, **options,
+            entities=row_owners, quantile_columns=numbers, **options,
         )  # fmt: skip
         later = windows.position > 0
         skips = windows.days[later]
