@@ -101,9 +101,15 @@ def test_no_identifier_appears_anywhere(audits: dict[str, Audit], run: str) -> N
     ]
     assert leaks == []
     columns = list(audit.samples.columns)
-    if run == "private":  # a text column whose every level failed selection is dropped
-        columns = ["merchant", *columns] if "merchant" not in columns else columns
-    assert columns == ["merchant", "amount", "hour", "ts", "status"]
+    features = ["merchant", "amount", "hour", "ts", "status"]
+    if run == "private":
+        # The description is released by noisy votes (secret noise, a new draw each run): a
+        # column may be dropped (a text one whose every level failed selection, a number under
+        # a draw that falls short), never one added, and the order is the table's.
+        assert columns == [c for c in features if c in columns] and "status" in columns
+        assert len(columns) >= 2
+    else:
+        assert columns == features
 
 
 @pytest.mark.parametrize("run", ["rows", "customers", "private"])
