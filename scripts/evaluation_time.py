@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 import statistics
 import time
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -22,7 +23,7 @@ from wgangp.config import EvaluateConfig
 from wgangp.data.builtin.creditcard import creditcard_schema
 from wgangp.data.builtin.simulated import simulate_creditcard
 from wgangp.data.split import stratified_split
-from wgangp.evaluation.suite import run_evaluation
+from wgangp.evaluation.suite import EvaluationResult, run_evaluation
 
 
 def full_settings() -> EvaluateConfig:
@@ -43,22 +44,33 @@ def simulated_frauds(n: int, seed: int) -> pd.DataFrame:
     return table[schema.classes(table[schema.label]) == 1].head(n).reset_index(drop=True)
 
 
-def measure(rows: int, settings: EvaluateConfig, seed: int = 0) -> dict[str, float]:
-    """Seconds of one ``run_evaluation`` on a ``rows``-row simulated split: ``wall_s``,
-    ``cpu_s`` (this process and the workers) and ``cpu_<part>_s``."""
+def simulated_evaluation(rows: int, seed: int) -> Callable[[EvaluateConfig], EvaluationResult]:
+    """``run_evaluation`` of a ``rows``-row simulated split (split like the trainer's), the
+    "generator" drawing other simulated frauds, under the settings it is called with."""
     schema = creditcard_schema()
     table = simulate_creditcard(n_rows=rows, seed=seed)
     classes = schema.classes(table[schema.label])
     split = stratified_split(table, classes, schema.class_names, seed=seed)
+
+    def evaluate(settings: EvaluateConfig) -> EvaluationResult:
+        return run_evaluation(
+            split.train,
+            split.test,
+            lambda n, s: simulated_frauds(n, int(s) + 1),
+            settings,
+            schema,
+            seed=seed,
+        )
+
+    return evaluate
+
+
+def measure(rows: int, settings: EvaluateConfig, seed: int = 0) -> dict[str, float]:
+    """Seconds of one ``run_evaluation`` on a ``rows``-row simulated split: ``wall_s``,
+    ``cpu_s`` (this process and the workers) and ``cpu_<part>_s``."""
+    evaluate = simulated_evaluation(rows, seed)
     wall = time.perf_counter()
-    result = run_evaluation(
-        split.train,
-        split.test,
-        lambda n, s: simulated_frauds(n, int(s) + 1),
-        settings,
-        schema,
-        seed=seed,
-    )
+    result = evaluate(settings)
     found = {"wall_s": time.perf_counter() - wall, "cpu_s": result.seconds["cpu"]}
     parts = {k: v for k, v in result.seconds.items() if k.startswith("cpu_")}
     found |= {f"{name}_s": value for name, value in parts.items()}

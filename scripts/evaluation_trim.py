@@ -18,12 +18,9 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from scripts.evaluation_time import full_settings, simulated_frauds
+from scripts.evaluation_time import full_settings, simulated_evaluation
 from wgangp.config import EvaluateConfig
-from wgangp.data.builtin.creditcard import creditcard_schema
-from wgangp.data.builtin.simulated import simulate_creditcard
-from wgangp.data.split import stratified_split
-from wgangp.evaluation.suite import EvaluationResult, run_evaluation
+from wgangp.evaluation.suite import EvaluationResult
 
 #: The figures the trimmed repeats feed, with the ``_std`` each is read against.
 HEADLINE = (
@@ -40,21 +37,7 @@ HEADLINE = (
 
 def both(rows: int, seed: int) -> tuple[EvaluationResult, EvaluationResult]:
     """The default and the full evaluation of one simulated split, same rows, same seed."""
-    schema = creditcard_schema()
-    table = simulate_creditcard(n_rows=rows, seed=seed)
-    classes = schema.classes(table[schema.label])
-    split = stratified_split(table, classes, schema.class_names, seed=seed)
-
-    def evaluate(settings: EvaluateConfig) -> EvaluationResult:
-        return run_evaluation(
-            split.train,
-            split.test,
-            lambda n, s: simulated_frauds(n, int(s) + 1),
-            settings,
-            schema,
-            seed=seed,
-        )
-
+    evaluate = simulated_evaluation(rows, seed)
     return evaluate(EvaluateConfig()), evaluate(full_settings())
 
 
