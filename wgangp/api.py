@@ -154,9 +154,7 @@ def _config(overrides: list[str], tracking_uri: str | None) -> Config:
     _check_fit_overrides(overrides)
     if tracking_uri is not None:
         overrides.append(f"tracking.uri='{tracking_uri}'")
-    check_no_credentials(overrides)
-    check_overrides(overrides)
-    quiet_tensorflow()
+    _check_command_rules(overrides)
     quiet_mlflow()
     register_configs()
     if GlobalHydra.instance().is_initialized():  # a notebook's earlier compose, or a test's
@@ -179,9 +177,7 @@ def _core_config(overrides: list[str]) -> Config:
     from omegaconf.errors import OmegaConfBaseException
 
     _check_fit_overrides(overrides)
-    check_no_credentials(overrides)
-    check_overrides(overrides)
-    quiet_tensorflow()
+    _check_command_rules(overrides)
     groups = set(config_groups())
     node = OmegaConf.structured(Config)
     try:
@@ -206,6 +202,14 @@ def _untracked(cfg: Config, folder: Path) -> Config:
     if trainer.checkpoint_dir is None:
         trainer = replace(trainer, checkpoint_dir=str(folder / "checkpoints"))
     return replace(cfg, tracking=tracking, trainer=trainer)
+
+
+def _check_command_rules(overrides: list[str]) -> None:
+    """The command line's checks of ``overrides`` (no credentials, known keys and groups, their
+    types), each one line; then TensorFlow's start-up noise is quieted."""
+    check_no_credentials(overrides)
+    check_overrides(overrides)
+    quiet_tensorflow()
 
 
 def _check_fit_overrides(overrides: list[str]) -> None:
