@@ -8,10 +8,12 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from support.histories import prepared_histories, untrained_history_synthesizer
 
 from wgangp.data.histories.encoding import HistoryEncoding
 from wgangp.data.histories.windows import gap_feature
+from wgangp.model.sequence_networks import RecordCell
 from wgangp.serving.histories import HistorySynthesizer
 
 
@@ -76,6 +78,43 @@ def test_the_generator_loads_in_safe_mode(model: HistorySynthesizer, tmp_path: P
     ]
     for a, b in zip(model.generator(inputs), loaded(inputs), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5)
+
+
+def test_a_gap_past_its_bound_still_gets_the_critics_gradient(model: HistorySynthesizer) -> None:
+    """The days a record skips are clipped to the longest the table allows, but the critic's
+    gradient still reaches the output past that bound: a plain clip passed none, and a third of
+    the generated gaps sat on the bound for good."""
+    days = model.encoding.days.parameters()
+    mean, std, _, high = days
+    cell = RecordCell(4, 1, model.encoding.record_layout, days)
+    width = cell.record_width
+    far = (high + 5.0 - mean) / std  # the days slot well past the bound
+    record = tf.Variable(np.r_[far, np.zeros(width - 1)][None, :].astype(np.float32))
+    with tf.GradientTape() as tape:
+        _, _, gap = cell._move_clock(record, tf.zeros([1, 1]), first=None)
+    (grad,) = tape.gradient(gap, [record])
+    assert float(grad[0, 0]) > 0.0
+    longest = (np.round(np.expm1(high)) + 0.5) * 86_400.0  # the bound's days, half a day on
+    expected = gap_feature(np.array([longest]), np.array([True]))[0]
+    assert float(gap[0, 0]) == pytest.approx(float(expected), abs=1e-3)
+
+
+@pytest.mark.parametrize("seconds", [30.0, 600.0, 5 * 3600.0, 86_000.0])
+def test_the_clock_moves_within_a_day_on_the_gaps_log_scale(
+    model: HistorySynthesizer, seconds: float
+) -> None:
+    """The cell's move within a day is its output read on the critics' gap scale, so a burst's
+    minutes sit as near the middle of it as a habit's hours (a sigmoid's share of a day put
+    them at its saturated end)."""
+    days = model.encoding.days.parameters()
+    cell = RecordCell(4, 1, model.encoding.record_layout, days, clock="log_seconds")
+    no_days = (np.log1p(0.0) - days[0]) / days[1]
+    record = tf.constant(np.r_[no_days, np.zeros(cell.record_width - 1)][None, :], tf.float32)
+    forward = tf.constant([[(np.log1p(seconds) - 8.0) / 4.0]], tf.float32)
+    _, turn, gap = cell._move_clock(record, forward, first=None)
+    expected = gap_feature(np.array([seconds]), np.array([True]))[0]
+    assert float(gap[0, 0]) == pytest.approx(float(expected), abs=1e-4)
+    assert float(turn[0, 0]) == pytest.approx(2 * np.pi * seconds / (7 * 86_400.0), rel=1e-3)
 
 
 @pytest.mark.slow  # tracing the step takes half a minute

@@ -39,6 +39,8 @@ _GAP_CENTRE, _GAP_SCALE = 8.0, 4.0
 #: The length mask's sigmoid slope (its gradient; forward it is 0/1).
 _SLOPE = 4.0
 _TWO_PI = 2 * math.pi
+#: The longest move of the clock within a day, as ``log1p`` seconds: a second short of a day.
+_LAST_SECOND = math.log1p(86_399.0)
 
 
 def uniform_of(noise: tf.Tensor) -> tf.Tensor:
@@ -103,16 +105,22 @@ class RecordCell(keras.layers.Layer):
     width of standard normals), then the step's noise and the context.
 
     A record's time is drawn as whole days (its first slot, through the ``days`` log scale, rounded
-    with a straight-through gradient) and a share of a day to move the clock on by (one more
-    output through a sigmoid: smooth from seconds, a burst's next row, to almost a day; the cell
-    is fed the time of day it moves from, so a daily habit is a share that depends on it). The gap
-    follows, never negative: ``(days + share) x 86400``; read back as days and the move of the
-    time of day, it is exact.
+    with a straight-through gradient) and a move of the clock within a day (one more output: the
+    move's ``log1p`` seconds on the scale the critics read a gap on, bounded below a day; the cell
+    is fed the time of day it moves from, so a daily habit is a move that depends on it). The gap
+    follows, never negative: ``days x 86400 + move``; read back as days and the move of the time
+    of day, it is exact. On a log scale a burst's minutes and a habit's hours are equally easy to
+    reach.
 
-    State: the GRU's, the current angle within the week, the records drawn so far, and the last
-    record drawn, which the next step is fed (an autoregressive generator: a row knows the rows
-    before it). The angle carried to the next step holds no gradient: a record's time moves its
-    own phase, and the next steps see where the clock is without being blamed for it."""
+    State: the GRU's, the current angle within the week, the records drawn so far, and a memory
+    the next step is fed: the last record drawn (an autoregressive generator: a row knows the rows
+    before it), its gap (a burst's next row knows it is in one) and the weeks elapsed since the
+    history's start (the table covers a window of time: a customer's rows end inside it). The
+    angle and the weeks carried on hold no gradient: a record's time moves its own phase, and the
+    next steps see where the clock is without being blamed for it.
+
+    ``clock="share"`` is the cell of models saved before this one: it moved by a sigmoid's share
+    of a day (which drew no gap of minutes) and remembered the last record alone."""
 
     def __init__(
         self,
@@ -120,9 +128,13 @@ class RecordCell(keras.layers.Layer):
         records_per_cell: int,
         record_layout: Sequence[Block | Mapping[str, Any]],
         days: Sequence[float],
+        clock: str = "share",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if clock not in ("share", "log_seconds"):
+            raise ValueError(f"RecordCell clock is 'share' or 'log_seconds', not {clock!r}")
+        self.clock = clock
         self.layout = tuple(
             b if isinstance(b, Block) else Block.from_dict(b) for b in record_layout
         )
@@ -131,7 +143,8 @@ class RecordCell(keras.layers.Layer):
         self.days = tuple(float(v) for v in days)  # mean, std, low, high of log1p(days)
         self.gru = keras.layers.GRUCell(units, name="gru")
         self.out = keras.layers.Dense(records_per_cell * (self.record_width + 1), name="records")
-        self.state_size = [units, 1, 1, self.record_width]
+        memory = self.record_width + (2 if clock == "log_seconds" else 0)
+        self.state_size = [units, 1, 1, memory]
         self.output_size = records_per_cell * (self.record_width + PHASES)
 
     @property
@@ -140,8 +153,8 @@ class RecordCell(keras.layers.Layer):
         return self.records_per_cell * self.record_width
 
     def build(self, input_shape: Any) -> None:
-        # The step's input, the clock (phase_features: PHASES without the gap), the last record.
-        width = int(input_shape[-1]) - self.noise_width + PHASES - 1 + self.record_width
+        # The step's input, the clock (phase_features: PHASES without the gap), the memory.
+        width = int(input_shape[-1]) - self.noise_width + PHASES - 1 + self.state_size[-1]
         self.gru.build((None, width))
         self.out.build((None, self.units))
         self.built = True
@@ -149,9 +162,10 @@ class RecordCell(keras.layers.Layer):
     def call(
         self, inputs: tf.Tensor, states: Sequence[tf.Tensor], training: bool | None = None
     ) -> tuple[tf.Tensor, list]:
-        h, angle, count, previous = states
+        h, angle, count, memory = states
         uniform = uniform_of(inputs[:, : self.noise_width])
-        x = tf.concat([inputs[:, self.noise_width :], phase_features(angle), previous], -1)
+        x = tf.concat([inputs[:, self.noise_width :], phase_features(angle), memory], -1)
+        weeks = memory[:, -1:]  # elapsed since the start (the log_seconds clock's memory)
         h, _ = self.gru(x, [h], training=training)
         raw = self.out(h)
         width, records, phases = self.record_width, [], []
@@ -163,44 +177,54 @@ class RecordCell(keras.layers.Layer):
                 self.layout,
                 training,
             )
-            record, angle, gap = self._move_clock(
-                record, raw[:, start + width : start + width + 1], angle,
+            record, turn, gap = self._move_clock(
+                record, raw[:, start + width : start + width + 1],
                 first=tf.cast(count > 0, record.dtype) if s == 0 else None,
             )  # fmt: skip
+            angle = tf.math.floormod(angle + turn, _TWO_PI)
+            weeks = weeks + turn / _TWO_PI
             records.append(record)
             phases.append(tf.concat([phase_features(angle), gap], -1))
         out = tf.concat([*records, *phases], -1)
-        return out, [h, tf.stop_gradient(angle), count + 1.0, records[-1]]
+        memory = records[-1]
+        if self.clock == "log_seconds":
+            memory = tf.concat([memory, phases[-1][:, -1:], tf.stop_gradient(weeks)], -1)
+        return out, [h, tf.stop_gradient(angle), count + 1.0, memory]
 
     def _move_clock(
-        self, record: tf.Tensor, forward: tf.Tensor, angle: tf.Tensor, first: tf.Tensor | None
+        self, record: tf.Tensor, forward: tf.Tensor, first: tf.Tensor | None
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        """The record with its days on whole days, the week's angle at its time (class doc) and
-        its gap as the critics read it; ``first`` 0 for the history's first record, whose time
-        is its start (its gap reads 0)."""
+        """The record with its days on whole days, the turn of the week's angle to its time
+        (class doc) and its gap as the critics read it; ``first`` 0 for the history's first
+        record, whose time is its start (its gap reads 0)."""
         mean, std, low, high = self.days
-        soft = tf.math.expm1(tf.clip_by_value(mean + std * record[:, :1], low, high))
+        soft = tf.math.expm1(bounded(mean + std * record[:, :1], low, high))
         days = soft + tf.stop_gradient(tf.round(soft) - soft)
         record = tf.concat([(tf.math.log1p(days) - mean) / std, record[:, 1:]], -1)
-        share = tf.sigmoid(forward)  # of a day: smooth down to seconds, never a whole day
+        if self.clock == "log_seconds":
+            seconds = tf.math.expm1(bounded(_GAP_CENTRE + _GAP_SCALE * forward, 0.0, _LAST_SECOND))
+            share = seconds / 86_400.0  # of a day, never a whole one
+        else:
+            share = tf.sigmoid(forward)
         turn = _TWO_PI * (days + share) / 7.0  # the week's angle moves a seventh of the day's
         gap = (tf.math.log1p((days + share) * 86_400.0) - _GAP_CENTRE) / _GAP_SCALE
         if first is not None:
             turn, gap = turn * first, gap * first
-        return record, tf.math.floormod(angle + turn, _TWO_PI), gap
+        return record, turn, gap
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
         config.update(units=self.units, records_per_cell=self.records_per_cell,
                       record_layout=[b.to_dict() for b in self.layout],
-                      days=list(self.days))  # fmt: skip
+                      days=list(self.days), clock=self.clock)  # fmt: skip
         return config
 
 
 @keras.saving.register_keras_serializable(package="wgangp")
 class StartState(keras.layers.Layer):
     """The cell's first state from the attributes: the GRU's from a dense map, the angle from the
-    start's (cos, sin) at ``phase_at``, no record drawn yet (and zeros for the last one)."""
+    start's (cos, sin) at ``phase_at``, no record drawn yet, and zeros for the cell's memory
+    (``record_width``: the memory's width, the last record's alone in models saved before it)."""
 
     def __init__(self, units: int, phase_at: int, record_width: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -243,6 +267,13 @@ def straight_through(soft: tf.Tensor, hard: tf.Tensor) -> tf.Tensor:
     return soft + tf.stop_gradient(hard - soft)
 
 
+def bounded(x: tf.Tensor, low: float, high: float) -> tf.Tensor:
+    """``x`` clipped into ``[low, high]``, with the gradient of ``x`` itself. A plain clip passes
+    no gradient past its bound, so an output that drifted over it stays there whatever the critic
+    says: a third of the generated gaps sat on the longest one."""
+    return straight_through(x, tf.clip_by_value(x, low, high))
+
+
 @keras.saving.register_keras_serializable(package="wgangp")
 class WholeAttributes(keras.layers.Layer):
     """The history's length and start week as whole numbers, as real histories have them: the
@@ -261,10 +292,10 @@ class WholeAttributes(keras.layers.Layer):
     def call(self, attributes: tf.Tensor) -> tf.Tensor:
         at = self.length_at
         mean, std, low, high = self.length
-        rows = tf.exp(tf.clip_by_value(mean + std * attributes[:, at : at + 1], low, high))
+        rows = tf.exp(bounded(mean + std * attributes[:, at : at + 1], low, high))
         length = (tf.math.log(straight_through(rows, tf.round(rows))) - mean) / std
         mean, std, low, high = self.week
-        weeks = tf.clip_by_value(mean + std * attributes[:, at + 1 : at + 2], low, high)
+        weeks = bounded(mean + std * attributes[:, at + 1 : at + 2], low, high)
         week = (straight_through(weeks, tf.round(weeks)) - mean) / std
         return tf.concat([attributes[:, :at], length, week, attributes[:, at + 2 :]], -1)
 
@@ -296,7 +327,7 @@ class HistoryRecords(keras.layers.Layer):
         phases = tf.reshape(steps[..., s * self.record_width :], [-1, cells * s, PHASES])
         mean, std, low, high = self.length
         z = attributes[:, self.length_at : self.length_at + 1]
-        rows = tf.exp(tf.clip_by_value(mean + std * z, low, high))
+        rows = tf.exp(bounded(mean + std * z, low, high))
         places = tf.range(self.max_length, dtype=rows.dtype)[None, :]
         soft = tf.sigmoid(_SLOPE * (rows - places - 0.5))
         hard = tf.cast(places < tf.round(rows), rows.dtype)
@@ -369,8 +400,11 @@ def build_history_generator(
         [z_r, keras.layers.RepeatVector(cells, name="context_per_step")(context)]
     )
     phase_at = layout_width(attribute_layout)
-    state = StartState(rnn_units, phase_at, record_width, name="start_state")(context)
-    cell = RecordCell(rnn_units, records_per_cell, record_layout, days, name="record_cell")
+    cell = RecordCell(
+        rnn_units, records_per_cell, record_layout, days, clock="log_seconds", name="record_cell"
+    )
+    memory = cell.state_size[-1]
+    state = StartState(rnn_units, phase_at, memory, name="start_state")(context)
     steps = keras.layers.RNN(cell, return_sequences=True, name="records_rnn")(
         steps_in, initial_state=state
     )
