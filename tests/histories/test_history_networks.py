@@ -103,18 +103,34 @@ def test_a_gap_past_its_bound_still_gets_the_critics_gradient(model: HistorySynt
 def test_the_clock_moves_within_a_day_on_the_gaps_log_scale(
     model: HistorySynthesizer, seconds: float
 ) -> None:
-    """The cell's move within a day is its output read on the critics' gap scale, so a burst's
-    minutes sit as near the middle of it as a habit's hours (a sigmoid's share of a day put
-    them at its saturated end)."""
+    """The cell's move within a day is a share of a day's log seconds, so a burst's minutes and a
+    habit's hours are both near its sigmoid's middle (a share of a day put minutes at its
+    saturated end)."""
     days = model.encoding.days.parameters()
     cell = RecordCell(4, 1, model.encoding.record_layout, days, clock="log_seconds")
     no_days = (np.log1p(0.0) - days[0]) / days[1]
     record = tf.constant(np.r_[no_days, np.zeros(cell.record_width - 1)][None, :], tf.float32)
-    forward = tf.constant([[(np.log1p(seconds) - 8.0) / 4.0]], tf.float32)
+    share = np.log1p(seconds) / np.log1p(86_399.0)  # of a day's log seconds
+    forward = tf.constant([[np.log(share / (1.0 - share))]], tf.float32)
     _, turn, gap = cell._move_clock(record, forward, first=None)
     expected = gap_feature(np.array([seconds]), np.array([True]))[0]
     assert float(gap[0, 0]) == pytest.approx(float(expected), abs=1e-4)
     assert float(turn[0, 0]) == pytest.approx(2 * np.pi * seconds / (7 * 86_400.0), rel=1e-3)
+
+
+def test_a_cell_saved_before_the_log_clock_loads_as_it_was(model: HistorySynthesizer) -> None:
+    """A bundle's cell config without ``clock`` is the share-of-a-day cell, whose memory is the
+    last record alone: its saved weights keep their shapes and its gaps their meaning."""
+    days = model.encoding.days.parameters()
+    config = RecordCell(4, 1, model.encoding.record_layout, days).get_config()
+    config.pop("clock")
+    old = RecordCell.from_config(config)
+    new = RecordCell(4, 1, model.encoding.record_layout, days, clock="log_seconds")
+    assert old.clock == "share" and old.state_size[-1] == old.record_width
+    assert new.state_size[-1] == new.record_width + 2
+    _, _, gap = old._move_clock(tf.zeros([1, old.record_width]), tf.zeros([1, 1]), first=None)
+    half_a_day = gap_feature(np.array([43_200.0]), np.array([True]))[0]  # sigmoid(0) of a day
+    assert float(gap[0, 0]) == pytest.approx(float(half_a_day), abs=1e-3)
 
 
 @pytest.mark.slow  # tracing the step takes half a minute

@@ -39,7 +39,7 @@ _GAP_CENTRE, _GAP_SCALE = 8.0, 4.0
 #: The length mask's sigmoid slope (its gradient; forward it is 0/1).
 _SLOPE = 4.0
 _TWO_PI = 2 * math.pi
-#: The longest move of the clock within a day, as ``log1p`` seconds: a second short of a day.
+#: The longest move of the clock within a day, as ``log1p`` seconds (a second short of a day).
 _LAST_SECOND = math.log1p(86_399.0)
 
 
@@ -105,12 +105,13 @@ class RecordCell(keras.layers.Layer):
     width of standard normals), then the step's noise and the context.
 
     A record's time is drawn as whole days (its first slot, through the ``days`` log scale, rounded
-    with a straight-through gradient) and a move of the clock within a day (one more output: the
-    move's ``log1p`` seconds on the scale the critics read a gap on, bounded below a day; the cell
-    is fed the time of day it moves from, so a daily habit is a move that depends on it). The gap
-    follows, never negative: ``days x 86400 + move``; read back as days and the move of the time
-    of day, it is exact. On a log scale a burst's minutes and a habit's hours are equally easy to
-    reach.
+    with a straight-through gradient) and a move of the clock within a day (one more output: a
+    sigmoid's share of the ``log1p`` seconds of a day, so the move is smooth from a second to a day
+    and never past it; the cell is fed the time of day it moves from, so a daily habit is a move
+    that depends on it). The gap follows, never negative: ``days x 86400 + move``; read back as
+    days and the move of the time of day, it is exact. On a log scale a burst's minutes and a
+    habit's hours are both near the sigmoid's middle (a share of a day put minutes at its
+    saturated end; a clipped log scale let the output drift past the day and stay there).
 
     State: the GRU's, the current angle within the week, the records drawn so far, and a memory
     the next step is fed: the last record drawn (an autoregressive generator: a row knows the rows
@@ -202,7 +203,7 @@ class RecordCell(keras.layers.Layer):
         days = soft + tf.stop_gradient(tf.round(soft) - soft)
         record = tf.concat([(tf.math.log1p(days) - mean) / std, record[:, 1:]], -1)
         if self.clock == "log_seconds":
-            seconds = tf.math.expm1(bounded(_GAP_CENTRE + _GAP_SCALE * forward, 0.0, _LAST_SECOND))
+            seconds = tf.math.expm1(_LAST_SECOND * tf.sigmoid(forward))
             share = seconds / 86_400.0  # of a day, never a whole one
         else:
             share = tf.sigmoid(forward)
