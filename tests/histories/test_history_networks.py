@@ -103,15 +103,18 @@ def test_a_gap_past_its_bound_still_gets_the_critics_gradient(model: HistorySynt
 def test_the_clock_moves_within_a_day_on_the_gaps_log_scale(
     model: HistorySynthesizer, seconds: float
 ) -> None:
-    """The cell's move within a day is a share of a day's log seconds, so a burst's minutes and a
-    habit's hours are both near its sigmoid's middle (a share of a day put minutes at its
-    saturated end)."""
-    days = model.encoding.days.parameters()
-    cell = RecordCell(4, 1, model.encoding.record_layout, days, clock="log_seconds")
+    """The cell's move within a day is read on the training moves' log scale, so a burst's
+    minutes and a habit's hours are both in reach (a share of a day put minutes at its
+    saturated end), and an output of 0 is the table's mean move."""
+    days, moves = model.encoding.days.parameters(), model.encoding.moves.parameters()
+    cell = RecordCell(4, 1, model.encoding.record_layout, days, moves)
     no_days = (np.log1p(0.0) - days[0]) / days[1]
     record = tf.constant(np.r_[no_days, np.zeros(cell.record_width - 1)][None, :], tf.float32)
-    share = np.log1p(seconds) / np.log1p(86_399.0)  # of a day's log seconds
-    forward = tf.constant([[np.log(share / (1.0 - share))]], tf.float32)
+    mean, std, low, high = moves  # the output that lands on ``seconds``, by hand
+    p = (mean - low) / (high - low)
+    q = (np.log1p(seconds) - low) / (high - low)
+    slope = std / ((high - low) * p * (1 - p))
+    forward = tf.constant([[(np.log(q / (1 - q)) - np.log(p / (1 - p))) / slope]], tf.float32)
     _, turn, gap = cell._move_clock(record, forward, first=None)
     expected = gap_feature(np.array([seconds]), np.array([True]))[0]
     assert float(gap[0, 0]) == pytest.approx(float(expected), abs=1e-4)
@@ -119,14 +122,14 @@ def test_the_clock_moves_within_a_day_on_the_gaps_log_scale(
 
 
 def test_a_cell_saved_before_the_log_clock_loads_as_it_was(model: HistorySynthesizer) -> None:
-    """A bundle's cell config without ``clock`` is the share-of-a-day cell, whose memory is the
+    """A bundle's cell config without ``moves`` is the share-of-a-day cell, whose memory is the
     last record alone: its saved weights keep their shapes and its gaps their meaning."""
-    days = model.encoding.days.parameters()
-    config = RecordCell(4, 1, model.encoding.record_layout, days).get_config()
-    config.pop("clock")
+    days, moves = model.encoding.days.parameters(), model.encoding.moves.parameters()
+    config = RecordCell(4, 1, model.encoding.record_layout, days, moves).get_config()
+    config.pop("moves")
     old = RecordCell.from_config(config)
-    new = RecordCell(4, 1, model.encoding.record_layout, days, clock="log_seconds")
-    assert old.clock == "share" and old.state_size[-1] == old.record_width
+    new = RecordCell(4, 1, model.encoding.record_layout, days, moves)
+    assert old.moves is None and old.state_size[-1] == old.record_width
     assert new.state_size[-1] == new.record_width + 2
     _, _, gap = old._move_clock(tf.zeros([1, old.record_width]), tf.zeros([1, 1]), first=None)
     half_a_day = gap_feature(np.array([43_200.0]), np.array([True]))[0]  # sigmoid(0) of a day

@@ -3,14 +3,14 @@
 Generator G(z_attributes, z_records, onehot(class)): an MLP draws the history's attributes (the
 table's attribute columns, its length, its start week and its start angle within the week on the
 unit circle); a recurrent cell then draws the records, ``records_per_cell`` per step, each step
-fed its noise, the attributes, the class, the current time of week and day and the record drawn
-before. Levels and gaps are drawn inside the network (:func:`shape_blocks`: Gumbel-softmax
-while training, the drawn level otherwise), so a record's draw is what the next records see. A
-record's time is drawn as whole days and a share of a day to move the clock on by
-(:class:`RecordCell`): the phases the cell returns are the records' calendar positions and gaps,
-consistent with the start by construction, and the next step sees them (what a recurrent network
-cannot count by itself, it is told). A length mask (hard 0/1 forward, a sigmoid's gradient
-backward) zeroes the records past the length.
+fed its noise, the attributes, the class, the current time of week and day, the record drawn
+before, its gap and the time since the history's start. Levels and gaps are drawn inside the
+network (:func:`shape_blocks`: Gumbel-softmax while training, the drawn level otherwise), so a
+record's draw is what the next records see. A record's time is drawn as whole days and a move
+of the clock within a day, on a log scale (:class:`RecordCell`): the phases the cell returns are
+the records' calendar positions and gaps, consistent with the start by construction, and the next
+step sees them (what a recurrent network cannot count by itself, it is told). A length mask (hard
+0/1 forward, a sigmoid's gradient backward) zeroes the records past the length.
 
 Critics (never shipped): one over the whole history (1-d convolutions over the records, their
 phases and the mask, pooled over the present records, beside the attributes and the class) and
@@ -39,8 +39,6 @@ _GAP_CENTRE, _GAP_SCALE = 8.0, 4.0
 #: The length mask's sigmoid slope (its gradient; forward it is 0/1).
 _SLOPE = 4.0
 _TWO_PI = 2 * math.pi
-#: The longest move of the clock within a day, as ``log1p`` seconds (a second short of a day).
-_LAST_SECOND = math.log1p(86_399.0)
 
 
 def uniform_of(noise: tf.Tensor) -> tf.Tensor:
@@ -105,13 +103,14 @@ class RecordCell(keras.layers.Layer):
     width of standard normals), then the step's noise and the context.
 
     A record's time is drawn as whole days (its first slot, through the ``days`` log scale, rounded
-    with a straight-through gradient) and a move of the clock within a day (one more output: a
-    sigmoid's share of the ``log1p`` seconds of a day, so the move is smooth from a second to a day
-    and never past it; the cell is fed the time of day it moves from, so a daily habit is a move
-    that depends on it). The gap follows, never negative: ``days x 86400 + move``; read back as
-    days and the move of the time of day, it is exact. On a log scale a burst's minutes and a
-    habit's hours are both near the sigmoid's middle (a share of a day put minutes at its
-    saturated end; a clipped log scale let the output drift past the day and stay there).
+    with a straight-through gradient) and a move of the clock within a day (one more output, on
+    the ``moves`` log scale: ``log1p`` seconds, the training rows' mean and deviation at an
+    output of 0 and 1, through a sigmoid onto ``[low, high]``, so the move is smooth from a second
+    to a day and never past it; the cell is fed the time of day it moves from, so a daily habit is
+    a move that depends on it). The gap follows, never negative: ``days x 86400 + move``; read
+    back as days and the move of the time of day, it is exact. On a log scale a burst's minutes
+    and a habit's hours are equally near; starting from the table's own moves matters, as Adam
+    moves an output by little more than its learning rate a step.
 
     State: the GRU's, the current angle within the week, the records drawn so far, and a memory
     the next step is fed: the last record drawn (an autoregressive generator: a row knows the rows
@@ -120,7 +119,7 @@ class RecordCell(keras.layers.Layer):
     angle and the weeks carried on hold no gradient: a record's time moves its own phase, and the
     next steps see where the clock is without being blamed for it.
 
-    ``clock="share"`` is the cell of models saved before this one: it moved by a sigmoid's share
+    Without ``moves`` it is the cell of models saved before them: it moved by a sigmoid's share
     of a day (which drew no gap of minutes) and remembered the last record alone."""
 
     def __init__(
@@ -129,13 +128,11 @@ class RecordCell(keras.layers.Layer):
         records_per_cell: int,
         record_layout: Sequence[Block | Mapping[str, Any]],
         days: Sequence[float],
-        clock: str = "share",
+        moves: Sequence[float] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if clock not in ("share", "log_seconds"):
-            raise ValueError(f"RecordCell clock is 'share' or 'log_seconds', not {clock!r}")
-        self.clock = clock
+        self.moves = tuple(float(v) for v in moves) if moves is not None else None
         self.layout = tuple(
             b if isinstance(b, Block) else Block.from_dict(b) for b in record_layout
         )
@@ -144,7 +141,7 @@ class RecordCell(keras.layers.Layer):
         self.days = tuple(float(v) for v in days)  # mean, std, low, high of log1p(days)
         self.gru = keras.layers.GRUCell(units, name="gru")
         self.out = keras.layers.Dense(records_per_cell * (self.record_width + 1), name="records")
-        memory = self.record_width + (2 if clock == "log_seconds" else 0)
+        memory = self.record_width + (2 if self.moves is not None else 0)
         self.state_size = [units, 1, 1, memory]
         self.output_size = records_per_cell * (self.record_width + PHASES)
 
@@ -166,7 +163,7 @@ class RecordCell(keras.layers.Layer):
         h, angle, count, memory = states
         uniform = uniform_of(inputs[:, : self.noise_width])
         x = tf.concat([inputs[:, self.noise_width :], phase_features(angle), memory], -1)
-        weeks = memory[:, -1:]  # elapsed since the start (the log_seconds clock's memory)
+        weeks = memory[:, -1:]  # elapsed since the start (in a memory with the moves')
         h, _ = self.gru(x, [h], training=training)
         raw = self.out(h)
         width, records, phases = self.record_width, [], []
@@ -188,7 +185,7 @@ class RecordCell(keras.layers.Layer):
             phases.append(tf.concat([phase_features(angle), gap], -1))
         out = tf.concat([*records, *phases], -1)
         memory = records[-1]
-        if self.clock == "log_seconds":
+        if self.moves is not None:
             memory = tf.concat([memory, phases[-1][:, -1:], tf.stop_gradient(weeks)], -1)
         return out, [h, tf.stop_gradient(angle), count + 1.0, memory]
 
@@ -202,9 +199,8 @@ class RecordCell(keras.layers.Layer):
         soft = tf.math.expm1(bounded(mean + std * record[:, :1], low, high))
         days = soft + tf.stop_gradient(tf.round(soft) - soft)
         record = tf.concat([(tf.math.log1p(days) - mean) / std, record[:, 1:]], -1)
-        if self.clock == "log_seconds":
-            seconds = tf.math.expm1(_LAST_SECOND * tf.sigmoid(forward))
-            share = seconds / 86_400.0  # of a day, never a whole one
+        if self.moves is not None:
+            share = tf.math.expm1(_onto(forward, *self.moves)) / 86_400.0  # never a whole day
         else:
             share = tf.sigmoid(forward)
         turn = _TWO_PI * (days + share) / 7.0  # the week's angle moves a seventh of the day's
@@ -217,7 +213,8 @@ class RecordCell(keras.layers.Layer):
         config = super().get_config()
         config.update(units=self.units, records_per_cell=self.records_per_cell,
                       record_layout=[b.to_dict() for b in self.layout],
-                      days=list(self.days), clock=self.clock)  # fmt: skip
+                      days=list(self.days),
+                      moves=list(self.moves) if self.moves is not None else None)  # fmt: skip
         return config
 
 
@@ -266,6 +263,14 @@ class UnitCircle(keras.layers.Layer):
 def straight_through(soft: tf.Tensor, hard: tf.Tensor) -> tf.Tensor:
     """``hard``'s values with ``soft``'s gradient."""
     return soft + tf.stop_gradient(hard - soft)
+
+
+def _onto(x: tf.Tensor, mean: float, std: float, low: float, high: float) -> tf.Tensor:
+    """``x`` through a sigmoid onto ``(low, high)``: ``mean`` at 0 with slope ``std`` there (the
+    mean kept a hundredth of the range inside its ends)."""
+    p = min(max((mean - low) / (high - low), 0.01), 0.99)
+    slope = std / ((high - low) * p * (1.0 - p))
+    return low + (high - low) * tf.sigmoid(math.log(p / (1.0 - p)) + slope * x)
 
 
 def bounded(x: tf.Tensor, low: float, high: float) -> tf.Tensor:
@@ -374,6 +379,7 @@ def build_history_generator(
     length: Sequence[float],
     week: Sequence[float],
     length_at: int,
+    moves: Sequence[float] | None = None,
 ) -> keras.Model:
     """G([z_attributes [B, Za], z_records [B, steps, Zr], onehot [B, 2]]) -> [attributes [B, A],
     records [B, T, R], phases [B, T, 4], mask [B, T]] (module doc); the noise widths are
@@ -401,9 +407,7 @@ def build_history_generator(
         [z_r, keras.layers.RepeatVector(cells, name="context_per_step")(context)]
     )
     phase_at = layout_width(attribute_layout)
-    cell = RecordCell(
-        rnn_units, records_per_cell, record_layout, days, clock="log_seconds", name="record_cell"
-    )
+    cell = RecordCell(rnn_units, records_per_cell, record_layout, days, moves, name="record_cell")
     memory = cell.state_size[-1]
     state = StartState(rnn_units, phase_at, memory, name="start_state")(context)
     steps = keras.layers.RNN(cell, return_sequences=True, name="records_rnn")(

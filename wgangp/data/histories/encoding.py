@@ -30,7 +30,7 @@ import pandas as pd
 
 from wgangp.config import Config
 from wgangp.data.histories.roles import HistoryRoles
-from wgangp.data.histories.windows import WEEK, Windows, gap_feature, week_phases
+from wgangp.data.histories.windows import DAY, WEEK, Windows, gap_feature, week_phases
 from wgangp.data.knots import private_range
 from wgangp.data.schema.table_schema import ColumnSchema, TableSchema
 from wgangp.data.transform.layout import Block
@@ -44,6 +44,8 @@ DAYS, LENGTH, WEEK_SLOT = "wgangp:days", "wgangp:length", "wgangp:week"
 NEW, REPEATED, EMPTY = 0, 1, 2
 #: Time features per record: cos and sin of the week's angle, then of the day's, then the gap.
 PHASES = 5
+#: The longest move of the clock within a day, as ``log1p`` seconds (a second short of a day).
+LAST_SECOND = float(np.log1p(DAY - 1.0))
 
 
 @dataclass(frozen=True)
@@ -101,11 +103,14 @@ class HistoryEncoding:
         days: LogScale,
         length: LogScale,
         week: tuple[float, float, float, float],
+        moves: LogScale | None = None,
     ) -> None:
         self.roles, self.max_length = roles, max_length
         self.attributes, self.records = attributes, records
         self.days, self.length = days, length
         self.week = week  # mean, std, low, high of the start's week number
+        # The moves of the clock within a day (log1p seconds); None in bundles saved before it.
+        self.moves = moves
 
     @property
     def attribute_layout(self) -> tuple[Block, ...]:
@@ -180,13 +185,15 @@ class HistoryEncoding:
             if later.sum() >= 2 * k else 365.0
         )  # fmt: skip
         days = LogScale.fit(np.log1p(skips), 0.0, float(np.log1p(high)), plus_one=True)
+        moves = windows.gaps[later] - skips * DAY  # the move of the clock to the row's time
+        move = LogScale.fit(np.log1p(moves), 0.0, LAST_SECOND, plus_one=True)
         length = LogScale.fit(
             np.log(windows.lengths), 0.0, float(np.log(cfg.history.max_length)), plus_one=False
         )
         weeks = np.floor(windows.seconds[windows.starts] / WEEK)
         w_low, w_high = private_range(weeks, min(k, len(weeks)), whole=True, owners=windows.owners)
         week = (float(weeks.mean()), max(float(weeks.std()), 1.0), w_low, w_high)
-        return cls(roles, cfg.history.max_length, attributes, records, days, length, week)
+        return cls(roles, cfg.history.max_length, attributes, records, days, length, week, move)
 
     def arrays(self, windows: Windows) -> HistoryArrays:
         """``windows`` in the networks' space (module doc)."""
@@ -228,6 +235,7 @@ class HistoryEncoding:
             "days": self.days.__dict__,
             "length": self.length.__dict__,
             "week": list(self.week),
+            "moves": self.moves.__dict__ if self.moves is not None else None,
         }
 
     @classmethod
@@ -246,6 +254,7 @@ class HistoryEncoding:
                 float(raw["week"][2]),
                 float(raw["week"][3]),
             ),
+            LogScale(**raw["moves"]) if raw.get("moves") is not None else None,
         )
 
 
