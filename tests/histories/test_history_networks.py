@@ -100,22 +100,20 @@ def test_a_gap_past_its_bound_still_gets_the_critics_gradient(model: HistorySynt
 
 
 @pytest.mark.parametrize("seconds", [30.0, 600.0, 5 * 3600.0, 86_000.0])
-def test_the_clock_moves_within_a_day_on_the_gaps_log_scale(
+def test_the_clock_moves_within_a_day_on_the_training_moves_scale(
     model: HistorySynthesizer, seconds: float
 ) -> None:
-    """The cell's move within a day is read on the training moves' log scale, so a burst's
-    minutes and a habit's hours are both in reach (a share of a day put minutes at its
-    saturated end), and an output of 0 is the table's mean move."""
-    days, moves = model.encoding.days.parameters(), model.encoding.moves.parameters()
+    """The cell's move within a day is a share of a day on the training moves' logit scale, so a
+    burst's minutes and a habit's hours are both in reach of an output near 0 (a plain share of
+    a day put minutes at its saturated end)."""
+    days, moves = model.encoding.days.parameters(), model.encoding.moves
     cell = RecordCell(4, 1, model.encoding.record_layout, days, moves)
     no_days = (np.log1p(0.0) - days[0]) / days[1]
     record = tf.constant(np.r_[no_days, np.zeros(cell.record_width - 1)][None, :], tf.float32)
-    mean, std, low, high = moves  # the output that lands on ``seconds``, by hand
-    p = (mean - low) / (high - low)
-    q = (np.log1p(seconds) - low) / (high - low)
-    slope = std / ((high - low) * p * (1 - p))
-    forward = tf.constant([[(np.log(q / (1 - q)) - np.log(p / (1 - p))) / slope]], tf.float32)
-    _, turn, gap = cell._move_clock(record, forward, first=None)
+    share = seconds / 86_400.0  # the output that lands on ``seconds``, by hand
+    forward = (np.log(share / (1 - share)) - moves[0]) / moves[1]
+    assert abs(forward) < 4  # in reach of an output that starts near 0
+    _, turn, gap = cell._move_clock(record, tf.constant([[forward]], tf.float32), first=None)
     expected = gap_feature(np.array([seconds]), np.array([True]))[0]
     assert float(gap[0, 0]) == pytest.approx(float(expected), abs=1e-4)
     assert float(turn[0, 0]) == pytest.approx(2 * np.pi * seconds / (7 * 86_400.0), rel=1e-3)
@@ -124,7 +122,7 @@ def test_the_clock_moves_within_a_day_on_the_gaps_log_scale(
 def test_a_cell_saved_before_the_log_clock_loads_as_it_was(model: HistorySynthesizer) -> None:
     """A bundle's cell config without ``moves`` is the share-of-a-day cell, whose memory is the
     last record alone: its saved weights keep their shapes and its gaps their meaning."""
-    days, moves = model.encoding.days.parameters(), model.encoding.moves.parameters()
+    days, moves = model.encoding.days.parameters(), model.encoding.moves
     config = RecordCell(4, 1, model.encoding.record_layout, days, moves).get_config()
     config.pop("moves")
     old = RecordCell.from_config(config)

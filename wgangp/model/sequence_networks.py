@@ -103,14 +103,15 @@ class RecordCell(keras.layers.Layer):
     width of standard normals), then the step's noise and the context.
 
     A record's time is drawn as whole days (its first slot, through the ``days`` log scale, rounded
-    with a straight-through gradient) and a move of the clock within a day (one more output, on
-    the ``moves`` log scale: ``log1p`` seconds, the training rows' mean and deviation at an
-    output of 0 and 1, through a sigmoid onto ``[low, high]``, so the move is smooth from a second
-    to a day and never past it; the cell is fed the time of day it moves from, so a daily habit is
-    a move that depends on it). The gap follows, never negative: ``days x 86400 + move``; read
-    back as days and the move of the time of day, it is exact. On a log scale a burst's minutes
-    and a habit's hours are equally near; starting from the table's own moves matters, as Adam
-    moves an output by little more than its learning rate a step.
+    with a straight-through gradient) and a move of the clock within a day (one more output: a
+    share of a day through a sigmoid, its logit scaled by ``moves``, the mean and deviation of the
+    training rows' logits, so the move is smooth from a second to a day and never past it; the
+    cell is fed the time of day it moves from, so a daily habit is a move that depends on it). The
+    gap follows, never negative: ``days x 86400 + move``; read back as days and the move of the
+    time of day, it is exact. On the logit scale a burst's minutes and a habit's hours are both
+    in reach; starting from the table's own moves matters, as Adam moves an output by little more
+    than its learning rate a step (a plain sigmoid started at half a day and drew no gap of
+    minutes; a log scale of seconds crammed a habit's hours against the day's end).
 
     State: the GRU's, the current angle within the week, the records drawn so far, and a memory
     the next step is fed: the last record drawn (an autoregressive generator: a row knows the rows
@@ -119,8 +120,8 @@ class RecordCell(keras.layers.Layer):
     angle and the weeks carried on hold no gradient: a record's time moves its own phase, and the
     next steps see where the clock is without being blamed for it.
 
-    Without ``moves`` it is the cell of models saved before them: it moved by a sigmoid's share
-    of a day (which drew no gap of minutes) and remembered the last record alone."""
+    Without ``moves`` it is the cell of models saved before them: a plain sigmoid's share of a
+    day, and a memory of the last record alone."""
 
     def __init__(
         self,
@@ -199,10 +200,8 @@ class RecordCell(keras.layers.Layer):
         soft = tf.math.expm1(bounded(mean + std * record[:, :1], low, high))
         days = soft + tf.stop_gradient(tf.round(soft) - soft)
         record = tf.concat([(tf.math.log1p(days) - mean) / std, record[:, 1:]], -1)
-        if self.moves is not None:
-            share = tf.math.expm1(_onto(forward, *self.moves)) / 86_400.0  # never a whole day
-        else:
-            share = tf.sigmoid(forward)
+        mean, std = self.moves if self.moves is not None else (0.0, 1.0)
+        share = tf.sigmoid(mean + std * forward)  # of a day: never a whole one
         turn = _TWO_PI * (days + share) / 7.0  # the week's angle moves a seventh of the day's
         gap = (tf.math.log1p((days + share) * 86_400.0) - _GAP_CENTRE) / _GAP_SCALE
         if first is not None:
@@ -263,14 +262,6 @@ class UnitCircle(keras.layers.Layer):
 def straight_through(soft: tf.Tensor, hard: tf.Tensor) -> tf.Tensor:
     """``hard``'s values with ``soft``'s gradient."""
     return soft + tf.stop_gradient(hard - soft)
-
-
-def _onto(x: tf.Tensor, mean: float, std: float, low: float, high: float) -> tf.Tensor:
-    """``x`` through a sigmoid onto ``(low, high)``: ``mean`` at 0 with slope ``std`` there (the
-    mean kept a hundredth of the range inside its ends)."""
-    p = min(max((mean - low) / (high - low), 0.01), 0.99)
-    slope = std / ((high - low) * p * (1.0 - p))
-    return low + (high - low) * tf.sigmoid(math.log(p / (1.0 - p)) + slope * x)
 
 
 def bounded(x: tf.Tensor, low: float, high: float) -> tf.Tensor:

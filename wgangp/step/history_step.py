@@ -84,7 +84,7 @@ class HistoryStep(TrainStep):
             hidden=hc.hidden,
             rnn_units=hc.rnn_units,
             days=enc.days.parameters(),
-            moves=enc.moves.parameters() if enc.moves is not None else None,
+            moves=enc.moves,
             length=enc.length.parameters(),
             week=enc.week,
             length_at=layout[-2].start,

@@ -44,8 +44,6 @@ DAYS, LENGTH, WEEK_SLOT = "wgangp:days", "wgangp:length", "wgangp:week"
 NEW, REPEATED, EMPTY = 0, 1, 2
 #: Time features per record: cos and sin of the week's angle, then of the day's, then the gap.
 PHASES = 5
-#: The longest move of the clock within a day, as ``log1p`` seconds (a second short of a day).
-LAST_SECOND = float(np.log1p(DAY - 1.0))
 
 
 @dataclass(frozen=True)
@@ -103,13 +101,14 @@ class HistoryEncoding:
         days: LogScale,
         length: LogScale,
         week: tuple[float, float, float, float],
-        moves: LogScale | None = None,
+        moves: tuple[float, float] | None = None,
     ) -> None:
         self.roles, self.max_length = roles, max_length
         self.attributes, self.records = attributes, records
         self.days, self.length = days, length
         self.week = week  # mean, std, low, high of the start's week number
-        # The moves of the clock within a day (log1p seconds); None in bundles saved before it.
+        # Mean and deviation of the logit of the clock's moves within a day, as shares of a day;
+        # None in bundles saved before it.
         self.moves = moves
 
     @property
@@ -185,8 +184,8 @@ class HistoryEncoding:
             if later.sum() >= 2 * k else 365.0
         )  # fmt: skip
         days = LogScale.fit(np.log1p(skips), 0.0, float(np.log1p(high)), plus_one=True)
-        moves = windows.gaps[later] - skips * DAY  # the move of the clock to the row's time
-        move = LogScale.fit(np.log1p(moves), 0.0, LAST_SECOND, plus_one=True)
+        moves = move_logits(windows.gaps[later], skips)
+        move = (float(moves.mean()), max(float(moves.std()), 0.1)) if len(moves) >= 2 else (0.0, 1.0)
         length = LogScale.fit(
             np.log(windows.lengths), 0.0, float(np.log(cfg.history.max_length)), plus_one=False
         )
@@ -235,7 +234,7 @@ class HistoryEncoding:
             "days": self.days.__dict__,
             "length": self.length.__dict__,
             "week": list(self.week),
-            "moves": self.moves.__dict__ if self.moves is not None else None,
+            "moves": list(self.moves) if self.moves is not None else None,
         }
 
     @classmethod
@@ -254,8 +253,20 @@ class HistoryEncoding:
                 float(raw["week"][2]),
                 float(raw["week"][3]),
             ),
-            LogScale(**raw["moves"]) if raw.get("moves") is not None else None,
+            _pair(raw["moves"]) if raw.get("moves") is not None else None,
         )
+
+
+def move_logits(gaps: np.ndarray, days: np.ndarray) -> np.ndarray:
+    """The logit of each gap's move of the clock within a day (the gap past its whole ``days``),
+    as a share of a day a second inside its ends: the scale the generator draws moves on, where
+    a burst's minutes (-5) and a habit's hours (-1 to 2) are equally in reach."""
+    share = np.clip((gaps - days * DAY) / DAY, 1.0 / DAY, 1.0 - 1.0 / DAY)
+    return np.log(share / (1.0 - share))
+
+
+def _pair(raw: list) -> tuple[float, float]:
+    return float(raw[0]), float(raw[1])
 
 
 def record_columns(windows: Windows, roles: HistoryRoles) -> pd.DataFrame:
