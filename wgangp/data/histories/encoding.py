@@ -184,15 +184,17 @@ class HistoryEncoding:
             if later.sum() >= 2 * k else 365.0
         )  # fmt: skip
         days = LogScale.fit(np.log1p(skips), 0.0, float(np.log1p(high)), plus_one=True)
-        moves = move_logits(windows.gaps[later], skips)
-        move = (float(moves.mean()), max(float(moves.std()), 0.1)) if len(moves) >= 2 else (0.0, 1.0)
+        logits = move_logits(windows.gaps[later], skips)
+        moves = (0.0, 1.0)  # a sigmoid's own scale where no history has two rows
+        if len(logits) >= 2:
+            moves = (float(logits.mean()), max(float(logits.std()), 0.1))
         length = LogScale.fit(
             np.log(windows.lengths), 0.0, float(np.log(cfg.history.max_length)), plus_one=False
         )
         weeks = np.floor(windows.seconds[windows.starts] / WEEK)
         w_low, w_high = private_range(weeks, min(k, len(weeks)), whole=True, owners=windows.owners)
         week = (float(weeks.mean()), max(float(weeks.std()), 1.0), w_low, w_high)
-        return cls(roles, cfg.history.max_length, attributes, records, days, length, week, move)
+        return cls(roles, cfg.history.max_length, attributes, records, days, length, week, moves)
 
     def arrays(self, windows: Windows) -> HistoryArrays:
         """``windows`` in the networks' space (module doc)."""
