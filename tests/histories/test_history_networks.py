@@ -13,7 +13,7 @@ from support.histories import prepared_histories, untrained_history_synthesizer
 
 from wgangp.data.histories.encoding import HistoryEncoding
 from wgangp.data.histories.windows import gap_feature
-from wgangp.model.sequence_networks import RecordCell
+from wgangp.model.sequence_networks import RecordCell, StartAngle
 from wgangp.serving.histories import HistorySynthesizer
 
 
@@ -132,6 +132,20 @@ def test_a_cell_saved_before_the_log_clock_loads_as_it_was(model: HistorySynthes
     _, _, gap = old._move_clock(tf.zeros([1, old.record_width]), tf.zeros([1, 1]), first=None)
     half_a_day = gap_feature(np.array([43_200.0]), np.array([True]))[0]  # sigmoid(0) of a day
     assert float(gap[0, 0]) == pytest.approx(float(half_a_day), abs=1e-3)
+
+
+def test_a_start_is_a_whole_day_of_the_week_and_a_time_of_day() -> None:
+    """The start's angle puts the day and the time of day apart (module doc), and its gradient
+    is finite everywhere, the origin of the time of day's circle included."""
+    x = tf.Variable([[0.0, 0.0, 1.0], [-0.26, -1.0, 0.0], [5.0, 0.0, 0.0]], tf.float32)
+    with tf.GradientTape() as tape:
+        start = StartAngle()(x)
+    (grad,) = tape.gradient(start, [x])
+    week = np.mod(np.arctan2(start[:, 1], start[:, 0]), 2 * np.pi) / (2 * np.pi) * 7 * 86_400.0
+    # day 3 at 06:00; day 2 (3.5 - 0.52, floored) at 12:00; day 6 (bounded) at 00:00 (the origin)
+    expected = [3 * 86_400 + 6 * 3600, 2 * 86_400 + 12 * 3600, 6 * 86_400]
+    np.testing.assert_allclose(week, expected, atol=1)
+    assert np.isfinite(grad.numpy()).all()
 
 
 @pytest.mark.slow  # tracing the step takes half a minute
