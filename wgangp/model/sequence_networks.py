@@ -1,16 +1,17 @@
 """The networks of a history model (``data.time``): DoppelGANger's shape on this project's parts.
 
 Generator G(z_attributes, z_records, onehot(class)): an MLP draws the history's attributes (the
-table's attribute columns, its length, its start week and its start angle within the week on the
-unit circle); a recurrent cell then draws the records, ``records_per_cell`` per step, each step
-fed its noise, the attributes, the class, the current time of week and day, the record drawn
-before, its gap and the time since the history's start. Levels and gaps are drawn inside the
-network (:func:`shape_blocks`: Gumbel-softmax while training, the drawn level otherwise), so a
-record's draw is what the next records see. A record's time is drawn as whole days and a move
-of the clock within a day, on a log scale (:class:`RecordCell`): the phases the cell returns are
-the records' calendar positions and gaps, consistent with the start by construction, and the next
-step sees them (what a recurrent network cannot count by itself, it is told). A length mask (hard
-0/1 forward, a sigmoid's gradient backward) zeroes the records past the length.
+table's attribute columns, its length, its start week and where in the week it starts: a whole day
+of the week and a time of day, :class:`StartAngle`); a recurrent cell then draws the records,
+``records_per_cell`` per step, each step fed its noise, the attributes, the class, the current time
+of week and day, the record drawn before, its gap and the time since the history's start. Levels and
+gaps are drawn inside the network (:func:`shape_blocks`: Gumbel-softmax while training, the drawn
+level otherwise), so a record's draw is what the next records see. A record's time is drawn as whole
+days and a move of the clock within a day, a share of a day on the training moves' logit scale
+(:class:`RecordCell`): the phases the cell returns are the records' calendar positions and gaps,
+consistent with the start by construction, and the next step sees them (what a recurrent network
+cannot count by itself, it is told). A length mask (hard 0/1 forward, a sigmoid's gradient backward)
+zeroes the records past the length.
 
 Critics (never shipped): one over the whole history (1-d convolutions over the records, their
 phases and the mask, pooled over the present records, beside the attributes and the class) and
