@@ -169,7 +169,7 @@ def untrained_history_synthesizer(frame: pd.DataFrame | None = None, *overrides:
     import keras
 
     from wgangp.data.histories.encoding import HistoryEncoding
-    from wgangp.model.sequence_networks import build_history_generator
+    from wgangp.step.history_step import history_generator
     from wgangp.synthesis.history_export import assemble_histories
 
     cfg, data = prepared_histories(frame, *overrides)
@@ -177,17 +177,5 @@ def untrained_history_synthesizer(frame: pd.DataFrame | None = None, *overrides:
     windows = data.windows("train", hc.max_length)
     encoding = HistoryEncoding.fit(windows, data.roles, data.rows.schema, cfg)
     keras.utils.set_random_seed(0)
-    generator = build_history_generator(
-        attribute_layout=encoding.attribute_layout,
-        record_layout=encoding.record_layout,
-        max_length=hc.max_length,
-        records_per_cell=hc.records_per_cell,
-        latent_dim=hc.latent_dim,
-        hidden=hc.hidden,
-        rnn_units=hc.rnn_units,
-        days=encoding.days.parameters(),
-        length=encoding.length.parameters(),
-        week=encoding.week,
-        length_at=encoding.attribute_layout[-2].start,
-    )
+    generator = history_generator(encoding, hc)
     return assemble_histories(generator, encoding, data, windows, cfg)

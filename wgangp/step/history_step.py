@@ -18,7 +18,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from wgangp.config import Config, ModelConfig
+from wgangp.config import Config, HistoryConfig, ModelConfig
 from wgangp.data.histories.encoding import HistoryArrays, HistoryEncoding
 from wgangp.model import losses
 from wgangp.model.sequence_networks import (
@@ -30,6 +30,24 @@ from wgangp.model.sequence_networks import (
 )
 from wgangp.step.batch import ClassBalancedRows, StepBatch, rare_share
 from wgangp.step.train_step import CriticUpdate, GeneratorUpdate, TrainStep
+
+
+def history_generator(enc: HistoryEncoding, hc: HistoryConfig) -> keras.Model:
+    """The generator ``hc`` sizes, on the scales ``enc`` fitted."""
+    return build_history_generator(
+        attribute_layout=enc.attribute_layout,
+        record_layout=enc.record_layout,
+        max_length=hc.max_length,
+        records_per_cell=hc.records_per_cell,
+        latent_dim=hc.latent_dim,
+        hidden=hc.hidden,
+        rnn_units=hc.rnn_units,
+        days=enc.days.parameters(),
+        moves=enc.moves,
+        length=enc.length.parameters(),
+        week=enc.week,
+        length_at=enc.attribute_layout[-2].start,
+    )
 
 
 def flat_windows(arrays: HistoryArrays) -> np.ndarray:
@@ -73,22 +91,8 @@ class HistoryStep(TrainStep):
         )
 
     def _build_networks(self, model: ModelConfig, rows: ClassBalancedRows) -> None:
-        enc, hc = self.encoding, self.hc
-        layout = enc.attribute_layout
-        self.generator = build_history_generator(
-            attribute_layout=layout,
-            record_layout=enc.record_layout,
-            max_length=hc.max_length,
-            records_per_cell=hc.records_per_cell,
-            latent_dim=hc.latent_dim,
-            hidden=hc.hidden,
-            rnn_units=hc.rnn_units,
-            days=enc.days.parameters(),
-            moves=enc.moves,
-            length=enc.length.parameters(),
-            week=enc.week,
-            length_at=layout[-2].start,
-        )
+        hc = self.hc
+        self.generator = history_generator(self.encoding, hc)
         self.pac = 1
         self.critic = Critics(
             HistoryCritic(hc.max_length, self.channels, hc.critic_channels, hc.critic_hidden),
