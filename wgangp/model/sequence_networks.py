@@ -266,8 +266,8 @@ class StartAngle(keras.layers.Layer):
     """Three numbers -> a start's angle within the week as its cos and sin: the first a day of the
     week (whole, from 3.5 + 2x, with a straight-through gradient), the other two the time of day
     on the unit circle. Drawn as one angle of the week, the time of day is seven turns of it, and
-    a start's hour was the hardest thing to learn (a quarter of the starts fell at night where
-    2% of real ones do)."""
+    the generator put many starts at night, where real customers rarely start (docs/histories.md
+    has the figures)."""
 
     def call(self, x: tf.Tensor) -> tf.Tensor:
         soft = bounded(3.5 + 2.0 * x[:, :1], 0.0, 6.999)
@@ -291,7 +291,7 @@ def straight_through(soft: tf.Tensor, hard: tf.Tensor) -> tf.Tensor:
 def bounded(x: tf.Tensor, low: float, high: float) -> tf.Tensor:
     """``x`` clipped into ``[low, high]``, with the gradient of ``x`` itself. A plain clip passes
     no gradient past its bound, so an output that drifted over it stays there whatever the critic
-    says: a third of the generated gaps sat on the longest one."""
+    says (generated gaps piled up on the longest one)."""
     return straight_through(x, tf.clip_by_value(x, low, high))
 
 
