@@ -82,8 +82,8 @@ def test_the_generator_loads_in_safe_mode(model: HistorySynthesizer, tmp_path: P
 
 def test_a_gap_past_its_bound_still_gets_the_critics_gradient(model: HistorySynthesizer) -> None:
     """The days a record skips are clipped to the longest the table allows, but the critic's
-    gradient still reaches the output past that bound: a plain clip passed none, and a third of
-    the generated gaps sat on the bound for good."""
+    gradient still reaches the output past that bound: a plain clip passed none, and generated
+    gaps piled up on the bound for good."""
     days = model.encoding.days.parameters()
     mean, std, _, high = days
     cell = RecordCell(4, 1, model.encoding.record_layout, days)
