@@ -1,5 +1,6 @@
 """The training step of a history model: :class:`~wgangp.step.train_step.TrainStep`'s compiled loop,
-guard and metrics, with the history networks (:mod:`wgangp.model.sequence_networks`).
+guard and metrics, with the history networks (:mod:`wgangp.model.sequence_networks`,
+:mod:`wgangp.model.history_critics`).
 
 A training example is one window, flattened: its records, their phases and its mask ([T, R + 5]),
 then its attributes. So the batch drawer, the class balance (half the histories with a rare-class
@@ -21,13 +22,8 @@ import tensorflow as tf
 from wgangp.config import Config, HistoryConfig, ModelConfig
 from wgangp.data.histories.encoding import HistoryArrays, HistoryEncoding
 from wgangp.model import losses
-from wgangp.model.sequence_networks import (
-    PHASES,
-    AttributeCritic,
-    HistoryCritic,
-    build_history_generator,
-    noise_widths,
-)
+from wgangp.model.history_critics import AttributeCritic, HistoryCritic
+from wgangp.model.sequence_networks import PHASES, build_history_generator, noise_widths
 from wgangp.step.batch import ClassBalancedRows, StepBatch, rare_share
 from wgangp.step.train_step import CriticUpdate, GeneratorUpdate, TrainStep
 
