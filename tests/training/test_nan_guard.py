@@ -53,7 +53,8 @@ def assert_same(a: list[np.ndarray], b: list[np.ndarray]) -> None:
     ("grads", "finite", "bad_grad"),
     [
         ([[1.0, -2.0], [3.0]], True, None),
-        ([[3e38, 3e38], [3e38]], True, None),  # finite, though their sum overflows
+        ([[1.5e19, 1.5e19], [1.5e19]], True, None),  # usable, though their squares' sum overflows
+        ([[1.0, 2e19], [3.0]], False, 0),  # finite, but its square is not: Adam's would be inf
         ([[1.0, np.inf], [3.0]], False, 0),
         ([[1.0, 2.0], [np.nan]], False, 1),
         ([[np.inf, 1.0], [-np.inf]], False, 0),
@@ -63,8 +64,9 @@ def assert_same(a: list[np.ndarray], b: list[np.ndarray]) -> None:
 def test_guard_judges_every_element_whatever_their_sum(
     grads, finite, bad_grad, jit_compile
 ) -> None:
-    """The guard's quick test (one finite sum) defers to the per-tensor one when the sum is not;
-    under XLA the per-tensor judgement runs alone, with the same verdicts and names."""
+    """The guard's quick test (one finite sum of squares) defers to the per-tensor one when the
+    sum is not; under XLA the per-tensor judgement runs alone, with the same verdicts and
+    names."""
     import tensorflow as tf
 
     trainer, stack = guarded_trainer([f"trainer.jit_compile={str(jit_compile).lower()}"])
@@ -82,6 +84,20 @@ def test_guard_judges_every_element_whatever_their_sum(
         if bad_grad is not None:  # sources: penalty, loss, norm gradient, then the gradients
             assert int(trainer.guard.bad_source.numpy()) == 3 + bad_grad
             assert int(trainer.guard.bad_update.numpy()) == 2
+
+
+def test_adam_turns_a_gradient_whose_square_overflows_into_nan_weights_a_step_later() -> None:
+    """Why the guard judges squares: the weight stays finite on the step that overflows Adam's
+    second moment, and turns NaN on the next, however ordinary that step's gradient."""
+    import keras
+    import tensorflow as tf
+
+    weight = tf.Variable([1.0])
+    adam = keras.optimizers.Adam(1e-3)
+    adam.apply_gradients([(tf.constant([2e19]), weight)])
+    assert np.isfinite(weight.numpy()).all()
+    adam.apply_gradients([(tf.constant([1.0]), weight)])
+    assert np.isnan(weight.numpy()).all()
 
 
 @pytest.mark.parametrize("policy", ["raise", "stop"])

@@ -74,14 +74,23 @@ def finite(t: tf.Tensor) -> tf.Tensor:
     return tf.reduce_all(tf.math.is_finite(t))
 
 
+def usable(grad: tf.Tensor) -> tf.Tensor:
+    """Whether ``grad`` and its square are finite. Adam keeps the square: a gradient past
+    sqrt(float32 max) is finite, its square is not, Adam's second moment becomes inf, and its
+    next update (``v += (g^2 - v) * (1 - beta_2)``) is inf - inf: NaN weights one step after a
+    finite gradient, kept as the last good ones."""
+    return finite(tf.square(tf.cast(grad, tf.float32)))
+
+
 class NanGuard:
     """Decides in the graph whether an update may be applied; remembers the first bad one.
 
-    ``per_tensor`` judges every tensor of every update. Otherwise one finite sum of all
-    gradients proves every element finite (a NaN or inf anywhere makes the sum NaN or inf), and
-    only a sum that is not finite pays for the per-tensor judgement, which also clears the rare
-    finite gradients whose sum overflows. Under XLA the per-tensor checks fuse into the step's
-    kernels and the branch would cost more (docs/performance.md), so XLA runs judge per tensor.
+    ``per_tensor`` judges every tensor of every update (:func:`usable`). Otherwise one finite
+    sum of all the gradients' squares proves every element usable (a NaN, an inf or a square
+    that overflows makes the sum NaN or inf), and only a sum that is not finite pays for the
+    per-tensor judgement, which also clears the rare usable gradients whose sum overflows.
+    Under XLA the per-tensor checks fuse into the step's kernels and the branch would cost more
+    (docs/performance.md), so XLA runs judge per tensor.
     """
 
     def __init__(
@@ -149,7 +158,7 @@ class NanGuard:
         in :attr:`sources`."""
         if self.per_tensor:
             return self._judge_each(opt, head, grads, offset, step, update)
-        total = tf.add_n([tf.reduce_sum(tf.cast(g, tf.float32)) for g in grads])
+        total = tf.add_n([tf.reduce_sum(tf.square(tf.cast(g, tf.float32))) for g in grads])
         quick = tf.logical_and(tf.reduce_all(tf.stack(head)), tf.math.is_finite(total))
         return tf.cond(
             quick,
@@ -167,7 +176,7 @@ class NanGuard:
         update: int,
     ) -> tf.Tensor:
         """:meth:`_judge` tensor by tensor: names the first bad one, tells overflows apart."""
-        grad_flags = [finite(g) for g in grads]
+        grad_flags = [usable(g) for g in grads]
         flags = tf.stack(head + grad_flags)
         ok = tf.reduce_all(flags)
         overflow = tf.constant(False)
