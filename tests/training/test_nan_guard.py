@@ -100,6 +100,12 @@ def test_adam_turns_a_gradient_whose_square_overflows_into_nan_weights_a_step_la
     assert np.isnan(weight.numpy()).all()
 
 
+def test_forensics_count_the_gradient_elements_the_guard_refuses() -> None:
+    from wgangp.training.forensics import _unusable
+
+    assert _unusable(np.array([1.0, -3e18, 2e19, np.nan, -np.inf], np.float32)) == 3
+
+
 @pytest.mark.parametrize("policy", ["raise", "stop"])
 def test_bad_update_is_not_applied_and_is_recorded(policy: str) -> None:
     trainer, stack = guarded_trainer([f"trainer.on_nan={policy}", "trainer.steps_per_call=3"])

@@ -28,6 +28,13 @@ def _nonfinite(t: tf.Tensor) -> int:
     return int(np.size(t) - np.isfinite(np.asarray(t)).sum())
 
 
+def _unusable(grad: tf.Tensor) -> int:
+    """Gradient elements the guard refuses (:func:`~wgangp.step.guard.usable`): non-finite, or
+    finite with a square that is not."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _nonfinite(np.square(np.asarray(grad, np.float32)))
+
+
 def _feature_stats(x: np.ndarray, layout: Sequence[Block]) -> dict[str, dict[str, float]]:
     """Per column of the networks' space, named as the table names it
     (:func:`~wgangp.data.transform.layout.slot_names`)."""
@@ -52,7 +59,7 @@ def _critic_iteration(train_step: TrainStep, step: int, i: int) -> dict[str, Any
         "critic/gradient_penalty": _nonfinite(q.penalty.value),
         NORM_GRADIENT: 0 if bool(q.norm_gradient_finite) else int((norms == 0).sum()),
         **{
-            f"critic/grad:{v.path}": _nonfinite(g)
+            f"critic/grad:{v.path}": _unusable(g)
             for v, g in zip(train_step.critic.trainable_variables, q.grads, strict=True)
         },
     }
