@@ -160,6 +160,7 @@ def test_the_generators_labels_follow_the_released_share_not_the_rows(
     customers_share = frame.groupby("customer_id")["status"].agg(lambda s: (s == "fraud").any())
     assert shares == [released[0].label_share]
     assert rows_share > 0.3 and customers_share.mean() < 0.11
+    assert abs(shares[0] - customers_share.mean()) < 0.08
     assert abs(shares[0] - customers_share.mean()) < abs(shares[0] - rows_share) / 2
 
 
