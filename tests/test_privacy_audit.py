@@ -23,6 +23,7 @@ from support.audit import Audit, audit_run
 from support.tables import (
     ONE_CUSTOMERS_AMOUNT,
     ONE_CUSTOMERS_MERCHANT,
+    PRIVATE_FRAUDSTERS,
     REPEATED_AMOUNT,
     REPEATED_MERCHANT,
     REPEATED_TIME,
@@ -40,7 +41,7 @@ def audits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Audit]:
     folder = tmp_path_factory.mktemp("audit")
     table = folder / "input" / "transactions.csv"
     table.parent.mkdir()
-    transactions_table().to_csv(table, index=False)
+    transactions_table(fraudsters=PRIVATE_FRAUDSTERS).to_csv(table, index=False)
     return {
         "rows": audit_run(folder / "rows", table),
         "customers": audit_run(folder / "customers", table, "data.entity=customer_id"),
@@ -50,7 +51,7 @@ def audits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Audit]:
 
 def _identifiers() -> dict[str, set[str]]:
     """Each real identifier as written, and card numbers and phones as their digits too."""
-    frame = transactions_table()
+    frame = transactions_table(fraudsters=PRIVATE_FRAUDSTERS)
     digits = {re.sub(r"\D", "", v) for v in (*frame["card"], *frame["phone"])}
     return {
         "customer ids": set(frame["customer_id"]),

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from support.configs import TINY, compose
 from support.docs import documented, one_line
-from support.tables import transactions_table
+from support.tables import PRIVATE_FRAUDSTERS, transactions_table
 
 from wgangp.config import to_config
 from wgangp.errors import ConfigError
@@ -46,7 +46,7 @@ def _train(folder: Path, table: Path, *overrides: str):
 def run(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("private")
     table = folder / "transactions.csv"
-    frame = transactions_table()
+    frame = transactions_table(fraudsters=PRIVATE_FRAUDSTERS)
     frame.to_csv(table, index=False)
     result, uri = _train(folder, table)
     return result, uri, frame, folder
