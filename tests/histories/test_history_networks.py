@@ -119,6 +119,29 @@ def test_the_clock_moves_within_a_day_on_the_training_moves_scale(
     assert float(turn[0, 0]) == pytest.approx(2 * np.pi * seconds / (7 * 86_400.0), rel=1e-3)
 
 
+def test_the_clock_the_next_step_is_fed_holds_no_gradient(model: HistorySynthesizer) -> None:
+    """The angle, the gap and the weeks a step hands on are where the clock is, not outputs to
+    blame: a gap of minutes fed back with its gradient multiplied it at every step. The record
+    handed on keeps its gradient (a row knows, and answers for, the row before)."""
+    days, moves = model.encoding.days.parameters(), model.encoding.moves
+    cell = RecordCell(4, 1, model.encoding.record_layout, days, moves)
+    width = cell.record_width
+    inputs = tf.random.stateless_normal([3, width + 6], seed=[0, 1])
+    cell.build(inputs.shape)
+    states = [tf.zeros([3, 4]), tf.zeros([3, 1]), tf.ones([3, 1]), tf.zeros([3, width + 2])]
+    with tf.GradientTape(persistent=True) as tape:
+        _, (_, angle, _, memory) = cell(inputs, states, training=True)
+        record, gap, weeks = memory[:, :width], memory[:, width : width + 1], memory[:, -1:]
+    weights = cell.trainable_variables
+
+    def blamed(t: tf.Tensor) -> bool:
+        grads = tape.gradient(t, weights)
+        return any(g is not None and bool(tf.reduce_any(g != 0.0)) for g in grads)
+
+    assert not any(blamed(clock) for clock in (angle, gap, weeks))
+    assert blamed(record)
+
+
 def test_a_cell_saved_before_the_log_clock_loads_as_it_was(model: HistorySynthesizer) -> None:
     """A bundle's cell config without ``moves`` is the share-of-a-day cell, whose memory is the
     last record alone: its saved weights keep their shapes and its gaps their meaning."""

@@ -115,8 +115,10 @@ class RecordCell(keras.layers.Layer):
     the next step is fed: the last record drawn (an autoregressive generator: a row knows the rows
     before it), its gap (a burst's next row knows it is in one) and the weeks elapsed since the
     history's start (the table covers a window of time: a customer's rows end inside it). The
-    angle and the weeks carried on hold no gradient: a record's time moves its own phase, and the
-    next steps see where the clock is without being blamed for it.
+    angle, the gap and the weeks carried on hold no gradient: a record's time moves its own phase,
+    and the next steps see where the clock is without being blamed for it. A gap of minutes is
+    steep in the days (its log's derivative is a day over the gap): carried on with its gradient,
+    that factor compounded step after step until Adam's second moments overflowed.
 
     Without ``moves`` it is the cell of models saved before them: a plain sigmoid's share of a
     day, and a memory of the last record alone."""
@@ -185,7 +187,9 @@ class RecordCell(keras.layers.Layer):
         out = tf.concat([*records, *phases], -1)
         memory = records[-1]
         if self.moves is not None:
-            memory = tf.concat([memory, phases[-1][:, -1:], tf.stop_gradient(weeks)], -1)
+            memory = tf.concat(
+                [memory, tf.stop_gradient(phases[-1][:, -1:]), tf.stop_gradient(weeks)], -1
+            )
         return out, [h, tf.stop_gradient(angle), count + 1.0, memory]
 
     def _move_clock(
