@@ -10,31 +10,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.histories import burst_share, customer_transactions
+from support.histories import burst_share, burst_test_run, customer_transactions
 
 pytestmark = pytest.mark.slow
 
-#: Steps where the burst appears on this table: with a few hundred most fraud rows come alone.
-STEPS = 1500
-#: The burst share asked of the generated fraud rows: well above the row-independent draw's
-#: (a few in a thousand), with room for another machine's arithmetic and draws.
-LEARNED_BURST = 0.25
+#: The bars sit below the lowest training seed's figures (docs/histories.md, "The burst test over
+#: training seeds": one seed is one draw of a wide spread) and far from what fails: the burst
+#: share asked of the generated fraud rows, where rows dealt at random read 0.006-0.043; and the
+#: fraud rows per fraud history, where a lone fraud row in each reads 1.
+LEARNED_BURST = 0.15
+EPISODE_ROWS = 1.2
 
 
 def test_a_history_model_learns_the_fraud_burst(tmp_path: Path) -> None:
-    import wgangp
-
     table = customer_transactions(200, 14, seed=0)
-    model = wgangp.fit(
-        table, label="is_fraud", entity="card_id", time="ts",
-        overrides=[f"trainer.steps={STEPS}", "trainer.steps_per_call=25", "history.max_length=32",
-                   "trainer.progress=false", "evaluate.enabled=false", "select.every=0"],
-        tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}", output_dir=tmp_path / "run",
-    )  # fmt: skip
-    frauds = model.sample_histories(200, label=1, seed=1)
+    generated, per_history = burst_test_run(0, tmp_path)
     dealt = table.assign(card_id=np.random.default_rng(0).permutation(table["card_id"]))
-    real, generated, row_model = burst_share(table), burst_share(frauds), burst_share(dealt)
+    real, row_model = burst_share(table), burst_share(dealt)
     assert real == 1.0 and row_model < 0.05
     assert generated >= max(LEARNED_BURST, 10 * row_model), (generated, row_model)
-    per_history = (frauds["is_fraud"] == 1).sum() / frauds["card_id"].nunique()
-    assert 1.5 <= per_history <= 10.0  # an episode among normal rows, not every row
+    assert EPISODE_ROWS <= per_history <= 10.0  # an episode among normal rows, not every row

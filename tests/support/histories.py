@@ -120,6 +120,29 @@ def burst_share(frame: pd.DataFrame, entity: str = "card_id", time: str = "ts") 
     return float(in_burst[fraud].mean()) if fraud.any() else 0.0
 
 
+#: Steps of the burst test's run: with a few hundred most fraud rows come alone.
+BURST_TEST_STEPS = 1500
+
+
+def burst_test_run(seed: int, folder: Path) -> tuple[float, float]:
+    """The burst test's run (tests/histories/test_history_burst.py; ``scripts.histories_burst
+    --test-setting`` repeats it over seeds) with training seed ``seed``: its generated fraud
+    histories' burst share and fraud rows per history."""
+    import wgangp
+
+    table = customer_transactions(200, 14, seed=0)
+    model = wgangp.fit(
+        table, label="is_fraud", entity="card_id", time="ts",
+        overrides=[f"seed={seed}", f"trainer.steps={BURST_TEST_STEPS}",
+                   "trainer.steps_per_call=25", "history.max_length=32", "trainer.progress=false",
+                   "evaluate.enabled=false", "select.every=0"],
+        tracking_uri=f"sqlite:///{Path(folder) / 'mlflow.db'}", output_dir=Path(folder) / "run",
+    )  # fmt: skip
+    frauds = model.sample_histories(200, label=1, seed=1)
+    per_history = (frauds["is_fraud"] == 1).sum() / frauds["card_id"].nunique()
+    return burst_share(frauds), float(per_history)
+
+
 def write_customer_transactions(folder: Path, name: str = "tx.parquet", **kwargs) -> Path:
     path = Path(folder) / name
     frame = customer_transactions(**kwargs)
