@@ -6,8 +6,9 @@ gaps, the records, each row's label value, each shared id a new pseudonym. Times
 in the time column's zone (wall-clock time as the table showed it) and never decrease within a
 history. ``label=`` asks for histories of one class: the label's rare value for histories with
 at least one such row (the generator is conditioned on it, and a history it draws without one
-gets its likeliest row), another value for histories without; None for both, at the training
-windows' share. ``where=`` conditions the attributes (one value per history), by rejection.
+gets one of its rows at random: docs/histories.md, Limits), another value for histories
+without; None for both, at the training windows' share. ``where=`` conditions the attributes
+(one value per history), by rejection.
 
 Saved as a bundle beside the row model's (:mod:`.bundle`): ``generator.keras`` (safe mode),
 ``histories.json`` (the encoding: transforms, scales, pseudonym structure), ``schema.yaml``,
