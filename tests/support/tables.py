@@ -126,8 +126,8 @@ def transactions_table(customers: int = 320, seed: int = 0, fraudsters: int = 32
     rows_each = 2 + rng.poisson(5, customers)
     who = np.repeat(np.arange(customers), rows_each)
     n = len(who)
-    fraudsters = rng.choice(customers, fraudsters, replace=False)
-    fraud = np.isin(who, fraudsters) & (rng.random(n) < 0.8)
+    cheats = rng.choice(customers, fraudsters, replace=False)
+    fraud = np.isin(who, cheats) & (rng.random(n) < 0.8)
     merchants = np.array([f"merchant_{i:02d}" for i in range(50)], dtype=object)
     merchant = merchants[rng.integers(0, 50, n)]
     amount = np.round(rng.lognormal(np.where(fraud, 5.5, 3.8), 0.7), 2)
@@ -148,7 +148,7 @@ def transactions_table(customers: int = 320, seed: int = 0, fraudsters: int = 32
             "status": np.where(fraud, "fraud", "ok"),
         }
     )
-    one = int(fraudsters[0])
+    one = int(cheats[0])
     extra = frame[frame["customer_id"] == f"C{one:05d}"].head(1)
     own = pd.concat([extra] * 8, ignore_index=True)
     own["merchant"], own["amount"], own["status"] = (
@@ -160,7 +160,7 @@ def transactions_table(customers: int = 320, seed: int = 0, fraudsters: int = 32
         "%Y-%m-%d %H:%M:%S"
     )
     own["hour"] = pd.to_datetime(own["ts"]).dt.hour
-    repeated = frame[frame["customer_id"] == f"C{int(fraudsters[1]):05d}"].head(1).copy()
+    repeated = frame[frame["customer_id"] == f"C{int(cheats[1]):05d}"].head(1).copy()
     repeated["merchant"], repeated["amount"], repeated["status"] = (
         REPEATED_MERCHANT, REPEATED_AMOUNT, "fraud",
     )  # fmt: skip
