@@ -13,7 +13,8 @@ from support.histories import prepared_histories, untrained_history_synthesizer
 
 from wgangp.data.histories.encoding import HistoryEncoding
 from wgangp.data.histories.windows import gap_feature
-from wgangp.model.sequence_networks import RecordCell, StartAngle
+from wgangp.model.record_cell import RecordCell
+from wgangp.model.sequence_networks import StartAngle
 from wgangp.serving.histories import HistorySynthesizer
 
 
