@@ -61,13 +61,18 @@ def summary(results: pd.DataFrame) -> str:
             "|---|" + "---|" * (len(COLUMNS) + 2),
         ]
         for system, of_system in rows[rows["system"] != "control"].groupby("system", sort=False):
-            lines.append(_line(system, of_system))
+            lines.append(_line(system, of_system, seeds))
         sections.append("\n".join([*lines, ""]))
     return "\n".join(sections)
 
 
-def _line(system: str, rows: pd.DataFrame) -> str:
+def _line(system: str, rows: pd.DataFrame, seeds: list) -> str:
+    """A system's row; its seeds named where they are not all of the table's (a mean over seeds
+    0-2 beside one of seed 0 is not a comparison of like with like)."""
     title = TITLES.get(system, system)
+    own = sorted(rows["seed"].unique())
+    if own != seeds:
+        title += f" (seed{'s' if len(own) > 1 else ''} {', '.join(map(str, own))})"
     scored = rows[rows["status"] == "ok"]
     budget = _budget(system, rows)
     if scored.empty:

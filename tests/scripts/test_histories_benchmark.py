@@ -121,7 +121,7 @@ def test_results_round_trip_with_inf_and_render(tmp_path: Path) -> None:
     assert text.count("| 2.0 | 8 epochs |") == 1  # fit minutes, then the budget: all customers
     mostly = "mostly did not finish within 25 min |" + " |" * 9 + " 20 epochs, cap 20 min, 300 "
     assert mostly + "customers |" in text
-    assert "| gretel DGAN | inf (1 of 1) |" in text
+    assert "| gretel DGAN (seed 0) | inf (1 of 1) |" in text  # the table's seeds are 0 and 1
     assert "skipped: not here" in text
     assert "Real-vs-real detection (control): 0.500" in text
 
