@@ -21,7 +21,7 @@ OWN_KEYS = ("data.path", "data.label", "data.positive", "seed", "tracking.uri", 
 def check_extra(extra: Sequence[str]) -> None:
     """An audit's extra training overrides (``--set``): ValueError (or ConfigError) names one
     that is malformed, unknown, or one of the audit's own."""
-    from wgangp.cli import check_overrides
+    from wgangp.overrides import check_overrides
 
     for item in extra:
         key = item.split("=", 1)[0].lstrip("+~")

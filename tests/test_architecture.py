@@ -4,9 +4,10 @@ Layers, lowest first: ``errors``/``config``/``files``, ``tracking`` beside ``pri
 accountant, and the mechanisms the data layer releases statistics through), ``data``, ``model``,
 then ``step`` (the compiled training step) beside ``serving`` (the shipped model),
 ``evaluation`` beside ``histories`` (transaction histories' behavioral measures), ``synthesis``
-(select, assemble, export), ``training`` (the run's lifecycle),
-``cli``, then the ``python -m`` entry modules. A module may import its own layer and the ones
-below, never one above; and no two modules import each other, directly or around a cycle.
+(select, assemble, export), ``training`` (the run's lifecycle), ``cli`` beside ``overrides``
+(the training command's overrides, checked), then the ``python -m`` entry modules. A module may
+import its own layer and the ones below, never one above; and no two modules import each other,
+directly or around a cycle.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ LAYERS = {
     "synthesis": 6,
     "training": 7,
     "cli": 8,
+    "overrides": 8,
     "train": 9,
     "sample": 9,
     "evaluate": 9,

@@ -14,13 +14,13 @@ from omegaconf import OmegaConf
 from support.configs import REPO, compose
 from support.docs import documented, one_line
 
-from wgangp.cli import RENAMED_KEYS, _schema_keys, check_overrides, config_groups
 from wgangp.config import (
     Config,
     flatten,
     to_config,
 )
 from wgangp.errors import ConfigError
+from wgangp.overrides import RENAMED_KEYS, _schema_keys, check_overrides, config_groups
 
 
 def test_default_config_composes_to_the_schema() -> None:

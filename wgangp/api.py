@@ -25,9 +25,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wgangp.cli import check_no_credentials, check_overrides, config_groups, quiet_tensorflow
+from wgangp.cli import quiet_tensorflow
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import ConfigError, WgangpError
+from wgangp.overrides import check_no_credentials, check_overrides, config_groups
 from wgangp.redaction import redact
 from wgangp.tracking.quiet import quiet_mlflow
 

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 import hydra
 from omegaconf import DictConfig
 
-from wgangp.cli import check_no_credentials, check_output_dir, check_overrides, quiet_tensorflow
+from wgangp.cli import quiet_tensorflow
 from wgangp.config import CONF_DIR, Config, register_configs, to_config
 from wgangp.errors import WgangpError, report_error
+from wgangp.overrides import check_no_credentials, check_output_dir, check_overrides
 from wgangp.tracking import names
 from wgangp.tracking.quiet import quiet_mlflow
 from wgangp.training.interrupts import Interrupted

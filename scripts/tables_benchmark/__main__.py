@@ -22,8 +22,8 @@ import pandas as pd
 from scripts.tables_benchmark.report import summary
 from scripts.tables_benchmark.runner import METHODS, Settings, run_seed
 from scripts.tables_benchmark.tables import TABLES, chosen_tables, shared_data_dir
-from wgangp.cli import check_overrides
 from wgangp.errors import WgangpError
+from wgangp.overrides import check_overrides
 
 REPO = Path(__file__).resolve().parents[2]
 #: --smoke: one seed, a few steps, a few CTGAN epochs, light detection.

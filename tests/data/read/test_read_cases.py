@@ -25,13 +25,13 @@ import yaml
 from support.configs import QUICK, REPO, compose
 from support.docs import documented
 
-from wgangp.cli import check_overrides
 from wgangp.config import DataConfig, to_config
 from wgangp.data.prepare import prepare_data
 from wgangp.data.read.big_tables import cap_rows, read_big_table, table_files
 from wgangp.data.read.source import load_table
 from wgangp.data.read.table_reader import TABLE, read_table
 from wgangp.errors import ConfigError, DataError
+from wgangp.overrides import check_overrides
 from wgangp.schema import main as schema_main
 
 LABEL = "Status"
