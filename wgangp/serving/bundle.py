@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from wgangp.errors import WgangpError
 from wgangp.files import write_text
@@ -63,6 +64,21 @@ class DamagedBundleError(WgangpError):
     """A bundle whose files are not the ones its save wrote (edited, truncated, missing)."""
 
     reason = "model"
+
+
+def load_generator(path: Path) -> Any:
+    """``generator.keras`` in Keras' native format, loaded in safe mode; whatever Keras raises
+    for a damaged file (ValueError, OSError, zipfile and h5py errors alike) is one line. Keras is
+    imported here, on first use, not with this module."""
+    import keras
+
+    try:
+        return keras.saving.load_model(path, compile=False, safe_mode=True)
+    except Exception as err:
+        first = (str(err).splitlines() or [""])[0][:160]
+        raise DamagedBundleError(
+            f"{path} cannot be loaded as a Keras model ({type(err).__name__}: {first}); {REEXPORT}"
+        ) from None
 
 
 def _digest(path: Path) -> str:

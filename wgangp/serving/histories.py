@@ -43,13 +43,14 @@ from wgangp.serving.bundle import (
     DamagedBundleError,
     check_manifest,
     is_history_bundle,
+    load_generator,
     write_manifest,
 )
 from wgangp.serving.conditions import Condition, ConditionError, parse_where, round_seed
 from wgangp.serving.labels import label_class, label_value
 from wgangp.serving.memory import draw_memory
 from wgangp.serving.pseudonyms import SharedIds
-from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer, _checked_seed
+from wgangp.serving.synthesizer import NonFiniteSamplesError, Synthesizer, checked_seed
 
 FORMAT = HISTORY_FORMAT
 #: The most histories one conditional call draws before it gives up.
@@ -116,7 +117,7 @@ class HistorySynthesizer:
         klass = None if label is None else self.class_of(label)
         if klass == REST:
             label_value(self.schema, REST)  # a label of 3+ values has no single rest value
-        seed = _checked_seed(seed)
+        seed = checked_seed(seed)
         conditions = self.conditions(where) if where else ()
         if not conditions:
             return self.draw(int(n), klass, seed)
@@ -337,22 +338,12 @@ class HistorySynthesizer:
                 f"{directory} is not a usable history model ({type(err).__name__}: "
                 f"{str(err)[:160]}); {REEXPORT}"
             ) from None
-        generator = _generator(directory / GENERATOR_FILE)
+        generator = load_generator(directory / GENERATOR_FILE)
         return cls(
             generator, encoding, schema, shared, str(meta["entity_prefix"]),
             float(meta["rare_share"]), latent, per_cell, origin=str(directory),
             privacy=meta.get("privacy"),
         )  # fmt: skip
-
-
-def _generator(path: Path) -> keras.Model:
-    try:
-        return keras.saving.load_model(path, compile=False, safe_mode=True)
-    except Exception as err:  # Keras raises ValueError, OSError, zipfile and h5py errors alike
-        first = (str(err).splitlines() or [""])[0][:160]
-        raise DamagedBundleError(
-            f"{path} cannot be loaded as a Keras model ({type(err).__name__}: {first}); {REEXPORT}"
-        ) from None
 
 
 def _non_decreasing(times: pd.Series, history: np.ndarray) -> pd.Series:

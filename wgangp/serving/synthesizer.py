@@ -49,6 +49,7 @@ from wgangp.serving.bundle import (
     SCHEMA_FILE,
     DamagedBundleError,
     check_manifest,
+    load_generator,
     write_manifest,
 )
 from wgangp.serving.calibration import MarginalCalibration
@@ -134,7 +135,7 @@ class Synthesizer:
         klass = RARE if label is None else self.class_of(label)
         conditions = self.conditions(where) if where else ()
         with draw_memory(rows, self.latent_dim, self.width, len(self.columns)):
-            return self.sample_class(rows, klass, _checked_seed(seed), batch_size, conditions)
+            return self.sample_class(rows, klass, checked_seed(seed), batch_size, conditions)
 
     def sample_chunks(
         self,
@@ -150,7 +151,7 @@ class Synthesizer:
         sample of its size; the same arguments give the same rows (:func:`.memory.chunks`)."""
         klass = RARE if label is None else self.class_of(label)
         conditions = self.conditions(where) if where else ()
-        for size, seed_ in chunks(checked_rows(n), _checked_seed(seed), chunk_rows):
+        for size, seed_ in chunks(checked_rows(n), checked_seed(seed), chunk_rows):
             yield self.sample_class(size, klass, seed_, conditions=conditions)
 
     def conditions(self, where: Mapping[str, Any]) -> tuple[Condition, ...]:
@@ -407,13 +408,7 @@ def _read(path: Path, load: Callable[[Path], T]) -> T:
 
 def _generator(path: Path, latent_dim: int, width: int) -> keras.Model:
     """``generator.keras``, loaded in safe mode, with the inputs and output the bundle says."""
-    try:
-        generator = keras.saving.load_model(path, compile=False, safe_mode=True)
-    except Exception as err:  # Keras raises ValueError, OSError, zipfile and h5py errors alike
-        first = (str(err).splitlines() or [""])[0][:160]
-        raise DamagedBundleError(
-            f"{path} cannot be loaded as a Keras model ({type(err).__name__}: {first}); {REEXPORT}"
-        ) from None
+    generator = load_generator(path)
     try:
         shapes = [tuple(t.shape) for t in generator.inputs] + [tuple(generator.outputs[0].shape)]
     except (AttributeError, IndexError, TypeError):
@@ -462,7 +457,7 @@ def _meta(path: Path, columns: list[str], label: list) -> dict:
     return meta
 
 
-def _checked_seed(seed: int | None) -> int:
+def checked_seed(seed: int | None) -> int:
     """A sampling seed: an integer in [0, MAX_SEED], or a fresh one for None."""
     if seed is None:
         return int(np.random.SeedSequence().generate_state(1)[0])
