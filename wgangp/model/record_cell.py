@@ -4,10 +4,10 @@ records and moves the history's clock (:class:`RecordCell`), the state it starts
 
 Levels and gaps are drawn inside the network (:func:`shape_blocks`: Gumbel-softmax while training,
 the drawn level otherwise), so a record's draw is what the next records see. The phases the cell
-returns are the records' calendar positions and gaps, read as the data reads a real row's
-(:func:`~wgangp.data.histories.windows.week_phases`, :func:`~wgangp.data.histories.windows.
-gap_feature`). Every layer is registered, so a generator saves in Keras' native format and loads in
-safe mode; the assembled generator is :mod:`wgangp.model.sequence_networks`'."""
+returns are the records' calendar positions and gaps, on the scales the data reads a real row's
+with (:mod:`wgangp.data.histories.windows`: ``week_phases``, ``gap_feature``). Every layer is
+registered, so a generator saves in Keras' native format and loads in safe mode; the assembled
+generator is :mod:`wgangp.model.sequence_networks`'."""
 
 from __future__ import annotations
 
