@@ -181,7 +181,7 @@ class RecordCell(keras.layers.Layer):
         record, whose time is its start (its gap reads 0)."""
         mean, std, low, high = self.days
         soft = tf.math.expm1(bounded(mean + std * record[:, :1], low, high))
-        days = soft + tf.stop_gradient(tf.round(soft) - soft)
+        days = straight_through(soft, tf.round(soft))
         record = tf.concat([(tf.math.log1p(days) - mean) / std, record[:, 1:]], -1)
         mean, std = self.moves if self.moves is not None else (0.0, 1.0)
         share = tf.sigmoid(mean + std * forward)  # of a day: never a whole one

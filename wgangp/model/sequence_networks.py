@@ -145,7 +145,7 @@ class HistoryRecords(keras.layers.Layer):
         places = tf.range(self.max_length, dtype=rows.dtype)[None, :]
         soft = tf.sigmoid(_SLOPE * (rows - places - 0.5))
         hard = tf.cast(places < tf.round(rows), rows.dtype)
-        mask = soft + tf.stop_gradient(hard - soft)
+        mask = straight_through(soft, hard)
         # The first record has no gap (its days read 0, as a real history's first row's do).
         first = tf.one_hot([[0]], self.max_length * self.record_width, dtype=raw.dtype)
         keep = 1.0 - tf.reshape(first, [1, self.max_length, self.record_width])
